@@ -1,0 +1,116 @@
+// Package embed turns exchange texts into vectors for semantic search.
+//
+// Three providers implement [Embedder]:
+//
+//   - builtin (the default): an offline, deterministic hashed feature
+//     embedding (word unigrams, bigrams and character n-grams of normalised,
+//     stemmed words, signed feature hashing). No model weights, microseconds
+//     per text. It captures lexical and morphological similarity, not meaning.
+//   - ollama: a local Ollama server, through chromem-go's
+//     NewEmbeddingFuncOllama.
+//   - openai: any OpenAI-compatible /embeddings endpoint (OpenAI, LM Studio,
+//     llama.cpp server, vLLM, LocalAI), through chromem-go's
+//     NewEmbeddingFuncOpenAICompat.
+//
+// Every provider returns L2-normalised vectors, except that a text with no
+// content (no word for builtin, only white space for the remote providers)
+// yields a zero vector of the right dimension: it is similar to nothing.
+//
+// Vectors are only comparable within one [Embedder.Identity]. Remote
+// embedders learn their dimension from the server; see [Resolve].
+package embed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Embedder turns texts into vectors. Implementations are safe for concurrent
+// use.
+type Embedder interface {
+	// Identity names the vector space: provider, model and dimension, e.g.
+	// "builtin:hash-v1:256", "ollama:nomic-embed-text:768" or
+	// "openai:api.openai.com/text-embedding-3-small:1536". Vectors from
+	// different identities are never compared.
+	//
+	// A remote embedder whose dimension is not known yet (not configured,
+	// no successful call so far) probes the server once, bounded by
+	// Config.Timeout; if that fails, it returns a provisional identity
+	// ending in ":?" that matches no stored vectors. Use [Resolve] to get
+	// an error instead.
+	Identity() string
+	// Dimension is the length of the vectors. A remote embedder reports 0
+	// until it knows it (see Identity).
+	Dimension() int
+	// Embed embeds a batch of texts, returning one vector per text in
+	// order, or an error and no vectors.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Prober is implemented by embedders that depend on a server. Probe embeds
+// a short fixed text, which checks that the server answers and learns (or
+// checks) the dimension.
+type Prober interface {
+	Probe(ctx context.Context) error
+}
+
+// Resolve returns e's final identity. For an embedder that depends on a
+// server and does not know its dimension yet, it probes the server first and
+// returns the error if that fails, so that callers never persist or compare
+// a provisional identity.
+func Resolve(ctx context.Context, e Embedder) (string, error) {
+	if p, ok := e.(Prober); ok && e.Dimension() == 0 {
+		if err := p.Probe(ctx); err != nil {
+			return "", err
+		}
+	}
+	return e.Identity(), nil
+}
+
+var (
+	// ErrUnavailable marks errors caused by a server that cannot be
+	// reached: connection refused, unknown host, network unreachable.
+	ErrUnavailable = errors.New("embedding server unavailable")
+	// ErrDimensionMismatch marks a vector whose length differs from the
+	// configured or previously learned dimension.
+	ErrDimensionMismatch = errors.New("embedding dimension mismatch")
+	// ErrBadVector marks a vector that cannot be normalised: all zeros,
+	// NaN or infinite components.
+	ErrBadVector = errors.New("invalid embedding vector")
+)
+
+// StatusError is an HTTP error response from an embedding server.
+type StatusError struct {
+	URL        string // the request URL
+	StatusCode int    // e.g. 404
+	Status     string // e.g. "404 Not Found"
+	Body       string // an excerpt of the response body, "" when unknown
+}
+
+func (e *StatusError) Error() string {
+	s := fmt.Sprintf("HTTP %s from POST %s", e.Status, e.URL)
+	if e.Body != "" {
+		s += ": " + e.Body
+	}
+	return s
+}
+
+// normalize scales v in place to unit length. It fails for zero, NaN and
+// infinite vectors.
+func normalize(v []float32) error {
+	var s float64
+	for _, x := range v {
+		f := float64(x)
+		s += float64(f * f)
+	}
+	if s == 0 || math.IsNaN(s) || math.IsInf(s, 0) {
+		return ErrBadVector
+	}
+	n := math.Sqrt(s)
+	for i, x := range v {
+		v[i] = float32(float64(x) / n)
+	}
+	return nil
+}
