@@ -1,0 +1,329 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/praxis-os/continuity/logformat"
+	"github.com/praxis-os/continuity/watcher"
+)
+
+// Counter names in the counters table.
+const (
+	// CounterDuplicatesSkipped counts lines not stored because an event
+	// with the same producer id is already stored.
+	CounterDuplicatesSkipped = "duplicates_skipped"
+	// CounterUnknownTypes counts stored events of a type this version of
+	// the protocol does not know.
+	CounterUnknownTypes = "unknown_types"
+	// CounterUnknownFields counts stored events with at least one
+	// top-level field this version of the protocol does not know.
+	CounterUnknownFields = "unknown_fields"
+)
+
+const (
+	insertEventSQL = `INSERT INTO events (event_id, producer_id, generation, start_offset, end_offset, line, file,
+		v, type, session_id, session_from_file, ts, ts_inferred, user, ai, reason, previous_session, new_session,
+		files, metadata, unknown_fields, raw, ingested_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT DO NOTHING`
+	insertRejectSQL = `INSERT INTO rejects (generation, file, line, start_offset, end_offset, reason, kind, excerpt, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT DO NOTHING`
+	upsertSessionSQL = `INSERT INTO sessions (id, first_ts, last_ts, exchanges, resets, events)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET
+			first_ts  = min(first_ts, excluded.first_ts),
+			last_ts   = max(last_ts, excluded.last_ts),
+			exchanges = exchanges + excluded.exchanges,
+			resets    = resets + excluded.resets,
+			events    = events + excluded.events`
+	insertLinkSQL = `INSERT INTO session_links (previous, new, event, ts) VALUES (?, ?, ?, ?)
+		ON CONFLICT DO NOTHING`
+	addCounterSQL = `INSERT INTO counters (name, value) VALUES (?, ?)
+		ON CONFLICT (name) DO UPDATE SET value = value + excluded.value`
+)
+
+// testHookLine, when set by a test, runs before each line of a Commit; an
+// error fails the commit there.
+var testHookLine func(i int) error
+
+// sessionDelta accumulates one batch's changes to a sessions row.
+type sessionDelta struct {
+	first, last               int64
+	exchanges, resets, events int64
+}
+
+// commitTx holds the statements of one Commit transaction, prepared on
+// first use.
+type commitTx struct {
+	ctx   context.Context
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+func (c *commitTx) exec(query string, args ...any) (sql.Result, error) {
+	s, ok := c.stmts[query]
+	if !ok {
+		var err error
+		if s, err = c.tx.PrepareContext(c.ctx, query); err != nil {
+			return nil, err
+		}
+		c.stmts[query] = s
+	}
+	return s.ExecContext(c.ctx, args...)
+}
+
+func (c *commitTx) close() {
+	for _, s := range c.stmts {
+		s.Close()
+	}
+}
+
+// Commit stores the batch's lines and advances the generation to b.Gen in
+// one transaction: after a crash either both happened or neither.
+//
+// Each line becomes an event, or a reject when it is oversize or invalid.
+// A line is stored at most once: lines that end at or before the
+// generation's stored offset were handled by an earlier commit and are
+// skipped outright (so a replayed batch changes nothing, counters
+// included), and a line whose (generation, start offset) is already
+// stored is skipped too. A valid line whose producer id is already stored
+// is not stored again and counts in CounterDuplicatesSkipped.
+//
+// The generation's offset, line, fingerprints, path, dev and ino are set
+// from b.Gen; Gone is left alone. A stale batch (b.Gen.Offset behind the
+// stored offset) leaves the generation as it is.
+func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
+	w, err := db.writer()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("index: commit batch for %s (generation %d): %w", b.Gen.Path, b.Gen.ID, err)
+		}
+	}()
+
+	tx, err := w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	// The transaction is bound to ctx (cancelling it rolls back); the
+	// statements are not, which spares go-sqlite3 a goroutine per call.
+	c := &commitTx{ctx: context.WithoutCancel(ctx), tx: tx, stmts: map[string]*sql.Stmt{}}
+	defer c.close()
+
+	var stored int64
+	switch err := tx.QueryRowContext(ctx, `SELECT "offset" FROM generations WHERE id = ?`, b.Gen.ID).Scan(&stored); {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("no generation %d", b.Gen.ID)
+	case err != nil:
+		return err
+	}
+
+	now := db.now()
+	nowNano := now.UnixNano()
+	sessions := map[string]*sessionDelta{}
+	var sessionOrder []string
+	var duplicates, unknownTypes, unknownFields int64
+
+	for i := range b.Lines {
+		if testHookLine != nil {
+			if err := testHookLine(i); err != nil {
+				return err
+			}
+		}
+		l := &b.Lines[i]
+		if l.End <= stored {
+			continue // committed by an earlier batch
+		}
+		if l.Oversize {
+			if err := c.reject(b.Gen, l, logformat.KindTooLarge,
+				fmt.Sprintf("line of %d bytes exceeds the maximum line size", l.End-l.Start), nowNano); err != nil {
+				return err
+			}
+			continue
+		}
+		ev, perr := logformat.Parse(l.Data, b.Gen.Path, now)
+		if perr != nil {
+			kind := "invalid"
+			var le *logformat.Error
+			if errors.As(perr, &le) && le.Kind != "" {
+				kind = le.Kind
+			}
+			if err := c.reject(b.Gen, l, kind, perr.Error(), nowNano); err != nil {
+				return err
+			}
+			continue
+		}
+
+		rowID, inserted, err := c.insertEvent(b.Gen, l, &ev, nowNano)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", l.Number, err)
+		}
+		if !inserted {
+			if ev.ID == "" {
+				continue
+			}
+			// Either this very line is stored (a replay), or another
+			// line carries the same producer id: a duplicate.
+			var one int
+			switch err := c.tx.QueryRowContext(c.ctx, `SELECT 1 FROM events WHERE generation = ? AND start_offset = ?`,
+				b.Gen.ID, l.Start).Scan(&one); {
+			case errors.Is(err, sql.ErrNoRows):
+				duplicates++
+			case err != nil:
+				return err
+			}
+			continue
+		}
+
+		if !ev.KnownType {
+			unknownTypes++
+		}
+		if len(ev.UnknownFields) > 0 {
+			unknownFields++
+		}
+		ts := eventTime(ev.Timestamp, now)
+		if ev.SessionID != "" {
+			d := sessions[ev.SessionID]
+			if d == nil {
+				d = &sessionDelta{first: ts, last: ts}
+				sessions[ev.SessionID] = d
+				sessionOrder = append(sessionOrder, ev.SessionID)
+			}
+			d.first, d.last = min(d.first, ts), max(d.last, ts)
+			d.events++
+			switch ev.Type {
+			case logformat.TypeExchange:
+				d.exchanges++
+			case logformat.TypeContextReset:
+				d.resets++
+			}
+		}
+		if ev.Type == logformat.TypeSessionResume && ev.PreviousSession != "" && ev.NewSession != "" {
+			if _, err := c.exec(insertLinkSQL, ev.PreviousSession, ev.NewSession, rowID, ts); err != nil {
+				return fmt.Errorf("line %d: link sessions: %w", l.Number, err)
+			}
+		}
+	}
+
+	for _, id := range sessionOrder {
+		d := sessions[id]
+		if _, err := c.exec(upsertSessionSQL, id, d.first, d.last, d.exchanges, d.resets, d.events); err != nil {
+			return fmt.Errorf("update session %s: %w", id, err)
+		}
+	}
+	for _, ctr := range []struct {
+		name string
+		n    int64
+	}{
+		{CounterDuplicatesSkipped, duplicates},
+		{CounterUnknownTypes, unknownTypes},
+		{CounterUnknownFields, unknownFields},
+	} {
+		if ctr.n == 0 {
+			continue
+		}
+		if _, err := c.exec(addCounterSQL, ctr.name, ctr.n); err != nil {
+			return fmt.Errorf("count %s: %w", ctr.name, err)
+		}
+	}
+
+	if b.Gen.Offset >= stored {
+		g := b.Gen
+		if _, err := c.exec(`UPDATE generations SET "offset" = ?, line = ?, head_len = ?, head_sum = ?,
+			tail_len = ?, tail_sum = ?, path = ?, dev = ?, ino = ?, updated_at = ? WHERE id = ?`,
+			g.Offset, g.Line, g.Head.Len, int64(g.Head.Sum), g.Tail.Len, int64(g.Tail.Sum),
+			g.Path, int64(g.Dev), int64(g.Ino), nowNano, g.ID); err != nil {
+			return fmt.Errorf("advance generation: %w", err)
+		}
+	}
+	return tx.Commit()
+}
+
+// insertEvent stores ev; inserted is false when a uniqueness constraint
+// (position, producer id) already holds it.
+func (c *commitTx) insertEvent(g watcher.Generation, l *watcher.Line, ev *logformat.Event, now int64) (rowID int64, inserted bool, err error) {
+	eventID := ev.ID
+	if eventID == "" {
+		// UUIDv7 is time-ordered, which keeps inserts into the event_id
+		// index near its end instead of at random pages.
+		u, err := uuid.NewV7()
+		if err != nil {
+			return 0, false, fmt.Errorf("generate event id: %w", err)
+		}
+		eventID = u.String()
+	}
+	files, err := jsonOrNil(ev.Files)
+	if err != nil {
+		return 0, false, err
+	}
+	unknown, err := jsonOrNil(ev.UnknownFields)
+	if err != nil {
+		return 0, false, err
+	}
+	var metadata any
+	if len(ev.Metadata) > 0 {
+		metadata = string(ev.Metadata)
+	}
+	res, err := c.exec(insertEventSQL,
+		eventID, nullString(ev.ID), g.ID, l.Start, l.End, l.Number, g.Path,
+		ev.V, ev.Type, nullString(ev.SessionID), ev.SessionFromFile,
+		eventTime(ev.Timestamp, time.Unix(0, now)), ev.TimestampInferred,
+		nullString(ev.User), nullString(ev.AI), nullString(ev.Reason),
+		nullString(ev.PreviousSession), nullString(ev.NewSession),
+		files, metadata, unknown, l.Data, now)
+	if err != nil {
+		return 0, false, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil || n == 0 {
+		return 0, false, err
+	}
+	rowID, err = res.LastInsertId()
+	return rowID, err == nil, err
+}
+
+// reject stores an invalid or oversize line.
+func (c *commitTx) reject(g watcher.Generation, l *watcher.Line, kind, reason string, now int64) error {
+	if _, err := c.exec(insertRejectSQL, g.ID, g.Path, l.Number, l.Start, l.End, reason, kind, excerpt(l.Data), now); err != nil {
+		return fmt.Errorf("line %d: store reject: %w", l.Number, err)
+	}
+	return nil
+}
+
+// eventTime is t in unix nanoseconds, or now for a zero time (Parse always
+// sets one; this keeps a NOT NULL column honest if it ever does not).
+func eventTime(t, now time.Time) int64 {
+	if t.IsZero() {
+		t = now
+	}
+	return t.UnixNano()
+}
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func jsonOrNil(v []string) (any, error) {
+	if len(v) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return string(b), nil
+}

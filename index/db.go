@@ -1,0 +1,251 @@
+// Package index is continuity's durable store: one SQLite database (WAL
+// mode) holding every indexed conversation event, the tailing checkpoints of
+// the watcher (generations), rejected lines and counters. It is the single
+// source of truth; everything else (the vector index, the CLI's status) is
+// derived from it.
+//
+// One process writes (the daemon, which holds the lock from AcquireLock);
+// any number may read, including through Open with Options.ReadOnly while
+// the daemon runs.
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// FileName is the database file's name inside the cache folder.
+const FileName = "index.db"
+
+const (
+	dirPerm  = 0o700
+	filePerm = 0o600
+)
+
+// pageSize is the page size of a new database. Events are 1–3 KB rows
+// (the raw line plus its decoded text); with 4 KiB pages most pages would
+// hold one row and waste a third of their space, with 16 KiB pages rows
+// pack five or six to a page, so a batch writes fewer bytes to the WAL and
+// again to the database at checkpoint.
+const pageSize = 16384
+
+// writerDriver is go-sqlite3 with the settings of read-write connections
+// that the DSN cannot carry. They run on every new connection, so a
+// connection that database/sql reopens gets them too.
+const writerDriver = "sqlite3-continuity-writer"
+
+var registerOnce sync.Once
+
+func registerDriver() {
+	registerOnce.Do(func() {
+		sql.Register(writerDriver, &sqlite3.SQLiteDriver{
+			ConnectHook: func(c *sqlite3.SQLiteConn) error {
+				// page_size only matters before the first table exists.
+				// The WAL is checkpointed every 1000 pages (16 MiB), the
+				// default, and trimmed back to 64 MiB after growing
+				// past it (a reader holding an old snapshot).
+				_, err := c.Exec(fmt.Sprintf(`PRAGMA page_size = %d;
+					PRAGMA journal_mode = WAL;
+					PRAGMA journal_size_limit = %d;`, pageSize, 64<<20), nil)
+				return err
+			},
+		})
+	})
+}
+
+// ErrReadOnly is returned by the write methods of a DB opened read-only.
+var ErrReadOnly = errors.New("index: database is open read-only")
+
+// Options tune Open.
+type Options struct {
+	// ReadOnly opens an existing database for reading only, next to a
+	// running daemon: nothing is created, no migration runs, and a schema
+	// version other than the one this binary knows is an error.
+	ReadOnly bool
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// DB is an open index. Its methods are safe for concurrent use.
+type DB struct {
+	dir  string
+	path string
+	now  func() time.Time
+
+	// w is the single writer connection (nil when read-only); r is a pool
+	// of read-only connections which, thanks to WAL, never wait for w.
+	w *sql.DB
+	r *sql.DB
+}
+
+// Open opens (creating and migrating if needed) the index in dir, the
+// cache folder <workspace>/.praxis-os/.cache/continuity.
+//
+// The folder is made 0700 and the database files (index.db and its -wal
+// and -shm companions) 0600, whatever the umask: conversations are private.
+//
+// The writer runs with journal_mode=WAL and synchronous=FULL. FULL makes
+// every commit durable (the WAL is fsynced at each commit), so a watcher
+// checkpoint that Commit reported is never lost to a power cut — with
+// NORMAL a committed batch could be rolled back by a crash of the machine
+// while the watcher already believes it is done; that would not break
+// exactly-once (the lines would be read again), but a reported commit must
+// stay committed. Batching keeps the cost at one fsync per batch.
+func Open(dir string, opts Options) (*DB, error) {
+	db := &DB{dir: dir, path: filepath.Join(dir, FileName), now: opts.Now}
+	if db.now == nil {
+		db.now = time.Now
+	}
+	var err error
+	if opts.ReadOnly {
+		err = db.openReadOnly()
+	} else {
+		err = db.openWriter()
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func (db *DB) openReadOnly() error {
+	if _, err := os.Stat(db.path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("index: no index at %s (has the daemon run in this workspace?): %w", db.path, err)
+		}
+		return fmt.Errorf("index: open %s: %w", db.path, err)
+	}
+	r, err := sql.Open("sqlite3", dsn(db.path, "mode=ro&_busy_timeout=5000"))
+	if err != nil {
+		return fmt.Errorf("index: open %s read-only: %w", db.path, err)
+	}
+	db.r = r
+	v, err := userVersion(context.Background(), r)
+	if err != nil {
+		return fmt.Errorf("index: open %s read-only: %w", db.path, err)
+	}
+	return checkVersion(v, db.path)
+}
+
+func (db *DB) openWriter() error {
+	if err := os.MkdirAll(db.dir, dirPerm); err != nil {
+		return fmt.Errorf("index: create %s: %w", db.dir, err)
+	}
+	if err := os.Chmod(db.dir, dirPerm); err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	// Create the file ourselves so that its mode does not depend on the
+	// umask; SQLite then gives -wal and -shm the database file's mode.
+	f, err := os.OpenFile(db.path, os.O_RDWR|os.O_CREATE, filePerm)
+	if err != nil {
+		return fmt.Errorf("index: create %s: %w", db.path, err)
+	}
+	f.Close()
+	if err := db.fixPerms(); err != nil {
+		return err
+	}
+
+	registerDriver()
+	w, err := sql.Open(writerDriver, dsn(db.path,
+		"_synchronous=FULL&_busy_timeout=5000&_foreign_keys=on&_cache_size=-16000&_txlock=immediate"))
+	if err != nil {
+		return fmt.Errorf("index: open %s: %w", db.path, err)
+	}
+	// One writer connection: SQLite serialises writers anyway, and a
+	// single connection makes the order of transactions the order of calls.
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	db.w = w
+
+	ctx := context.Background()
+	var mode string
+	if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return fmt.Errorf("index: open %s: %w", db.path, err)
+	}
+	if mode != "wal" {
+		return fmt.Errorf("index: open %s: journal mode is %q, want wal", db.path, mode)
+	}
+	if err := migrate(ctx, w, db.path); err != nil {
+		return err
+	}
+	// The first write created -wal and -shm; make sure of their mode.
+	if err := db.fixPerms(); err != nil {
+		return err
+	}
+
+	r, err := sql.Open("sqlite3", dsn(db.path, "mode=ro&_busy_timeout=5000"))
+	if err != nil {
+		return fmt.Errorf("index: open %s: %w", db.path, err)
+	}
+	r.SetMaxOpenConns(4)
+	db.r = r
+	return nil
+}
+
+// fixPerms makes the database files private.
+func (db *DB) fixPerms() error {
+	for _, p := range []string{db.path, db.path + "-wal", db.path + "-shm"} {
+		if err := os.Chmod(p, filePerm); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("index: %w", err)
+		}
+	}
+	return nil
+}
+
+// dsn builds a SQLite URI for path with the given query (both SQLite URI
+// parameters such as mode=ro and go-sqlite3 ones such as _txlock).
+func dsn(path, query string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
+	// url.URL.String gives "file:///abs/path" for an absolute path, with
+	// '?', '#' and '%' escaped, as SQLite's URI parser expects.
+	return u.String() + "?" + query
+}
+
+// Path is the database file's path.
+func (db *DB) Path() string { return db.path }
+
+// ReadOnly reports whether db was opened with Options.ReadOnly.
+func (db *DB) ReadOnly() bool { return db.w == nil }
+
+// Close closes the database. Readers close first so that the writer,
+// closing last, can checkpoint the WAL into the database file.
+func (db *DB) Close() error {
+	var errs []error
+	if db.r != nil {
+		errs = append(errs, db.r.Close())
+		db.r = nil
+	}
+	if db.w != nil {
+		errs = append(errs, db.w.Close())
+		db.w = nil
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("index: close %s: %w", db.path, err)
+	}
+	return nil
+}
+
+// writer returns the write pool or ErrReadOnly.
+func (db *DB) writer() (*sql.DB, error) {
+	if db.w == nil {
+		return nil, ErrReadOnly
+	}
+	return db.w, nil
+}

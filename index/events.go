@@ -1,0 +1,130 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Event is one stored event.
+type Event struct {
+	ID                int64           `json:"-"`        // row id, the order of ingestion
+	EventID           string          `json:"event_id"` // producer id, else a generated UUID
+	ProducerID        string          `json:"producer_id,omitempty"`
+	Generation        int64           `json:"generation"`
+	Start             int64           `json:"offset"`
+	End               int64           `json:"end"`
+	Line              int64           `json:"line"`
+	File              string          `json:"file"`
+	V                 int             `json:"v"`
+	Type              string          `json:"type"`
+	SessionID         string          `json:"session_id,omitempty"`
+	SessionFromFile   bool            `json:"session_from_file,omitempty"`
+	Timestamp         time.Time       `json:"timestamp"`
+	TimestampInferred bool            `json:"timestamp_inferred,omitempty"`
+	User              string          `json:"user,omitempty"`
+	AI                string          `json:"ai,omitempty"`
+	Reason            string          `json:"reason,omitempty"`
+	PreviousSession   string          `json:"previous_session,omitempty"`
+	NewSession        string          `json:"new_session,omitempty"`
+	Files             []string        `json:"files,omitempty"`
+	Metadata          json.RawMessage `json:"metadata,omitempty"`
+	UnknownFields     []string        `json:"unknown_fields,omitempty"`
+	Raw               []byte          `json:"-"`
+	IngestedAt        time.Time       `json:"ingested_at"`
+}
+
+const eventColumns = `id, event_id, coalesce(producer_id, ''), generation, start_offset, end_offset, line, file,
+	v, type, coalesce(session_id, ''), session_from_file, ts, ts_inferred, coalesce(user, ''), coalesce(ai, ''),
+	coalesce(reason, ''), coalesce(previous_session, ''), coalesce(new_session, ''),
+	files, metadata, unknown_fields, raw, ingested_at`
+
+func scanEvent(rows *sql.Rows) (Event, error) {
+	var e Event
+	var ts, ingested int64
+	var files, metadata, unknown sql.NullString
+	if err := rows.Scan(&e.ID, &e.EventID, &e.ProducerID, &e.Generation, &e.Start, &e.End, &e.Line, &e.File,
+		&e.V, &e.Type, &e.SessionID, &e.SessionFromFile, &ts, &e.TimestampInferred, &e.User, &e.AI,
+		&e.Reason, &e.PreviousSession, &e.NewSession, &files, &metadata, &unknown, &e.Raw, &ingested); err != nil {
+		return Event{}, err
+	}
+	e.Timestamp = time.Unix(0, ts).UTC()
+	e.IngestedAt = time.Unix(0, ingested).UTC()
+	if files.Valid {
+		if err := json.Unmarshal([]byte(files.String), &e.Files); err != nil {
+			return Event{}, fmt.Errorf("event %s: files: %w", e.EventID, err)
+		}
+	}
+	if metadata.Valid {
+		e.Metadata = json.RawMessage(metadata.String)
+	}
+	if unknown.Valid {
+		if err := json.Unmarshal([]byte(unknown.String), &e.UnknownFields); err != nil {
+			return Event{}, fmt.Errorf("event %s: unknown_fields: %w", e.EventID, err)
+		}
+	}
+	return e, nil
+}
+
+func (db *DB) queryEvents(ctx context.Context, what, query string, args ...any) ([]Event, error) {
+	rows, err := db.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("index: %s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return nil, fmt.Errorf("index: %s: %w", what, err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index: %s: %w", what, err)
+	}
+	return out, nil
+}
+
+// EventsBySession returns the session's events by timestamp, then by
+// ingestion order.
+func (db *DB) EventsBySession(ctx context.Context, session string) ([]Event, error) {
+	return db.queryEvents(ctx, "events of session "+session,
+		`SELECT `+eventColumns+` FROM events WHERE session_id = ? ORDER BY ts, id`, session)
+}
+
+// RawEvent is where a stored event came from, with its exact bytes.
+type RawEvent struct {
+	Generation int64
+	Start, End int64
+	Line       int64
+	File       string
+	EventID    string
+	Raw        []byte // the line without its newline
+}
+
+// RawLines returns every stored event's origin and bytes, by generation
+// and offset. It is meant for tests that check each line is stored once,
+// byte for byte.
+func (db *DB) RawLines(ctx context.Context) ([]RawEvent, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT generation, start_offset, end_offset, line, file, event_id, raw
+		FROM events ORDER BY generation, start_offset`)
+	if err != nil {
+		return nil, fmt.Errorf("index: raw lines: %w", err)
+	}
+	defer rows.Close()
+	var out []RawEvent
+	for rows.Next() {
+		var r RawEvent
+		if err := rows.Scan(&r.Generation, &r.Start, &r.End, &r.Line, &r.File, &r.EventID, &r.Raw); err != nil {
+			return nil, fmt.Errorf("index: raw lines: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index: raw lines: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,69 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/praxis-os/continuity/watcher"
+)
+
+// ExcerptSize bounds a reject's excerpt, in bytes.
+const ExcerptSize = watcher.ExcerptSize
+
+// Reject is a line that was not indexed, with why.
+type Reject struct {
+	Generation int64     `json:"generation"`
+	File       string    `json:"file"`   // base name when the line was read
+	Line       int64     `json:"line"`   // 1-based line number in the generation
+	Offset     int64     `json:"offset"` // offset of the line's first byte
+	End        int64     `json:"end"`    // offset just past its newline
+	Reason     string    `json:"reason"`
+	Kind       string    `json:"kind"`    // a logformat Kind constant, e.g. "invalid_json", "too_large"
+	Excerpt    string    `json:"excerpt"` // the line's start, at most ExcerptSize bytes of valid UTF-8
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+// Rejects returns the latest limit rejects (all when limit <= 0) in the
+// order they were found, oldest first, like tail.
+func (db *DB) Rejects(ctx context.Context, limit int) ([]Reject, error) {
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT generation, file, line, start_offset, end_offset, reason, kind, excerpt, created_at
+		FROM (SELECT * FROM rejects ORDER BY id DESC LIMIT ?) ORDER BY id`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("index: list rejects: %w", err)
+	}
+	defer rows.Close()
+	var out []Reject
+	for rows.Next() {
+		var r Reject
+		var created int64
+		if err := rows.Scan(&r.Generation, &r.File, &r.Line, &r.Offset, &r.End, &r.Reason, &r.Kind, &r.Excerpt, &created); err != nil {
+			return nil, fmt.Errorf("index: list rejects: %w", err)
+		}
+		r.CreatedAt = time.Unix(0, created).UTC()
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index: list rejects: %w", err)
+	}
+	return out, nil
+}
+
+// excerpt returns the start of data as valid UTF-8 of at most ExcerptSize
+// bytes: invalid bytes become U+FFFD and no rune is cut in half.
+func excerpt(data []byte) string {
+	out := make([]byte, 0, min(len(data), ExcerptSize))
+	for len(data) > 0 {
+		r, size := utf8.DecodeRune(data) // an invalid byte is (RuneError, 1)
+		if len(out)+utf8.RuneLen(r) > ExcerptSize {
+			break
+		}
+		out = utf8.AppendRune(out, r)
+		data = data[size:]
+	}
+	return string(out)
+}

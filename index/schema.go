@@ -1,0 +1,179 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// Schema version errors. The version is kept in PRAGMA user_version.
+var (
+	// ErrSchemaTooNew: the database was written by a newer continuity.
+	ErrSchemaTooNew = errors.New("index schema is newer than this binary supports")
+	// ErrSchemaTooOld: a read-only open found a schema the daemon has not
+	// migrated yet (only the writer migrates).
+	ErrSchemaTooOld = errors.New("index schema is older than this binary expects")
+)
+
+// migrations are applied in order, each in the same transaction as the
+// user_version bump; migrations[i] brings the schema to version i+1. Never
+// edit a released migration: append a new one.
+var migrations = []string{
+	// 1: events, generations (watcher checkpoints), rejects, sessions.
+	`
+CREATE TABLE generations (
+	id         INTEGER PRIMARY KEY,
+	path       TEXT    NOT NULL,           -- base name, as last seen
+	dev        INTEGER NOT NULL,           -- uint64 bit-cast to int64
+	ino        INTEGER NOT NULL,           -- uint64 bit-cast to int64
+	"offset"   INTEGER NOT NULL DEFAULT 0, -- committed offset
+	line       INTEGER NOT NULL DEFAULT 0, -- complete lines before offset
+	head_len   INTEGER NOT NULL DEFAULT 0,
+	head_sum   INTEGER NOT NULL DEFAULT 0, -- uint64 CRC-64 bit-cast to int64
+	tail_len   INTEGER NOT NULL DEFAULT 0,
+	tail_sum   INTEGER NOT NULL DEFAULT 0,
+	gone       INTEGER NOT NULL DEFAULT 0,
+	ended      INTEGER NOT NULL DEFAULT 0,
+	created_at INTEGER NOT NULL,           -- unix nanoseconds
+	updated_at INTEGER NOT NULL
+);
+CREATE INDEX generations_live ON generations(ended, id);
+
+CREATE TABLE events (
+	id                INTEGER PRIMARY KEY,
+	event_id          TEXT    NOT NULL UNIQUE, -- producer id, else a generated UUIDv7
+	producer_id       TEXT,                    -- the line's "id", NULL when absent
+	generation        INTEGER NOT NULL REFERENCES generations(id),
+	start_offset      INTEGER NOT NULL,
+	end_offset        INTEGER NOT NULL,        -- just past the '\n'
+	line              INTEGER NOT NULL,        -- 1-based line number in the generation
+	file              TEXT    NOT NULL,        -- base name at ingest
+	v                 INTEGER NOT NULL DEFAULT 1,
+	type              TEXT    NOT NULL,
+	session_id        TEXT,
+	session_from_file INTEGER NOT NULL DEFAULT 0,
+	ts                INTEGER NOT NULL,        -- unix nanoseconds, UTC
+	ts_inferred       INTEGER NOT NULL DEFAULT 0,
+	user              TEXT,
+	ai                TEXT,
+	reason            TEXT,
+	previous_session  TEXT,
+	new_session       TEXT,
+	files             TEXT,                    -- JSON array, NULL when absent
+	metadata          TEXT,                    -- JSON object, NULL when absent
+	unknown_fields    TEXT,                    -- JSON array of names, NULL when none
+	raw               BLOB    NOT NULL,        -- the exact line, without its newline
+	ingested_at       INTEGER NOT NULL,        -- unix nanoseconds
+	UNIQUE (generation, start_offset)
+);
+CREATE UNIQUE INDEX events_producer_id ON events(producer_id) WHERE producer_id IS NOT NULL;
+CREATE INDEX events_session_ts ON events(session_id, ts);
+CREATE INDEX events_type ON events(type);
+
+CREATE TABLE sessions (
+	id        TEXT PRIMARY KEY,
+	first_ts  INTEGER NOT NULL,
+	last_ts   INTEGER NOT NULL,
+	exchanges INTEGER NOT NULL DEFAULT 0,
+	resets    INTEGER NOT NULL DEFAULT 0,
+	events    INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE session_links (
+	previous TEXT    NOT NULL,
+	new      TEXT    NOT NULL,
+	event    INTEGER NOT NULL REFERENCES events(id),
+	ts       INTEGER NOT NULL,
+	PRIMARY KEY (previous, new)
+);
+CREATE INDEX session_links_new ON session_links(new);
+
+CREATE TABLE rejects (
+	id           INTEGER PRIMARY KEY,
+	generation   INTEGER NOT NULL REFERENCES generations(id),
+	file         TEXT    NOT NULL,
+	line         INTEGER NOT NULL,
+	start_offset INTEGER NOT NULL,
+	end_offset   INTEGER NOT NULL,
+	reason       TEXT    NOT NULL,
+	kind         TEXT    NOT NULL,
+	excerpt      TEXT    NOT NULL, -- at most 256 bytes, valid UTF-8
+	created_at   INTEGER NOT NULL,
+	UNIQUE (generation, start_offset)
+);
+
+CREATE TABLE skipped_files (
+	name    TEXT PRIMARY KEY,
+	reason  TEXT    NOT NULL,
+	seen_at INTEGER NOT NULL
+);
+
+CREATE TABLE counters (
+	name  TEXT PRIMARY KEY,
+	value INTEGER NOT NULL
+);
+`,
+}
+
+// SchemaVersion is the schema version this binary writes and reads.
+func SchemaVersion() int { return len(migrations) }
+
+func userVersion(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (int, error) {
+	var v int
+	if err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	return v, nil
+}
+
+func checkVersion(v int, path string) error {
+	switch {
+	case v > len(migrations):
+		return fmt.Errorf("index: %s has schema version %d, this binary knows up to %d; upgrade continuity: %w",
+			path, v, len(migrations), ErrSchemaTooNew)
+	case v < len(migrations):
+		return fmt.Errorf("index: %s has schema version %d, this binary expects %d; start the daemon to migrate it: %w",
+			path, v, len(migrations), ErrSchemaTooOld)
+	}
+	return nil
+}
+
+// migrate brings the schema up to date in one immediate transaction, so
+// two processes racing to migrate cannot both apply a step.
+func migrate(ctx context.Context, w *sql.DB, path string) (err error) {
+	tx, err := w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("index: migrate %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	v, err := userVersion(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("index: migrate %s: %w", path, err)
+	}
+	if v > len(migrations) {
+		return checkVersion(v, path)
+	}
+	if v == len(migrations) {
+		return tx.Commit()
+	}
+	for i := v; i < len(migrations); i++ {
+		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+			return fmt.Errorf("index: migrate %s to version %d: %w", path, i+1, err)
+		}
+	}
+	// PRAGMA does not take parameters; the value is our own integer.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(migrations))); err != nil {
+		return fmt.Errorf("index: migrate %s: %w", path, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("index: migrate %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,136 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/praxis-os/continuity/logformat"
+)
+
+// Status summarises the index for `continuity status`. File sizes and lag
+// are for the caller, who can stat the files.
+type Status struct {
+	Events            int64            `json:"events"` // every stored event, of any type
+	Exchanges         int64            `json:"exchanges"`
+	Sessions          int64            `json:"sessions"`
+	Rejects           int64            `json:"rejects"`
+	DuplicatesSkipped int64            `json:"duplicates_skipped"`
+	UnknownTypes      int64            `json:"unknown_types"`
+	UnknownFields     int64            `json:"unknown_fields"`
+	EventsByType      map[string]int64 `json:"events_by_type"`
+	Files             []FileStatus     `json:"files"`
+	Skipped           []SkippedFile    `json:"skipped"`
+}
+
+// FileStatus is the checkpoint of one live generation.
+type FileStatus struct {
+	Path       string `json:"path"` // base name, as last seen
+	Generation int64  `json:"generation"`
+	Offset     int64  `json:"offset"` // committed offset
+	Line       int64  `json:"line"`   // complete lines before Offset
+	Gone       bool   `json:"gone"`   // no file holds this generation any more
+}
+
+// SkippedFile is a file of the folder that is not read at all.
+type SkippedFile struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+// Status reads the summary in one consistent snapshot.
+func (db *DB) Status(ctx context.Context) (st Status, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("index: status: %w", err)
+		}
+	}()
+	tx, err := db.r.BeginTx(ctx, nil)
+	if err != nil {
+		return Status{}, err
+	}
+	defer tx.Rollback()
+
+	st.EventsByType = map[string]int64{}
+	if err := eachRow(ctx, tx, `SELECT type, count(*) FROM events GROUP BY type`, func(rows *sql.Rows) error {
+		var typ string
+		var n int64
+		if err := rows.Scan(&typ, &n); err != nil {
+			return err
+		}
+		st.EventsByType[typ] = n
+		st.Events += n
+		return nil
+	}); err != nil {
+		return Status{}, err
+	}
+	st.Exchanges = st.EventsByType[logformat.TypeExchange]
+
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM rejects)`).
+		Scan(&st.Sessions, &st.Rejects); err != nil {
+		return Status{}, err
+	}
+	if err := eachRow(ctx, tx, `SELECT name, value FROM counters`, func(rows *sql.Rows) error {
+		var name string
+		var n int64
+		if err := rows.Scan(&name, &n); err != nil {
+			return err
+		}
+		switch name {
+		case CounterDuplicatesSkipped:
+			st.DuplicatesSkipped = n
+		case CounterUnknownTypes:
+			st.UnknownTypes = n
+		case CounterUnknownFields:
+			st.UnknownFields = n
+		}
+		return nil
+	}); err != nil {
+		return Status{}, err
+	}
+	if err := eachRow(ctx, tx, `SELECT path, id, "offset", line, gone FROM generations WHERE ended = 0 ORDER BY path, id`, func(rows *sql.Rows) error {
+		var f FileStatus
+		if err := rows.Scan(&f.Path, &f.Generation, &f.Offset, &f.Line, &f.Gone); err != nil {
+			return err
+		}
+		st.Files = append(st.Files, f)
+		return nil
+	}); err != nil {
+		return Status{}, err
+	}
+	if err := eachRow(ctx, tx, `SELECT name, reason FROM skipped_files ORDER BY name`, func(rows *sql.Rows) error {
+		var s SkippedFile
+		if err := rows.Scan(&s.Name, &s.Reason); err != nil {
+			return err
+		}
+		st.Skipped = append(st.Skipped, s)
+		return nil
+	}); err != nil {
+		return Status{}, err
+	}
+	return st, nil
+}
+
+// Counter returns the value of the named counter, 0 when never counted.
+func (db *DB) Counter(ctx context.Context, name string) (int64, error) {
+	var n int64
+	err := db.r.QueryRowContext(ctx, `SELECT coalesce((SELECT value FROM counters WHERE name = ?), 0)`, name).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("index: read counter %s: %w", name, err)
+	}
+	return n, nil
+}
+
+func eachRow(ctx context.Context, tx *sql.Tx, query string, f func(*sql.Rows) error) error {
+	rows, err := tx.QueryContext(ctx, query)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := f(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
