@@ -10,14 +10,14 @@ import (
 // memStore is an in-memory Store for tests. It keeps every committed line
 // and fails loudly on a line committed twice.
 type memStore struct {
-	mu      sync.Mutex
-	nextID  int64
-	gens    map[int64]Generation
-	ended   map[int64]bool
-	lines   map[[2]int64]Line // by (generation, start)
-	order   [][2]int64
-	dups    int
-	skipped map[string]string
+	mu         sync.Mutex
+	nextID     int64
+	gens       map[int64]Generation
+	ended      map[int64]bool
+	lines      map[[2]int64]Line // by (generation, start)
+	order      [][2]int64
+	dups       int
+	skipped    map[string]string
 	failCommit error
 }
 

@@ -79,6 +79,8 @@ type Watcher struct {
 	log   *slog.Logger
 	buf   []byte
 
+	missing bool // the folder was missing at the last scan
+
 	tails   map[fileKey]*tail    // open files, by identity
 	known   map[int64]Generation // persisted generations with no open file
 	skipped map[string]string    // names skipped as a whole, with the reason
@@ -181,11 +183,20 @@ func (w *Watcher) Run(ctx context.Context) error {
 		} else if n != nil {
 			w.drainNames(ctx, n.takeNames())
 		}
+		// A missing folder (rm -rf, about to be recreated) is looked for
+		// more often: a cheap stat, and recovery does not wait a period.
+		var retry <-chan time.Time
+		if w.missing {
+			retry = time.After(w.cfg.Rescan / 10)
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
 			full = true
+		case <-retry:
+			_, err := os.Stat(w.cfg.Dir)
+			full = err == nil
 		case <-wake:
 			full = n.takeScan()
 		}
@@ -251,7 +262,8 @@ func (w *Watcher) scan(ctx context.Context) error {
 // identity, and records the others as skipped.
 func (w *Watcher) list(ctx context.Context) (map[fileKey]string, error) {
 	entries, err := os.ReadDir(w.cfg.Dir)
-	if errors.Is(err, fs.ErrNotExist) {
+	w.missing = errors.Is(err, fs.ErrNotExist)
+	if w.missing {
 		entries, err = nil, nil
 	}
 	if err != nil {

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/praxis-os/continuity/watcher"
+	"golang.org/x/sys/unix"
+)
+
+func runIngest(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "ingest [flags]", `
+Index every complete line of every log once, then exit: a backfill, or a
+catch-up without a daemon. Safe to run any number of times: lines already
+indexed are not indexed again. Fails if a daemon runs for the workspace
+(it indexes continuously). Shows progress when stderr is a terminal.`)
+	var wf watchFlags
+	wf.register(fs, false)
+	if _, err := parse(e, fs, args); err != nil {
+		return err
+	}
+	level, err := wf.level()
+	if err != nil {
+		return err
+	}
+	p, err := e.paths()
+	if err != nil {
+		return err
+	}
+	lock, db, err := openWriter(p)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	defer db.Close()
+
+	var lines, bytes int64
+	prog := newProgress(e, backlog(p.logs))
+	start := time.Now()
+	w, err := watcher.New(watcher.Config{
+		Dir: p.logs, MaxLineBytes: wf.maxLine, Logger: e.logger(level),
+		OnCommit: func(b watcher.Batch) {
+			lines += int64(len(b.Lines))
+			if n := len(b.Lines); n > 0 {
+				bytes += b.Lines[n-1].End - b.Lines[0].Start
+			}
+			prog.update(bytes)
+		},
+	}, db)
+	if err != nil {
+		return err
+	}
+	err = w.CatchUp(ctx)
+	prog.done()
+	if err != nil {
+		return err
+	}
+	el := time.Since(start)
+	fmt.Fprintf(e.stderr, "ingested %d lines (%.1f MiB) in %s (%.0f lines/s)\n",
+		lines, float64(bytes)/(1<<20), el.Round(time.Millisecond), float64(lines)/max(el.Seconds(), 1e-9))
+	return nil
+}
+
+// backlog is the total size of the logs: an upper bound of what is left.
+func backlog(dir string) int64 {
+	var total int64
+	entries, _ := os.ReadDir(dir)
+	for _, en := range entries {
+		if filepath.Ext(en.Name()) != ".jsonl" || !en.Type().IsRegular() {
+			continue
+		}
+		if fi, err := en.Info(); err == nil {
+			total += fi.Size()
+		}
+	}
+	return total
+}
+
+// progress draws a one-line progress bar on a terminal stderr for backlogs
+// worth waiting for; elsewhere it does nothing.
+type progress struct {
+	e     *env
+	total int64
+	on    bool
+	last  time.Time
+}
+
+func newProgress(e *env, total int64) *progress {
+	p := &progress{e: e, total: total}
+	if f, ok := e.stderr.(*os.File); ok && total > 16<<20 {
+		_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+		p.on = err == nil
+	}
+	return p
+}
+
+func (p *progress) update(done int64) {
+	if !p.on || time.Since(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	frac := min(float64(done)/float64(p.total), 1)
+	const width = 30
+	n := int(frac * width)
+	bar := make([]byte, width)
+	for i := range bar {
+		bar[i] = ' '
+		if i < n {
+			bar[i] = '='
+		}
+	}
+	fmt.Fprintf(p.e.stderr, "\r[%s] %3.0f%%  %.0f/%.0f MiB", bar, frac*100, float64(done)/(1<<20), float64(p.total)/(1<<20))
+}
+
+func (p *progress) done() {
+	if p.on {
+		fmt.Fprint(p.e.stderr, "\r\033[K")
+	}
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/praxis-os/continuity/index"
+)
+
+func runRejects(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "rejects [--json] [--limit N]", `
+List the log lines that were not indexed, each with its file, line number,
+byte offset, the reason and a short excerpt. Rejected lines never stop the
+daemon and never affect the lines around them; fix the producer, then append
+a corrected line.`)
+	asJSON := fs.Bool("json", false, "print JSON: {\"rejects\": [{\"file\",\"line\",\"offset\",\"reason\",\"excerpt\"}]}")
+	limit := fs.Int("limit", 1000, "most rejects listed (newest first)")
+	if _, err := parse(e, fs, args); err != nil {
+		return err
+	}
+	p, err := e.paths()
+	if err != nil {
+		return err
+	}
+	db, err := openReader(p)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rs, err := db.Rejects(ctx, *limit)
+	if err != nil {
+		return err
+	}
+	if rs == nil {
+		rs = []index.Reject{}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"rejects": rs})
+	}
+	if len(rs) == 0 {
+		fmt.Fprintln(e.stdout, "no rejected lines")
+		return nil
+	}
+	for _, r := range rs {
+		fmt.Fprintf(e.stdout, "%s:%d: %s\n    %q\n", r.File, r.Line, r.Reason, r.Excerpt)
+	}
+	return nil
+}

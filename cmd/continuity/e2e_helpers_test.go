@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// binPath is the continuity binary built once for the end-to-end tests.
+var binPath string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "continuity-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binPath = filepath.Join(dir, "continuity")
+	build := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", binPath, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building continuity for end-to-end tests:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// workspace is a temporary workspace with its logs folder.
+type workspace struct {
+	t    *testing.T
+	root string
+	logs string
+}
+
+func newWorkspace(t *testing.T) *workspace {
+	t.Helper()
+	root := t.TempDir()
+	logs := filepath.Join(root, ".praxis-os", ".conversations")
+	if err := os.MkdirAll(logs, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return &workspace{t: t, root: root, logs: logs}
+}
+
+// cli runs the binary to completion and returns stdout, stderr and the
+// exit code.
+func (w *workspace) cli(args ...string) (string, string, int) {
+	w.t.Helper()
+	cmd := exec.Command(binPath, append([]string{"--root", w.root}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		w.t.Fatalf("run %v: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// daemon is a running `continuity daemon`.
+type daemon struct {
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+	done   chan error
+}
+
+func (w *workspace) startDaemon(extra ...string) *daemon {
+	w.t.Helper()
+	cmd := exec.Command(binPath, append([]string{"daemon", "--root", w.root, "--log-level", "debug"}, extra...)...)
+	var errb bytes.Buffer
+	cmd.Stderr = &syncWriter{b: &errb}
+	if err := cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	d := &daemon{cmd: cmd, stderr: &errb, done: make(chan error, 1)}
+	go func() { d.done <- cmd.Wait() }()
+	w.t.Cleanup(func() { d.kill() })
+	return d
+}
+
+func (d *daemon) kill() {
+	if d.cmd.ProcessState == nil {
+		d.cmd.Process.Signal(syscall.SIGKILL)
+		<-d.done
+		d.done <- nil
+	}
+}
+
+// stop sends SIGTERM and checks the daemon exits cleanly.
+func (d *daemon) stop(t *testing.T) {
+	t.Helper()
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-d.done:
+		d.done <- err
+		if err != nil {
+			t.Errorf("daemon exited with %v; stderr:\n%s", err, d.stderr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("daemon did not stop within 10s of SIGTERM")
+	}
+}
+
+// alive fails the test if the daemon has exited.
+func (d *daemon) alive(t *testing.T) {
+	t.Helper()
+	select {
+	case err := <-d.done:
+		d.done <- err
+		t.Fatalf("daemon exited (%v); stderr:\n%s", err, d.stderr)
+	default:
+	}
+}
+
+type syncWriter struct {
+	b *bytes.Buffer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) { return s.b.Write(p) }
+
+// status runs `status --json`.
+func (w *workspace) status() statusReport {
+	w.t.Helper()
+	out, errs, code := w.cli("status", "--json")
+	var st statusReport
+	if code != 0 {
+		w.t.Logf("status failed (exit %d): %s", code, errs)
+		return st
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		w.t.Fatalf("status --json: %v\n%s%s", err, out, errs)
+	}
+	return st
+}
+
+type rejectJSON struct {
+	File    string `json:"file"`
+	Line    int64  `json:"line"`
+	Offset  int64  `json:"offset"`
+	Reason  string `json:"reason"`
+	Excerpt string `json:"excerpt"`
+}
+
+func (w *workspace) rejects() []rejectJSON {
+	w.t.Helper()
+	out, errs, code := w.cli("rejects", "--json")
+	if code != 0 {
+		w.t.Fatalf("rejects --json: exit %d: %s", code, errs)
+	}
+	var r struct {
+		Rejects []rejectJSON `json:"rejects"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		w.t.Fatalf("rejects --json: %v\n%s", err, out)
+	}
+	return r.Rejects
+}
+
+// eventually polls cond until it holds or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %s: %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// appendRaw appends p to a log with one write(2) on an O_APPEND descriptor,
+// as `>>` does.
+func (w *workspace) appendRaw(name string, p []byte) {
+	w.t.Helper()
+	f, err := os.OpenFile(filepath.Join(w.logs, name), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer f.Close()
+	if n, err := f.Write(p); err != nil || n != len(p) {
+		w.t.Fatalf("append %d bytes: %d, %v", len(p), n, err)
+	}
+}
+
+// shellAppend appends with a real shell `>>` redirection.
+func (w *workspace) shellAppend(name, text string) {
+	w.t.Helper()
+	cmd := exec.Command("sh", "-c", `printf '%s' "$1" >> "$2"`, "sh", text, filepath.Join(w.logs, name))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		w.t.Fatalf("sh >>: %v %s", err, out)
+	}
+}
+
+func exchangeLine(session, id, user, ai string) string {
+	b, _ := json.Marshal(map[string]string{"type": "exchange", "session_id": session, "id": id, "user": user, "ai": ai, "timestamp": "2026-11-01T10:00:00Z"})
+	return string(b) + "\n"
+}
+
+func hasReject(rs []rejectJSON, file string, line int64, reasonPart string) bool {
+	for _, r := range rs {
+		if r.File == file && r.Line == line && strings.Contains(strings.ToLower(r.Reason), reasonPart) {
+			return true
+		}
+	}
+	return false
+}

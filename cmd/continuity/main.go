@@ -1,0 +1,119 @@
+// Command continuity gives AI coding agents memory across sessions: it
+// indexes the conversation logs agents append to
+// <workspace>/.praxis-os/.conversations/*.jsonl and answers search and
+// resume queries over them.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// command is one subcommand: its name, a one-line summary for the overview,
+// and the function that runs it with its own arguments.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *env, args []string) error
+}
+
+var commands []command
+
+func init() {
+	commands = []command{
+		{"daemon", "watch the logs and keep the index up to date until stopped", runDaemon},
+		{"ingest", "index every complete log line once, then exit (backfill)", runIngest},
+		{"log", "append one event to the logs, validated and atomically", runLog},
+		{"status", "show what is indexed: files, offsets, lag, counts", runStatus},
+		{"rejects", "list the log lines that were rejected, with file:line and reason", runRejects},
+	}
+}
+
+// exitError carries a specific exit code (2 = usage or unknown input).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageError(format string, a ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, a...)}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run is main without the process: testable.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root, rest, err := extractRoot(args)
+	if err != nil {
+		fmt.Fprintln(stderr, "continuity:", err)
+		return 2
+	}
+	if len(rest) == 0 || rest[0] == "help" || rest[0] == "-h" || rest[0] == "--help" || rest[0] == "-help" {
+		if len(rest) > 1 {
+			rest = []string{rest[1], "--help"}
+		} else {
+			overview(stdout)
+			if len(rest) == 0 {
+				return 2
+			}
+			return 0
+		}
+	}
+	var cmd *command
+	for i := range commands {
+		if commands[i].name == rest[0] {
+			cmd = &commands[i]
+		}
+	}
+	if cmd == nil {
+		fmt.Fprintf(stderr, "continuity: unknown command %q (see 'continuity help')\n", rest[0])
+		return 2
+	}
+	e := &env{rootFlag: root, stdin: stdin, stdout: stdout, stderr: stderr}
+	if err := cmd.run(ctx, e, rest[1:]); err != nil {
+		if errors.Is(err, errHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "continuity %s: %v\n", cmd.name, err)
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return ee.code
+		}
+		return 1
+	}
+	return 0
+}
+
+func overview(w io.Writer) {
+	fmt.Fprint(w, `continuity: memory across sessions for AI coding agents.
+
+Agents append one JSON line per event to <workspace>/.praxis-os/.conversations/*.jsonl
+(see protocol.md); continuity indexes them exactly once and answers queries.
+
+Usage: continuity [--root DIR] COMMAND [flags] [args]
+
+Commands:
+`)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+Global flag (before or after the command):
+  --root DIR   the workspace (default: the nearest ancestor of the current
+               directory holding .praxis-os, else the current directory)
+
+Run 'continuity COMMAND --help' for a command's flags.
+`)
+}
