@@ -1,0 +1,265 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3"
+)
+
+// benchIngest: backfill of n lines with `continuity ingest`, against the
+// baseline of merely reading and JSON-validating the same lines.
+func benchIngest(ctx context.Context, bin, tmp string, n int) error {
+	ws := filepath.Join(tmp, "ws")
+	logs := filepath.Join(ws, ".praxis-os", ".conversations")
+	size, err := writeLogs(logs, n)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("data: %d exchange lines, %.1f MiB in 10 files\n", n, float64(size)/(1<<20))
+
+	base, err := baselineRead(logs)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, bin, "ingest", "--root", ws)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	el := time.Since(start)
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB
+	rate := float64(n) / el.Seconds()
+	fmt.Printf("baseline (read + json.Valid each line, one core): %.0f lines/s\n", base)
+	fmt.Printf("continuity ingest: %.0f lines/s (%.1f MiB/s), %s, peak RSS %.1f MiB\n",
+		rate, float64(size)/(1<<20)/el.Seconds(), el.Round(time.Millisecond), float64(rss)/1024)
+	fmt.Printf("ratio ingest/baseline: %.3f\n", rate/base)
+	return nil
+}
+
+func baselineRead(logs string) (float64, error) {
+	entries, err := os.ReadDir(logs)
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	var lines int
+	for _, e := range entries {
+		f, err := os.Open(filepath.Join(logs, e.Name()))
+		if err != nil {
+			return 0, err
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			if !json.Valid(sc.Bytes()) {
+				f.Close()
+				return 0, fmt.Errorf("invalid line in %s", e.Name())
+			}
+			lines++
+		}
+		f.Close()
+		if err := sc.Err(); err != nil {
+			return 0, err
+		}
+	}
+	return float64(lines) / time.Since(start).Seconds(), nil
+}
+
+// benchLatency: append→indexed latency under the daemon, from write()
+// returning to the event's row being committed, against the baseline of
+// one durable SQLite commit on the same disk.
+func benchLatency(ctx context.Context, bin, tmp string, n int) error {
+	ws := filepath.Join(tmp, "ws")
+	logs := filepath.Join(ws, ".praxis-os", ".conversations")
+	if err := os.MkdirAll(logs, 0o700); err != nil {
+		return err
+	}
+	base, err := baselineCommit(tmp)
+	if err != nil {
+		return err
+	}
+	d, err := startDaemon(ctx, bin, ws)
+	if err != nil {
+		return err
+	}
+	defer d.Process.Kill()
+	f, err := os.OpenFile(filepath.Join(logs, "session-lat.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	written := make(map[string]time.Time, n)
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("lat-%d", i)
+		line, _ := json.Marshal(map[string]string{"type": "exchange", "session_id": "lat", "id": id,
+			"user": "how long until this is searchable?", "ai": strings.Repeat("answer ", 100)})
+		if _, err := f.Write(append(line, '\n')); err != nil {
+			return err
+		}
+		written[id] = time.Now()
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := waitIndexed(ctx, bin, ws, n, 60*time.Second); err != nil {
+		return err
+	}
+	d.Process.Signal(syscall.SIGTERM)
+	d.Wait()
+
+	committed, err := commitTimes(ws)
+	if err != nil {
+		return err
+	}
+	var lat []time.Duration
+	for id, w := range written {
+		c, ok := committed[id]
+		if !ok {
+			return fmt.Errorf("event %s not indexed", id)
+		}
+		lat = append(lat, c.Sub(w))
+	}
+	slices.Sort(lat)
+	p50, p99 := lat[len(lat)/2], lat[len(lat)*99/100]
+	fmt.Printf("baseline (one durable SQLite commit, p50): %s\n", base.Round(10*time.Microsecond))
+	fmt.Printf("append→indexed over %d lines: p50 %s, p99 %s, max %s\n", n,
+		p50.Round(10*time.Microsecond), p99.Round(10*time.Microsecond), lat[len(lat)-1].Round(10*time.Microsecond))
+	fmt.Printf("ratio to one commit: p50 %.1fx, p99 %.1fx\n", float64(p50)/float64(base), float64(p99)/float64(base))
+	return nil
+}
+
+// commitTimes reads when each event was committed (index column
+// committed_at, unix nanoseconds, taken right after COMMIT returned... see
+// the index package).
+func commitTimes(ws string) (map[string]time.Time, error) {
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(ws, ".praxis-os", ".cache", "continuity", "index.db")+"?mode=ro")
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT producer_id, ingested_at FROM events WHERE producer_id IS NOT NULL`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]time.Time{}
+	for rows.Next() {
+		var id string
+		var ns int64
+		if err := rows.Scan(&id, &ns); err != nil {
+			return nil, err
+		}
+		out[id] = time.Unix(0, ns)
+	}
+	return out, rows.Err()
+}
+
+func baselineCommit(tmp string) (time.Duration, error) {
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(tmp, "baseline.db")+"?_journal_mode=WAL&_synchronous=FULL")
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE t(x TEXT)`); err != nil {
+		return 0, err
+	}
+	var ds []time.Duration
+	for i := 0; i < 200; i++ {
+		s := time.Now()
+		if _, err := db.Exec(`INSERT INTO t VALUES (?)`, strings.Repeat("x", 800)); err != nil {
+			return 0, err
+		}
+		ds = append(ds, time.Since(s))
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2], nil
+}
+
+func startDaemon(ctx context.Context, bin, ws string) (*exec.Cmd, error) {
+	d := exec.CommandContext(ctx, bin, "daemon", "--root", ws, "--log-level", "warn")
+	d.Stderr = os.Stderr
+	if err := d.Start(); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if exec.Command(bin, "status", "--root", ws).Run() == nil {
+			return d, nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	d.Process.Kill()
+	return nil, fmt.Errorf("daemon not ready in 10s")
+}
+
+func waitIndexed(ctx context.Context, bin, ws string, n int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		out, err := exec.CommandContext(ctx, bin, "status", "--json", "--root", ws).Output()
+		if err == nil {
+			var st struct {
+				Exchanges int `json:"exchanges"`
+			}
+			if json.Unmarshal(out, &st) == nil && st.Exchanges >= n {
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("not all %d lines indexed within %s", n, timeout)
+}
+
+// benchIdle: CPU used by an idle daemon over a number of seconds, after it
+// indexed a backlog.
+func benchIdle(ctx context.Context, bin, tmp string, seconds int) error {
+	ws := filepath.Join(tmp, "ws")
+	logs := filepath.Join(ws, ".praxis-os", ".conversations")
+	if _, err := writeLogs(logs, 10000); err != nil {
+		return err
+	}
+	d, err := startDaemon(ctx, bin, ws)
+	if err != nil {
+		return err
+	}
+	defer d.Process.Kill()
+	if err := waitIndexed(ctx, bin, ws, 10000, 120*time.Second); err != nil {
+		return err
+	}
+	time.Sleep(time.Second)
+	c0, err := cpuTicks(d.Process.Pid)
+	if err != nil {
+		return err
+	}
+	time.Sleep(time.Duration(seconds) * time.Second)
+	c1, err := cpuTicks(d.Process.Pid)
+	if err != nil {
+		return err
+	}
+	cpu := float64(c1-c0) / 100 // clock ticks (USER_HZ = 100)
+	fmt.Printf("idle daemon (10k lines indexed, default 2s rescan): %.2f CPU-seconds over %ds = %.2f%% of one core\n",
+		cpu, seconds, 100*cpu/float64(seconds))
+	return nil
+}
+
+func cpuTicks(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	ut, _ := strconv.ParseInt(fields[11], 10, 64)
+	st, _ := strconv.ParseInt(fields[12], 10, 64)
+	return ut + st, nil
+}

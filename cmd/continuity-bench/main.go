@@ -1,0 +1,79 @@
+// Command continuity-bench measures continuity end to end, with the real
+// binary on a temporary workspace, and reports each figure next to a
+// baseline measured in the same run (these machines are noisy).
+//
+//	go run -tags sqlite_fts5 ./cmd/continuity-bench ingest  [--lines 100000]
+//	go run -tags sqlite_fts5 ./cmd/continuity-bench latency [--lines 1000]
+//	go run -tags sqlite_fts5 ./cmd/continuity-bench idle    [--seconds 10]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	bin := fs.String("bin", "", "continuity binary to measure (default: build ./cmd/continuity)")
+	lines := fs.Int("lines", 0, "how many exchange lines")
+	seconds := fs.Int("seconds", 10, "idle: how long to watch CPU use")
+	keep := fs.Bool("keep", false, "keep the temporary workspace")
+	fs.Parse(os.Args[2:])
+
+	tmp, err := os.MkdirTemp("", "continuity-bench-")
+	if err != nil {
+		fatal(err)
+	}
+	if !*keep {
+		defer os.RemoveAll(tmp)
+	} else {
+		fmt.Println("workspace kept in", tmp)
+	}
+	if *bin == "" {
+		*bin = filepath.Join(tmp, "continuity")
+		build := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", *bin, "./cmd/continuity")
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			fatal(fmt.Errorf("build (run from the repository root): %w", err))
+		}
+	}
+	ctx := context.Background()
+	switch os.Args[1] {
+	case "ingest":
+		err = benchIngest(ctx, *bin, tmp, or(*lines, 100000))
+	case "latency":
+		err = benchLatency(ctx, *bin, tmp, or(*lines, 1000))
+	case "idle":
+		err = benchIdle(ctx, *bin, tmp, *seconds)
+	default:
+		usage()
+		os.Exit(2)
+	}
+	if err != nil {
+		fatal(err)
+	}
+}
+
+func or(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: continuity-bench ingest|latency|idle [--lines N] [--seconds N] [--bin PATH] [--keep]")
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "continuity-bench:", err)
+	os.Exit(1)
+}
