@@ -1,0 +1,142 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Handler answers one call: it gets the request body (JSON) and returns a
+// value to encode as the response, or an error.
+type Handler func(ctx context.Context, req json.RawMessage) (any, error)
+
+// Error is an error with an exit code that survives the trip to the client:
+// 2 for bad requests (unknown session, bad query), 1 otherwise.
+type Error struct {
+	Code    int    `json:"code"`
+	Message string `json:"error"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// BadRequest wraps err as an Error with code 2.
+func BadRequest(err error) error { return &Error{Code: 2, Message: err.Error()} }
+
+// maxRequest bounds a request body.
+const maxRequest = 1 << 20
+
+// Server serves Handlers on a unix socket.
+type Server struct {
+	path     string
+	log      *slog.Logger
+	mu       sync.Mutex
+	handlers map[string]Handler
+	ln       net.Listener
+	srv      *http.Server
+}
+
+// New returns a server that will listen on path.
+func New(path string, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Server{path: path, log: log, handlers: map[string]Handler{}}
+}
+
+// Handle registers h for calls named name ("search", "resume", ...).
+func (s *Server) Handle(name string, h Handler) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.handlers[name] = h
+}
+
+// Listen creates the socket, private to the user (0600 in a 0700 folder).
+// A stale socket left by a killed daemon is replaced; the caller must hold
+// the workspace lock, so no live daemon owns it.
+func (s *Server) Listen() error {
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+		return fmt.Errorf("server: create socket folder: %w", err)
+	}
+	if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("server: remove stale socket: %w", err)
+	}
+	ln, err := net.Listen("unix", s.path)
+	if err != nil {
+		return fmt.Errorf("server: listen on %s: %w", s.path, err)
+	}
+	if err := os.Chmod(s.path, 0o600); err != nil {
+		ln.Close()
+		return fmt.Errorf("server: %w", err)
+	}
+	s.ln = ln
+	return nil
+}
+
+// Serve answers calls until ctx is cancelled, then shuts down gracefully.
+func (s *Server) Serve(ctx context.Context) error {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/{name}", s.serveCall)
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	errc := make(chan error, 1)
+	go func() { errc <- s.srv.Serve(s.ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("server: %w", err)
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := s.srv.Shutdown(shut)
+	os.Remove(s.path)
+	if err != nil {
+		return fmt.Errorf("server: shutdown: %w", err)
+	}
+	return nil
+}
+
+func (s *Server) serveCall(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	s.mu.Lock()
+	h := s.handlers[name]
+	s.mu.Unlock()
+	if h == nil {
+		writeJSON(w, http.StatusNotFound, &Error{Code: 2, Message: fmt.Sprintf("no call named %q", name)})
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequest+1))
+	if err != nil || len(body) > maxRequest {
+		writeJSON(w, http.StatusBadRequest, &Error{Code: 2, Message: "request unreadable or over 1 MiB"})
+		return
+	}
+	start := time.Now()
+	resp, err := h(r.Context(), body)
+	s.log.Debug("call", "name", name, "took", time.Since(start), "err", err)
+	if err != nil {
+		var e *Error
+		if !errors.As(err, &e) {
+			e = &Error{Code: 1, Message: err.Error()}
+		}
+		status := http.StatusInternalServerError
+		if e.Code == 2 {
+			status = http.StatusBadRequest
+		}
+		writeJSON(w, status, e)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
