@@ -49,6 +49,22 @@ func storedLines(t *testing.T, root string) map[string][]string {
 // SIGKILL at random moments 20 times and restarted. Every line must be
 // indexed exactly once, byte for byte. CONTINUITY_SOAK=1 runs a longer one.
 func TestCrashSoak(t *testing.T) {
+	for _, mode := range modes {
+		t.Run(mode.name, func(t *testing.T) { crashSoak(t, mode.args) })
+	}
+}
+
+// modes are the two ways the daemon learns of changes: fsnotify with the
+// rescan as a safety net, and the periodic rescan alone (1 s here).
+var modes = []struct {
+	name string
+	args []string
+}{
+	{"notify", nil},
+	{"rescan-only", []string{"--no-notify", "--rescan", "1s"}},
+}
+
+func crashSoak(t *testing.T, daemonArgs []string) {
 	total, kills := 10000, 20
 	if os.Getenv("CONTINUITY_SOAK") != "" {
 		total, kills = 100000, 200
@@ -81,7 +97,7 @@ func TestCrashSoak(t *testing.T) {
 		work[i%writers] = append(work[i%writers], line)
 	}
 
-	d := ws.startDaemon()
+	d := ws.startDaemon(daemonArgs...)
 	var wg sync.WaitGroup
 	for w := 0; w < writers; w++ {
 		wg.Add(1)
@@ -109,7 +125,7 @@ func TestCrashSoak(t *testing.T) {
 	for k := 0; k < kills; k++ {
 		time.Sleep(time.Duration(20+killRng.IntN(200)) * time.Millisecond)
 		d.kill()
-		d = ws.startDaemon()
+		d = ws.startDaemon(daemonArgs...)
 	}
 	wg.Wait()
 	eventually(t, 120*time.Second, "all lines indexed", func() bool {
@@ -145,8 +161,14 @@ func TestCrashSoak(t *testing.T) {
 // TestSplitLine: a line written in two parts 300 ms apart is indexed once,
 // whole, and never rejected, also across a SIGKILL between the parts.
 func TestSplitLine(t *testing.T) {
+	for _, mode := range modes {
+		t.Run(mode.name, func(t *testing.T) { splitLine(t, mode.args) })
+	}
+}
+
+func splitLine(t *testing.T, daemonArgs []string) {
 	ws := newWorkspace(t)
-	d := ws.startDaemon()
+	d := ws.startDaemon(daemonArgs...)
 	line := exchangeLine("split", "split-1", "first half of the question", "and the answer")
 	cut := len(line) / 2
 	ws.shellAppend("split.jsonl", line[:cut])
@@ -162,7 +184,7 @@ func TestSplitLine(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	d.kill()
 	ws.shellAppend("split.jsonl", line2[10:])
-	d = ws.startDaemon()
+	d = ws.startDaemon(daemonArgs...)
 	eventually(t, 5*time.Second, "split line indexed after SIGKILL", func() bool { return ws.status().Exchanges == 2 })
 	d.stop(t)
 	if st := ws.status(); st.Rejects != 0 || st.Exchanges != 2 {
