@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/server"
 	"github.com/praxis-os/continuity/watcher"
 )
 
@@ -97,11 +99,44 @@ Logs go to stderr.`)
 	if err != nil {
 		return err
 	}
-	log.Info("continuity daemon started", "workspace", p.root, "logs", p.logs, "index", p.cache,
-		"pid", os.Getpid(), "fsnotify", !wf.noNotify, "rescan", wf.rescan)
-	if err := w.Run(ctx); err != nil {
+	srv := server.New(server.SocketPath(p.cache), log)
+	registerCalls(srv, db)
+	if err := srv.Listen(); err != nil {
 		return err
+	}
+	log.Info("continuity daemon started", "workspace", p.root, "logs", p.logs, "index", p.cache,
+		"socket", server.SocketPath(p.cache), "pid", os.Getpid(), "fsnotify", !wf.noNotify, "rescan", wf.rescan)
+
+	// The watcher and the query server run until ctx ends; the first to
+	// fail stops the other.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 2)
+	go func() { errc <- w.Run(ctx) }()
+	go func() { errc <- srv.Serve(ctx) }()
+	var first error
+	for range 2 {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+			cancel()
+		}
+	}
+	if first != nil {
+		return first
 	}
 	log.Info("continuity daemon stopped")
 	return nil
+}
+
+// pingReply answers "ping": who is serving.
+type pingReply struct {
+	PID     int    `json:"pid"`
+	Version string `json:"version"`
+}
+
+// registerCalls registers the calls the daemon answers on its socket.
+func registerCalls(srv *server.Server, db *index.DB) {
+	srv.Handle("ping", func(ctx context.Context, _ json.RawMessage) (any, error) {
+		return pingReply{PID: os.Getpid(), Version: version}, nil
+	})
 }

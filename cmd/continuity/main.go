@@ -14,6 +14,9 @@ import (
 	"syscall"
 )
 
+// version is the binary's version, shown by ping and doctor.
+const version = "0.1.0"
+
 // command is one subcommand: its name, a one-line summary for the overview,
 // and the function that runs it with its own arguments.
 type command struct {
