@@ -34,6 +34,7 @@ func init() {
 		{"log", "append one event to the logs, validated and atomically", runLog},
 		{"status", "show what is indexed: files, offsets, lag, counts", runStatus},
 		{"rejects", "list the log lines that were rejected, with file:line and reason", runRejects},
+		{"doctor", "check the workspace, the daemon, the index and the embedder; say what to fix", runDoctor},
 	}
 }
 

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"flag"
+
+	"github.com/praxis-os/continuity/embed"
+)
+
+// embedFlags select the embedder. Each flag defaults to its environment
+// variable (CONTINUITY_EMBEDDER, CONTINUITY_EMBED_URL, CONTINUITY_EMBED_MODEL,
+// CONTINUITY_EMBED_DIM; the API key only from CONTINUITY_EMBED_API_KEY or
+// OPENAI_API_KEY, never a flag, so it stays out of process listings).
+type embedFlags struct {
+	cfg embed.Config
+	err error
+}
+
+func (f *embedFlags) register(fs *flag.FlagSet) {
+	f.cfg, f.err = embed.ConfigFromEnv()
+	fs.StringVar(&f.cfg.Provider, "embedder", or(f.cfg.Provider, embed.ProviderBuiltin), "embedder: builtin (offline, default), ollama, or openai (any OpenAI-compatible server) (env "+embed.EnvProvider+")")
+	fs.StringVar(&f.cfg.URL, "embed-url", f.cfg.URL, "embedding server base URL (env "+embed.EnvURL+"; default "+embed.DefaultOllamaURL+" or "+embed.DefaultOpenAIURL+")")
+	fs.StringVar(&f.cfg.Model, "embed-model", f.cfg.Model, "embedding model, e.g. nomic-embed-text (env "+embed.EnvModel+")")
+	fs.IntVar(&f.cfg.Dimension, "embed-dim", f.cfg.Dimension, "vector dimension (builtin: hash buckets, default 256; remote: expected, 0 = learn) (env "+embed.EnvDimension+")")
+}
+
+// embedder builds the configured embedder (no network call).
+func (f *embedFlags) embedder() (embed.Embedder, error) {
+	if f.err != nil {
+		return nil, usageError("embedder settings: %v", f.err)
+	}
+	e, err := embed.New(f.cfg)
+	if err != nil {
+		return nil, usageError("embedder: %v", err)
+	}
+	return e, nil
+}
+
+func or(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
+}
