@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"math/rand"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,4 +53,59 @@ func BenchmarkCommit(b *testing.B) {
 			b.ReportMetric(float64(bytes)/float64(lines), "B/line")
 		})
 	}
+}
+
+// BenchmarkCommitProse is BenchmarkCommit/batch=1000 with varied text:
+// 40 + 150 words drawn from a 30,000-word vocabulary with a Zipf law (see
+// bench_search_test.go), so that the full-text index grows as it does
+// with real conversations, merges included. The texts (a pool of 5,000)
+// are drawn before the timer starts.
+func BenchmarkCommitProse(b *testing.B) {
+	const size = 1000
+	db := openTest(b, testDir(b))
+	f := newFeeder(b, db, "session-bench.jsonl")
+	words := corpusWords()
+	r := rand.New(rand.NewSource(1))
+	z := rand.NewZipf(r, 1.07, 2, corpusVocab-1)
+	text := func(k int) string {
+		var sb strings.Builder
+		for i := 0; i < k; i++ {
+			if i > 0 {
+				sb.WriteByte(' ')
+			}
+			sb.WriteString(words[z.Uint64()])
+		}
+		return sb.String()
+	}
+	pool := make([][2]string, 5000)
+	for i := range pool {
+		pool[i] = [2]string{text(40), text(150)}
+	}
+	texts := make([]string, size)
+	buf := make([]byte, 0, 4096)
+	var lines, bytes int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j := range texts {
+			n := i*size + j
+			p := pool[n%len(pool)]
+			buf = append(buf[:0], `{"type":"exchange","timestamp":"2025-01-02T03:04:05Z","session_id":"s`...)
+			buf = strconv.AppendInt(buf, int64(n/5000), 10)
+			buf = append(buf, `","user":"`...)
+			buf = append(buf, p[0]...)
+			buf = append(buf, `","ai":"`...)
+			buf = append(buf, p[1]...)
+			buf = append(buf, `"}`...)
+			texts[j] = string(buf)
+			bytes += int64(len(buf) + 1)
+		}
+		if err := db.Commit(ctx, f.batch(texts...)); err != nil {
+			b.Fatal(err)
+		}
+		lines += size
+	}
+	secs := b.Elapsed().Seconds()
+	b.ReportMetric(float64(lines)/secs, "lines/s")
+	b.ReportMetric(float64(bytes)/secs/1e6, "MB/s")
+	b.ReportMetric(float64(bytes)/float64(lines), "B/line")
 }

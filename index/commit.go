@@ -25,6 +25,9 @@ const (
 	// CounterUnknownFields counts stored events with at least one
 	// top-level field this version of the protocol does not know.
 	CounterUnknownFields = "unknown_fields"
+	// CounterForgottenSkipped counts valid lines not stored because their
+	// session was deleted with DeleteSession.
+	CounterForgottenSkipped = "forgotten_skipped"
 )
 
 const (
@@ -46,6 +49,7 @@ const (
 			events    = events + excluded.events`
 	insertLinkSQL = `INSERT INTO session_links (previous, new, event, ts) VALUES (?, ?, ?, ?)
 		ON CONFLICT DO NOTHING`
+	insertFTSSQL  = `INSERT INTO events_fts (rowid, user, ai) VALUES (?, ?, ?)`
 	addCounterSQL = `INSERT INTO counters (name, value) VALUES (?, ?)
 		ON CONFLICT (name) DO UPDATE SET value = value + excluded.value`
 )
@@ -95,7 +99,12 @@ func (c *commitTx) close() {
 // skipped outright (so a replayed batch changes nothing, counters
 // included), and a line whose (generation, start offset) is already
 // stored is skipped too. A valid line whose producer id is already stored
-// is not stored again and counts in CounterDuplicatesSkipped.
+// is not stored again and counts in CounterDuplicatesSkipped. A valid line
+// of a session deleted by DeleteSession is not stored and counts in
+// CounterForgottenSkipped.
+//
+// An exchange enters the full-text index (events_fts) in the same
+// transaction (an explicit insert, not a trigger: see migration 2).
 //
 // The generation's offset, line, fingerprints, path, dev and ino are set
 // from b.Gen; Gone is left alone. A stale batch (b.Gen.Offset behind the
@@ -133,7 +142,28 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 	nowNano := now.UnixNano()
 	sessions := map[string]*sessionDelta{}
 	var sessionOrder []string
-	var duplicates, unknownTypes, unknownFields int64
+	var duplicates, unknownTypes, unknownFields, forgottenSkipped int64
+
+	// Most databases have forgotten nothing: then no line needs a look-up.
+	var anyForgotten bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM forgotten)`).Scan(&anyForgotten); err != nil {
+		return err
+	}
+	forgotten := map[string]bool{}
+	isForgotten := func(session string) (bool, error) {
+		if !anyForgotten || session == "" {
+			return false, nil
+		}
+		f, ok := forgotten[session]
+		if !ok {
+			err := c.tx.QueryRowContext(c.ctx, `SELECT EXISTS (SELECT 1 FROM forgotten WHERE session = ?)`, session).Scan(&f)
+			if err != nil {
+				return false, fmt.Errorf("look up forgotten session: %w", err)
+			}
+			forgotten[session] = f
+		}
+		return f, nil
+	}
 
 	for i := range b.Lines {
 		if testHookLine != nil {
@@ -162,6 +192,13 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 			if err := c.reject(b.Gen, l, kind, perr.Error(), nowNano); err != nil {
 				return err
 			}
+			continue
+		}
+
+		if f, err := isForgotten(ev.SessionID); err != nil {
+			return fmt.Errorf("line %d: %w", l.Number, err)
+		} else if f {
+			forgottenSkipped++
 			continue
 		}
 
@@ -210,8 +247,21 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 			}
 		}
 		if ev.Type == logformat.TypeSessionResume && ev.PreviousSession != "" && ev.NewSession != "" {
-			if _, err := c.exec(insertLinkSQL, ev.PreviousSession, ev.NewSession, rowID, ts); err != nil {
-				return fmt.Errorf("line %d: link sessions: %w", l.Number, err)
+			// A link to a forgotten session is not made again: the
+			// event stays (it belongs to its own session), the link
+			// would only lead to nothing.
+			fp, err := isForgotten(ev.PreviousSession)
+			if err != nil {
+				return fmt.Errorf("line %d: %w", l.Number, err)
+			}
+			fn, err := isForgotten(ev.NewSession)
+			if err != nil {
+				return fmt.Errorf("line %d: %w", l.Number, err)
+			}
+			if !fp && !fn {
+				if _, err := c.exec(insertLinkSQL, ev.PreviousSession, ev.NewSession, rowID, ts); err != nil {
+					return fmt.Errorf("line %d: link sessions: %w", l.Number, err)
+				}
 			}
 		}
 	}
@@ -229,6 +279,7 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 		{CounterDuplicatesSkipped, duplicates},
 		{CounterUnknownTypes, unknownTypes},
 		{CounterUnknownFields, unknownFields},
+		{CounterForgottenSkipped, forgottenSkipped},
 	} {
 		if ctr.n == 0 {
 			continue
@@ -289,8 +340,15 @@ func (c *commitTx) insertEvent(g watcher.Generation, l *watcher.Line, ev *logfor
 	if err != nil || n == 0 {
 		return 0, false, err
 	}
-	rowID, err = res.LastInsertId()
-	return rowID, err == nil, err
+	if rowID, err = res.LastInsertId(); err != nil {
+		return 0, false, err
+	}
+	if ev.Type == logformat.TypeExchange {
+		if _, err := c.exec(insertFTSSQL, rowID, nullString(ev.User), nullString(ev.AI)); err != nil {
+			return 0, false, fmt.Errorf("full-text index: %w", err)
+		}
+	}
+	return rowID, true, nil
 }
 
 // reject stores an invalid or oversize line.

@@ -523,7 +523,7 @@ func TestStatusJSON(t *testing.T) {
 	}
 	var m map[string]any
 	json.Unmarshal(b, &m)
-	for _, k := range []string{"events", "exchanges", "sessions", "rejects", "duplicates_skipped", "unknown_types", "unknown_fields", "events_by_type", "files", "skipped"} {
+	for _, k := range []string{"events", "exchanges", "sessions", "rejects", "duplicates_skipped", "unknown_types", "unknown_fields", "forgotten_skipped", "forgotten", "events_by_type", "vectors", "files", "skipped"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("status JSON lacks %q: %s", k, b)
 		}

@@ -86,6 +86,11 @@ type DB struct {
 	// of read-only connections which, thanks to WAL, never wait for w.
 	w *sql.DB
 	r *sql.DB
+
+	// hints remembers, per embedder identity, where PendingEmbeddings
+	// may start (see there).
+	hintMu sync.Mutex
+	hints  map[string]pendingHint
 }
 
 // Open opens (creating and migrating if needed) the index in dir, the
@@ -131,7 +136,11 @@ func (db *DB) openReadOnly() error {
 		return fmt.Errorf("index: open %s read-only: %w", db.path, err)
 	}
 	db.r = r
-	v, err := userVersion(context.Background(), r)
+	ctx := context.Background()
+	if err := checkFTS5(ctx, r); err != nil {
+		return fmt.Errorf("index: open %s read-only: %w", db.path, err)
+	}
+	v, err := userVersion(ctx, r)
 	if err != nil {
 		return fmt.Errorf("index: open %s read-only: %w", db.path, err)
 	}
@@ -177,6 +186,9 @@ func (db *DB) openWriter() error {
 	}
 	if mode != "wal" {
 		return fmt.Errorf("index: open %s: journal mode is %q, want wal", db.path, mode)
+	}
+	if err := checkFTS5(ctx, w); err != nil {
+		return fmt.Errorf("index: open %s: %w", db.path, err)
 	}
 	if err := migrate(ctx, w, db.path); err != nil {
 		return err

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -163,8 +165,8 @@ func TestMigrations(t *testing.T) {
 		}
 		setVersion(t, dir, 0) // an empty database, never migrated
 		_, err := Open(dir, Options{ReadOnly: true})
-		if !errors.Is(err, ErrSchemaTooOld) {
-			t.Errorf("err = %v, want ErrSchemaTooOld", err)
+		if !errors.Is(err, ErrIndexCreating) || !strings.Contains(err.Error(), "being created (the daemon is starting)") {
+			t.Errorf("err = %v, want ErrIndexCreating", err)
 		}
 		db, err := Open(dir, Options{}) // the writer migrates it
 		if err != nil {
@@ -176,6 +178,17 @@ func TestMigrations(t *testing.T) {
 			t.Fatalf("read-only after migration: %v", err)
 		}
 		ro.Close()
+	})
+
+	t.Run("version 1 read-only", func(t *testing.T) {
+		dir := testDir(t)
+		db := openTest(t, dir)
+		db.Close()
+		setVersion(t, dir, 1)
+		_, err := Open(dir, Options{ReadOnly: true})
+		if !errors.Is(err, ErrSchemaTooOld) || !strings.Contains(err.Error(), "start the daemon to migrate it") {
+			t.Errorf("err = %v, want ErrSchemaTooOld", err)
+		}
 	})
 
 	t.Run("missing read-only", func(t *testing.T) {
@@ -273,6 +286,115 @@ func TestReadOnlyAfterWriterClosed(t *testing.T) {
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		if fi, err := os.Stat(filepath.Join(dir, FileName+suffix)); err == nil && fi.Mode().Perm() != 0o600 {
 			t.Errorf("%s mode %#o after a read-only open", FileName+suffix, fi.Mode().Perm())
+		}
+	}
+}
+
+// A database written by the version 1 schema, with exchanges, is migrated
+// by the writer: its exchanges become searchable, and the schema ends up
+// the same as a new database's.
+func TestMigrateFromVersion1(t *testing.T) {
+	dir := testDir(t)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite3", filepath.Join(dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(migrations[0] + "PRAGMA user_version = 1;"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`INSERT INTO generations (id, path, dev, ino, created_at, updated_at) VALUES (1, 'a.jsonl', 1, 2, 0, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	events := []struct{ typ, session, user, ai, reason string }{
+		{"exchange", "s1", "how do we rotate the logs", "with an inode check", ""},
+		{"context_reset", "s1", "", "", "rotate compaction"},
+		{"exchange", "s2", "naïve question", "", ""},
+		{"exchange", "s2", "", "only an answer about rotation", ""},
+	}
+	for i, e := range events {
+		if _, err := raw.Exec(`INSERT INTO events (event_id, generation, start_offset, end_offset, line, file, type,
+			session_id, ts, user, ai, reason, raw, ingested_at) VALUES (?, 1, ?, ?, ?, 'a.jsonl', ?, ?, ?, ?, ?, ?, '{}', 0)`,
+			"e"+strconv.Itoa(i), i*10, i*10+10, i+1, e.typ, e.session, int64(i)*1e9,
+			nullString(e.user), nullString(e.ai), nullString(e.reason)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw.Close()
+
+	db := openTest(t, dir)
+	if v, _ := userVersion(ctx, db.w); v != SchemaVersion() {
+		t.Fatalf("user_version %d after migration", v)
+	}
+	search := func(q string) []int64 {
+		t.Helper()
+		hits, err := db.Lexical(ctx, q, [2]float64{}, Filter{}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows []int64
+		for _, h := range hits {
+			rows = append(rows, h.Row)
+		}
+		slices.Sort(rows)
+		return rows
+	}
+	if got := search("rotate"); !reflect.DeepEqual(got, []int64{1, 4}) { // porter: rotate, rotation; not the reset
+		t.Errorf("rotate found in %v, want rows 1 and 4", got)
+	}
+	if got := search("naive"); !reflect.DeepEqual(got, []int64{3}) {
+		t.Errorf("naive found in %v, want row 3", got)
+	}
+	if _, err := db.w.Exec(`INSERT INTO events_fts (events_fts, rank) VALUES ('integrity-check', 0)`); err != nil {
+		t.Errorf("FTS integrity-check: %v", err)
+	}
+	if n, err := db.CountPending(ctx, "m"); err != nil || n != 3 {
+		t.Errorf("CountPending = %d, %v, want 3", n, err)
+	}
+	// New exchanges are indexed as usual after the migration.
+	f := newFeeder(t, db, "b.jsonl")
+	commit(t, db, f.batch(exchangeAt("s3", hour(1), "rotate again", "")))
+	if got := search("rotate"); len(got) != 3 {
+		t.Errorf("rotate found in %v after a commit, want 3 rows", got)
+	}
+
+	fresh := openTest(t, testDir(t))
+	if got, want := schemaOf(t, db), schemaOf(t, fresh); !reflect.DeepEqual(got, want) {
+		t.Errorf("migrated schema differs from a new database's:\n%v\nwant\n%v", got, want)
+	}
+}
+
+func schemaOf(t *testing.T, db *DB) map[string]string {
+	t.Helper()
+	rows, err := db.w.Query(`SELECT type || ' ' || name, coalesce(sql, '') FROM sqlite_schema`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var name, sql string
+		if err := rows.Scan(&name, &sql); err != nil {
+			t.Fatal(err)
+		}
+		out[name] = sql
+	}
+	return out
+}
+
+func TestOpenWithoutFTS5(t *testing.T) {
+	dir := testDir(t)
+	db := openTest(t, dir)
+	db.Close()
+	old := fts5Query
+	fts5Query = `SELECT 0`
+	defer func() { fts5Query = old }()
+	for _, ro := range []bool{false, true} {
+		_, err := Open(dir, Options{ReadOnly: ro})
+		if !errors.Is(err, ErrNoFTS5) || !strings.Contains(err.Error(), "SQLite was built without FTS5: build with -tags sqlite_fts5") {
+			t.Errorf("ReadOnly=%v: err = %v, want ErrNoFTS5", ro, err)
 		}
 	}
 }

@@ -5,12 +5,14 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
 // Event is one stored event.
 type Event struct {
-	ID                int64           `json:"-"`        // row id, the order of ingestion
+	Row               int64           `json:"-"`        // row id (events.id), the order of ingestion
+	ID                int64           `json:"-"`        // the same row id, under its first name
 	EventID           string          `json:"event_id"` // producer id, else a generated UUID
 	ProducerID        string          `json:"producer_id,omitempty"`
 	Generation        int64           `json:"generation"`
@@ -50,6 +52,7 @@ func scanEvent(rows *sql.Rows) (Event, error) {
 		&e.Reason, &e.PreviousSession, &e.NewSession, &files, &metadata, &unknown, &e.Raw, &ingested); err != nil {
 		return Event{}, err
 	}
+	e.Row = e.ID
 	e.Timestamp = time.Unix(0, ts).UTC()
 	e.IngestedAt = time.Unix(0, ingested).UTC()
 	if files.Valid {
@@ -93,6 +96,51 @@ func (db *DB) queryEvents(ctx context.Context, what, query string, args ...any) 
 func (db *DB) EventsBySession(ctx context.Context, session string) ([]Event, error) {
 	return db.queryEvents(ctx, "events of session "+session,
 		`SELECT `+eventColumns+` FROM events WHERE session_id = ? ORDER BY ts, id`, session)
+}
+
+// EventsByRows returns the events with these row ids by row id; ids that
+// do not exist (deleted, or never stored) are absent from the map.
+func (db *DB) EventsByRows(ctx context.Context, rows []int64) (map[int64]Event, error) {
+	out := make(map[int64]Event, len(rows))
+	for start := 0; start < len(rows); start += inChunk {
+		chunk := rows[start:min(start+inChunk, len(rows))]
+		evs, err := db.queryEvents(ctx, "events by row",
+			`SELECT `+eventColumns+` FROM events WHERE id IN (`+placeholders(len(chunk))+`)`, int64Args(chunk)...)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range evs {
+			out[e.Row] = e
+		}
+	}
+	return out, nil
+}
+
+// inChunk is how many values go into one IN (...) list, well below
+// SQLite's limit on bound parameters (32766).
+const inChunk = 500
+
+func placeholders(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strings.Repeat("?,", n-1) + "?"
+}
+
+func int64Args(vs []int64) []any {
+	out := make([]any, len(vs))
+	for i, v := range vs {
+		out[i] = v
+	}
+	return out
+}
+
+func stringArgs(vs []string) []any {
+	out := make([]any, len(vs))
+	for i, v := range vs {
+		out[i] = v
+	}
+	return out
 }
 
 // RawEvent is where a stored event came from, with its exact bytes.

@@ -21,7 +21,9 @@ func TestMain(m *testing.M) {
 		helperCommit(os.Getenv("CONTINUITY_INDEX_DIR"))
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeCorpora()
+	os.Exit(code)
 }
 
 var ctx = context.Background()

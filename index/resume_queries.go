@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -65,43 +64,86 @@ type TimelineEntry struct {
 	SessionID string
 	Type      string // "exchange" or "context_reset"
 	Timestamp time.Time
-	Bytes     int64 // length of user plus ai, in bytes (0 for a reset)
 }
-
-// resumeInChunk is how many session ids go into one IN (...) list, well below
-// SQLite's limit on bound parameters.
-const resumeInChunk = 500
 
 // Timeline returns the exchanges and context resets of the given sessions,
 // by timestamp, then by row id.
-func (db *DB) Timeline(ctx context.Context, sessions []string) ([]TimelineEntry, error) {
-	var out []TimelineEntry
-	for start := 0; start < len(sessions); start += resumeInChunk {
-		chunk := sessions[start:min(start+resumeInChunk, len(sessions))]
-		q := `SELECT id, session_id, type, ts, coalesce(length(CAST(user AS BLOB)), 0) + coalesce(length(CAST(ai AS BLOB)), 0)
-			FROM events WHERE session_id IN (` + resumePlaceholders(len(chunk)) + `) AND type IN ('exchange', 'context_reset')`
-		rows, err := db.r.QueryContext(ctx, q, resumeArgs(chunk)...)
+//
+// It reads indexes only, never the events' rows (which hold the texts and
+// would make a long chain cost a page read per few events): the sessions'
+// events from events_session_ts (session, time, row id), and which of all
+// events are not exchanges from events_type, both in one read snapshot.
+func (db *DB) Timeline(ctx context.Context, sessions []string) (out []TimelineEntry, err error) {
+	defer func() {
 		if err != nil {
-			return nil, fmt.Errorf("index: timeline: %w", err)
+			err = fmt.Errorf("index: timeline: %w", err)
 		}
-		for rows.Next() {
-			var e TimelineEntry
-			var ts int64
-			if err := rows.Scan(&e.Row, &e.SessionID, &e.Type, &ts, &e.Bytes); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("index: timeline: %w", err)
-			}
-			e.Timestamp = time.Unix(0, ts).UTC()
-			out = append(out, e)
-		}
-		err = rows.Err()
-		rows.Close()
+	}()
+	tx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	for start := 0; start < len(sessions); start += inChunk {
+		chunk := sessions[start:min(start+inChunk, len(sessions))]
+		err := resumeEachRow(ctx, tx, `SELECT id, session_id, ts FROM events WHERE session_id IN (`+placeholders(len(chunk))+`)`,
+			stringArgs(chunk), func(rows *sql.Rows) error {
+				e := TimelineEntry{Type: "exchange"}
+				var ts int64
+				if err := rows.Scan(&e.Row, &e.SessionID, &ts); err != nil {
+					return err
+				}
+				e.Timestamp = time.Unix(0, ts).UTC()
+				out = append(out, e)
+				return nil
+			})
 		if err != nil {
-			return nil, fmt.Errorf("index: timeline: %w", err)
+			return nil, err
 		}
 	}
+	// Events that are not exchanges are few: their types from the type
+	// index (two range scans around 'exchange').
+	other := map[int64]string{}
+	err = resumeEachRow(ctx, tx, `SELECT id, type FROM events WHERE type < 'exchange' OR type > 'exchange'`, nil,
+		func(rows *sql.Rows) error {
+			var id int64
+			var typ string
+			if err := rows.Scan(&id, &typ); err != nil {
+				return err
+			}
+			other[id] = typ
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	kept := out[:0]
+	for _, e := range out {
+		if typ, ok := other[e.Row]; ok {
+			if typ != "context_reset" {
+				continue
+			}
+			e.Type = typ
+		}
+		kept = append(kept, e)
+	}
+	out = kept
 	sortTimeline(out)
 	return out, nil
+}
+
+func resumeEachRow(ctx context.Context, tx *sql.Tx, query string, args []any, f func(*sql.Rows) error) error {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := f(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 func sortTimeline(es []TimelineEntry) {
@@ -114,39 +156,15 @@ func sortTimeline(es []TimelineEntry) {
 	})
 }
 
-// EventsByRowIDs returns the events with these row ids, in the order of
-// rows; ids that do not exist are left out.
-func (db *DB) EventsByRowIDs(ctx context.Context, rows []int64) ([]Event, error) {
-	byRow := make(map[int64]Event, len(rows))
-	for start := 0; start < len(rows); start += resumeInChunk {
-		chunk := rows[start:min(start+resumeInChunk, len(rows))]
-		args := make([]any, len(chunk))
-		for i, r := range chunk {
-			args[i] = r
-		}
-		evs, err := db.queryEvents(ctx, "events by row", `SELECT `+eventColumns+` FROM events WHERE id IN (`+resumePlaceholders(len(chunk))+`)`, args...)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range evs {
-			byRow[e.ID] = e
-		}
-	}
-	out := make([]Event, 0, len(byRow))
-	for _, r := range rows {
-		if e, ok := byRow[r]; ok {
-			out = append(out, e)
-		}
-	}
-	return out, nil
-}
-
 // LatestSession returns the session of the most recent event (by
 // timestamp, then row id) that has a session, "" when there is none.
 func (db *DB) LatestSession(ctx context.Context) (string, error) {
 	var s string
-	err := db.r.QueryRowContext(ctx, `SELECT session_id FROM events WHERE session_id IS NOT NULL
-		ORDER BY ts DESC, id DESC LIMIT 1`).Scan(&s)
+	// sessions.last_ts is the latest timestamp of an event with a
+	// session: only the events at that time need looking at.
+	err := db.r.QueryRowContext(ctx, `SELECT session_id FROM events
+		WHERE ts = (SELECT max(last_ts) FROM sessions) AND session_id IS NOT NULL
+		ORDER BY id DESC LIMIT 1`).Scan(&s)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -202,16 +220,4 @@ func (db *DB) Sessions(ctx context.Context) ([]SessionSummary, error) {
 		return nil, fmt.Errorf("index: sessions: %w", err)
 	}
 	return out, nil
-}
-
-func resumePlaceholders(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
-}
-
-func resumeArgs(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
 }

@@ -14,7 +14,32 @@ var (
 	// ErrSchemaTooOld: a read-only open found a schema the daemon has not
 	// migrated yet (only the writer migrates).
 	ErrSchemaTooOld = errors.New("index schema is older than this binary expects")
+	// ErrIndexCreating: a read-only open found a database with no schema
+	// yet, the daemon being about to create it.
+	ErrIndexCreating = errors.New("index is being created")
+	// ErrNoFTS5: the binary's SQLite lacks the FTS5 extension.
+	ErrNoFTS5 = errors.New("SQLite was built without FTS5: build with -tags sqlite_fts5")
 )
+
+// fts5Query reports whether SQLite has FTS5 (a variable so that tests can
+// pretend it has not).
+var fts5Query = `SELECT sqlite_compileoption_used('ENABLE_FTS5')`
+
+// checkFTS5 fails with ErrNoFTS5 when the SQLite compiled into this binary
+// has no FTS5: the schema and the lexical search need it, and without
+// this check the failure would be a cryptic "no such module: fts5".
+func checkFTS5(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) error {
+	var ok bool
+	if err := q.QueryRowContext(ctx, fts5Query).Scan(&ok); err != nil {
+		return fmt.Errorf("check for FTS5: %w", err)
+	}
+	if !ok {
+		return ErrNoFTS5
+	}
+	return nil
+}
 
 // migrations are applied in order, each in the same transaction as the
 // user_version bump; migrations[i] brings the schema to version i+1. Never
@@ -114,6 +139,69 @@ CREATE TABLE counters (
 	value INTEGER NOT NULL
 );
 `,
+
+	// 2: full-text index of exchanges, their embeddings, forgotten sessions.
+	//
+	// events_fts indexes the user and ai texts of exchanges, and only
+	// them, without a copy: it reads events (external content). An
+	// exchange enters it in the transaction that stores it (Commit
+	// inserts it; an AFTER INSERT trigger would do the same, but a
+	// trigger turns every INSERT INTO events into a statement that keeps
+	// a statement journal, and with 16 KiB pages that journal spills to
+	// a temporary file on every row: commits were 3x slower). It leaves
+	// in the transaction that deletes the event, through the trigger
+	// ('delete' must be given the indexed values, which are the row's
+	// own; deletions are rare). Events are never updated; the update
+	// trigger keeps the index exact if one ever is. The backfill indexes
+	// the exchanges of a version 1 database ('rebuild' is not usable: it
+	// would index every event type).
+	`
+CREATE VIRTUAL TABLE events_fts USING fts5(
+	user, ai,
+	content = 'events', content_rowid = 'id',
+	tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER events_fts_delete AFTER DELETE ON events WHEN old.type = 'exchange' BEGIN
+	INSERT INTO events_fts (events_fts, rowid, user, ai) VALUES ('delete', old.id, old.user, old.ai);
+END;
+CREATE TRIGGER events_fts_update AFTER UPDATE OF id, type, user, ai ON events BEGIN
+	INSERT INTO events_fts (events_fts, rowid, user, ai)
+		SELECT 'delete', old.id, old.user, old.ai WHERE old.type = 'exchange';
+	INSERT INTO events_fts (rowid, user, ai)
+		SELECT new.id, new.user, new.ai WHERE new.type = 'exchange';
+END;
+INSERT INTO events_fts (rowid, user, ai) SELECT id, user, ai FROM events WHERE type = 'exchange';
+
+-- One embedding per exchange and embedder identity (model, dimensions,
+-- options: whatever makes two vectors comparable). vec is float32
+-- little-endian. The primary key finds an exchange's vector (pending
+-- exchanges, the cascade when an event is deleted); vectors_embedder
+-- reads one identity's vectors in row order and counts them.
+CREATE TABLE vectors (
+	event    INTEGER NOT NULL REFERENCES events(id) ON DELETE CASCADE,
+	embedder TEXT    NOT NULL,
+	vec      BLOB    NOT NULL,
+	PRIMARY KEY (event, embedder)
+);
+CREATE INDEX vectors_embedder ON vectors(embedder, event);
+
+-- The time and session of an event by row id, without reading its
+-- (large) row: for the time filter of full-text queries and to stream
+-- vectors with their session and time. Queries name it (INDEXED BY):
+-- for "WHERE id = ?" the planner would prefer the table itself.
+CREATE INDEX events_meta ON events(id, ts, session_id);
+
+-- Deleting an event checks that no link names it: without this index
+-- that check scans session_links once per deleted event.
+CREATE INDEX session_links_event ON session_links(event);
+
+-- Sessions deleted on request: their lines are not indexed again when
+-- the log is read again.
+CREATE TABLE forgotten (
+	session TEXT    PRIMARY KEY,
+	at      INTEGER NOT NULL -- unix nanoseconds
+);
+`,
 }
 
 // SchemaVersion is the schema version this binary writes and reads.
@@ -131,6 +219,11 @@ func userVersion(ctx context.Context, q interface {
 
 func checkVersion(v int, path string) error {
 	switch {
+	case v == 0 && len(migrations) > 0:
+		// Only a read-only open gets here: the writer has created the
+		// file and not committed its first migration yet.
+		return fmt.Errorf("index: %s is being created (the daemon is starting); try again in a moment: %w",
+			path, ErrIndexCreating)
 	case v > len(migrations):
 		return fmt.Errorf("index: %s has schema version %d, this binary knows up to %d; upgrade continuity: %w",
 			path, v, len(migrations), ErrSchemaTooNew)

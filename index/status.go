@@ -18,7 +18,10 @@ type Status struct {
 	DuplicatesSkipped int64            `json:"duplicates_skipped"`
 	UnknownTypes      int64            `json:"unknown_types"`
 	UnknownFields     int64            `json:"unknown_fields"`
+	ForgottenSkipped  int64            `json:"forgotten_skipped"` // lines of forgotten sessions not stored again
+	Forgotten         int64            `json:"forgotten"`         // sessions deleted by DeleteSession
 	EventsByType      map[string]int64 `json:"events_by_type"`
+	Vectors           map[string]int64 `json:"vectors"` // stored vectors per embedder identity
 	Files             []FileStatus     `json:"files"`
 	Skipped           []SkippedFile    `json:"skipped"`
 }
@@ -66,8 +69,21 @@ func (db *DB) Status(ctx context.Context) (st Status, err error) {
 	}
 	st.Exchanges = st.EventsByType[logformat.TypeExchange]
 
-	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM rejects)`).
-		Scan(&st.Sessions, &st.Rejects); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM rejects),
+		(SELECT count(*) FROM forgotten)`).
+		Scan(&st.Sessions, &st.Rejects, &st.Forgotten); err != nil {
+		return Status{}, err
+	}
+	st.Vectors = map[string]int64{}
+	if err := eachRow(ctx, tx, `SELECT embedder, count(*) FROM vectors GROUP BY embedder`, func(rows *sql.Rows) error {
+		var id string
+		var n int64
+		if err := rows.Scan(&id, &n); err != nil {
+			return err
+		}
+		st.Vectors[id] = n
+		return nil
+	}); err != nil {
 		return Status{}, err
 	}
 	if err := eachRow(ctx, tx, `SELECT name, value FROM counters`, func(rows *sql.Rows) error {
@@ -83,6 +99,8 @@ func (db *DB) Status(ctx context.Context) (st Status, err error) {
 			st.UnknownTypes = n
 		case CounterUnknownFields:
 			st.UnknownFields = n
+		case CounterForgottenSkipped:
+			st.ForgottenSkipped = n
 		}
 		return nil
 	}); err != nil {

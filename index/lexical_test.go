@@ -1,0 +1,235 @@
+package index
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+)
+
+// exchangeAt is an exchange line with a session, a time and both texts.
+func exchangeAt(session string, ts time.Time, user, ai string) string {
+	m := map[string]any{"type": "exchange", "timestamp": ts.Format(time.RFC3339Nano), "user": user, "ai": ai}
+	if session != "" {
+		m["session_id"] = session
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+func resumeLine(prev, next string, ts time.Time) string {
+	b, _ := json.Marshal(map[string]any{"type": "session_resume", "previous_session": prev, "new_session": next,
+		"timestamp": ts.Format(time.RFC3339Nano)})
+	return string(b)
+}
+
+func hour(h int) time.Time { return time.Date(2025, 3, 1, h, 0, 0, 0, time.UTC) }
+
+// rowsOf maps the user text of every stored exchange to its row.
+func rowsOf(t *testing.T, db *DB) map[string]int64 {
+	t.Helper()
+	rows, err := db.r.Query(`SELECT coalesce(user, ''), id FROM events WHERE type = 'exchange'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var u string
+		var id int64
+		if err := rows.Scan(&u, &id); err != nil {
+			t.Fatal(err)
+		}
+		out[u] = id
+	}
+	return out
+}
+
+func TestLexical(t *testing.T) {
+	db := openTest(t, testDir(t))
+	f := newFeeder(t, db, "a.jsonl")
+	commit(t, db, f.batch(
+		exchangeAt("s1", hour(1), "u-watcher", "the watcher tails the log files"),
+		exchangeAt("s1", hour(2), "u-rotation", "log rotation is detected by inode and fingerprints"),
+		exchangeAt("s2", hour(3), "u-running", "we keep running the tests"),
+		exchangeAt("s2", hour(4), "u-cafe", "a café near the office"),
+		exchangeAt("s3", hour(5), "u-bm25 fingerprints", "nothing here"),
+		exchangeAt("s3", hour(6), "u-both", "watcher fingerprints watcher fingerprints"),
+		`{"type":"context_reset","session_id":"s1","reason":"watcher fingerprints compaction"}`,
+		exchangeAt("", hour(7), "u-nosession", "watcher without session"),
+	))
+	row := rowsOf(t, db)
+	names := func(hits []LexicalHit) []string {
+		byRow := map[int64]string{}
+		for u, r := range row {
+			byRow[r] = u
+		}
+		var out []string
+		for _, h := range hits {
+			out = append(out, byRow[h.Row])
+		}
+		return out
+	}
+
+	tests := []struct {
+		name    string
+		match   string
+		weights [2]float64
+		filter  Filter
+		want    []string // in order; nil: no hits
+		anyOrd  bool     // compare as sets
+		wantErr error
+	}{
+		{name: "term", match: "rotation", want: []string{"u-rotation"}},
+		{name: "stemming", match: "run", want: []string{"u-running"}},
+		{name: "diacritics", match: "cafe", want: []string{"u-cafe"}},
+		{name: "or, best first", match: "watcher OR fingerprints",
+			want: []string{"u-both", "u-bm25 fingerprints", "u-watcher", "u-nosession", "u-rotation"}, anyOrd: true},
+		{name: "and", match: "watcher fingerprints", want: []string{"u-both"}},
+		{name: "phrase", match: `"log rotation"`, want: []string{"u-rotation"}},
+		{name: "prefix", match: "fingerp*", want: []string{"u-both", "u-bm25 fingerprints", "u-rotation"}, anyOrd: true},
+		{name: "column filter", match: "user: fingerprints", want: []string{"u-bm25 fingerprints"}},
+		{name: "no match", match: "kubernetes"},
+		{name: "resets are not indexed", match: "compaction"},
+		{name: "sessions", match: "watcher OR fingerprints", filter: Filter{Sessions: []string{"s1", "s3"}},
+			want: []string{"u-both", "u-bm25 fingerprints", "u-watcher", "u-rotation"}, anyOrd: true},
+		{name: "one session", match: "watcher OR fingerprints", filter: Filter{Sessions: []string{"s1"}},
+			want: []string{"u-watcher", "u-rotation"}, anyOrd: true},
+		{name: "unknown session", match: "watcher", filter: Filter{Sessions: []string{"nope"}}},
+		{name: "empty session list", match: "watcher", filter: Filter{Sessions: []string{}}},
+		{name: "since inclusive", match: "watcher OR fingerprints", filter: Filter{Since: hour(5)},
+			want: []string{"u-both", "u-bm25 fingerprints", "u-nosession"}, anyOrd: true},
+		{name: "until exclusive", match: "watcher OR fingerprints", filter: Filter{Until: hour(5)},
+			want: []string{"u-watcher", "u-rotation"}, anyOrd: true},
+		{name: "since and until", match: "watcher OR fingerprints", filter: Filter{Since: hour(2), Until: hour(6)},
+			want: []string{"u-rotation", "u-bm25 fingerprints"}, anyOrd: true},
+		{name: "sessions and time", match: "watcher OR fingerprints",
+			filter: Filter{Sessions: []string{"s1", "s3"}, Since: hour(2), Until: hour(6)},
+			want:   []string{"u-rotation", "u-bm25 fingerprints"}, anyOrd: true},
+		{name: "types with exchange", match: "rotation", filter: Filter{Types: []string{"context_reset", "exchange"}},
+			want: []string{"u-rotation"}},
+		{name: "types without exchange", match: "rotation", filter: Filter{Types: []string{"context_reset"}}},
+		{name: "syntax error", match: `"unterminated`, wantErr: ErrBadMatch},
+		{name: "dangling operator", match: `watcher AND`, wantErr: ErrBadMatch},
+		{name: "unknown column", match: `nosuch: watcher`, wantErr: ErrBadMatch},
+		{name: "empty query", match: ``, wantErr: ErrBadMatch},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hits, err := db.Lexical(ctx, tt.match, tt.weights, tt.filter, 0)
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := names(hits)
+			want := tt.want
+			if tt.anyOrd {
+				got, want = slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("hits = %q, want %q", got, want)
+			}
+			for i, h := range hits {
+				if h.Score <= 0 {
+					t.Errorf("hit %d score %v, want > 0", i, h.Score)
+				}
+				if i > 0 && h.Score > hits[i-1].Score {
+					t.Errorf("hits not best first: %+v", hits)
+				}
+			}
+		})
+	}
+
+	// The best hit of an OR query is the exchange with both terms, twice;
+	// a limit keeps the best.
+	all, err := db.Lexical(ctx, "watcher OR fingerprints", [2]float64{}, Filter{}, 0)
+	if err != nil || len(all) != 5 || all[0].Row != row["u-both"] {
+		t.Errorf("hits = %+v, %v, want 5, u-both first", all, err)
+	}
+	top, err := db.Lexical(ctx, "watcher OR fingerprints", [2]float64{}, Filter{}, 2)
+	if err != nil || !reflect.DeepEqual(top, all[:2]) {
+		t.Errorf("limit 2: %+v, %v, want %+v", top, err, all[:2])
+	}
+}
+
+func TestLexicalWeights(t *testing.T) {
+	db := openTest(t, testDir(t))
+	f := newFeeder(t, db, "a.jsonl")
+	commit(t, db, f.batch(
+		exchangeAt("s1", hour(1), "deploy the service", "ok"),
+		exchangeAt("s1", hour(2), "ok", "deploy the service"),
+	))
+	row := rowsOf(t, db)
+	top := func(w [2]float64) int64 {
+		t.Helper()
+		hits, err := db.Lexical(ctx, "deploy", w, Filter{}, 1)
+		if err != nil || len(hits) != 1 {
+			t.Fatalf("Lexical: %+v, %v", hits, err)
+		}
+		return hits[0].Row
+	}
+	if got := top([2]float64{10, 1}); got != row["deploy the service"] {
+		t.Errorf("user weighted: top row %d, want the user match", got)
+	}
+	if got := top([2]float64{1, 10}); got != row["ok"] {
+		t.Errorf("ai weighted: top row %d, want the ai match", got)
+	}
+	if _, err := db.Lexical(ctx, "deploy", [2]float64{1, math.NaN()}, Filter{}, 1); err == nil {
+		t.Error("NaN weight accepted")
+	}
+}
+
+// Read-only handles search too (the CLI next to the daemon).
+func TestLexicalReadOnly(t *testing.T) {
+	dir := testDir(t)
+	db := openTest(t, dir)
+	f := newFeeder(t, db, "a.jsonl")
+	commit(t, db, f.batch(exchangeAt("s1", hour(1), "hello", "world")))
+	ro, err := Open(dir, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	hits, err := ro.Lexical(ctx, "world", [2]float64{}, Filter{Sessions: []string{"s1"}, Since: hour(0)}, 10)
+	if err != nil || len(hits) != 1 {
+		t.Errorf("read-only Lexical = %+v, %v", hits, err)
+	}
+}
+
+// Events are never updated, but if one is, the full-text index follows.
+func TestFTSFollowsUpdates(t *testing.T) {
+	db := openTest(t, testDir(t))
+	f := newFeeder(t, db, "a.jsonl")
+	commit(t, db, f.batch(exchangeAt("s1", hour(1), "alpha", "beta"), `{"type":"context_reset","session_id":"s1","reason":"gamma"}`))
+	row := rowsOf(t, db)["alpha"]
+	steps := []struct {
+		sql  string
+		want map[string]int // term: hits
+	}{
+		{`UPDATE events SET user = 'delta' WHERE type = 'exchange'`, map[string]int{"alpha": 0, "delta": 1, "beta": 1}},
+		{`UPDATE events SET type = 'note' WHERE type = 'exchange'`, map[string]int{"delta": 0, "beta": 0}},
+		{`UPDATE events SET type = 'exchange', user = 'epsilon' WHERE type = 'note'`, map[string]int{"epsilon": 1, "delta": 0}},
+	}
+	for _, s := range steps {
+		if _, err := db.w.Exec(s.sql); err != nil {
+			t.Fatal(err)
+		}
+		for term, want := range s.want {
+			got := ftsRows(t, db, term)
+			if len(got) != want || (want == 1 && got[0] != row) {
+				t.Errorf("after %s: %s found in %v, want %d hit(s)", s.sql, term, got, want)
+			}
+		}
+	}
+}

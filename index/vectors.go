@@ -1,0 +1,332 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"unsafe"
+)
+
+// Embeddings of exchanges, one per exchange and embedder identity. The
+// identity names whatever makes two vectors comparable (provider, model,
+// dimensions); vectors of other identities are ignored by the searches
+// and removed by PruneVectors. A vector is stored as float32
+// little-endian.
+
+// EmbedItem is an exchange to embed.
+type EmbedItem struct {
+	Row  int64  // events.id
+	Text string // user and ai, trimmed, joined by a blank line
+}
+
+// EmbedText is the text embedded for an exchange: user and ai trimmed,
+// separated by a blank line when both are present.
+func EmbedText(user, ai string) string {
+	user, ai = strings.TrimSpace(user), strings.TrimSpace(ai)
+	switch {
+	case user == "":
+		return ai
+	case ai == "":
+		return user
+	}
+	return user + "\n\n" + ai
+}
+
+// PendingEmbeddings returns up to limit exchanges (all when limit <= 0)
+// that have no vector for identity, oldest row first.
+//
+// The embed worker calls it again and again while it catches up; to keep
+// each call proportional to limit and not to the size of the index, db
+// remembers per identity a row below which every exchange has a vector
+// (the first pending row it returned) and starts there next time. That
+// holds until rows or vectors are deleted, which is why DeleteSession
+// and PruneVectors bump a counter (counterPendingEpoch) that invalidates
+// the remembered rows, in this process and any other.
+func (db *DB) PendingEmbeddings(ctx context.Context, identity string, limit int) (items []EmbedItem, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("index: pending embeddings for %s: %w", identity, err)
+		}
+	}()
+	if limit <= 0 {
+		limit = -1
+	}
+	// One read transaction: the epoch, the rows and the new hint come
+	// from the same snapshot.
+	tx, err := db.r.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	var epoch int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce((SELECT value FROM counters WHERE name = ?), 0)`,
+		counterPendingEpoch).Scan(&epoch); err != nil {
+		return nil, err
+	}
+	from := db.pendingFrom(identity, epoch)
+	rows, err := tx.QueryContext(ctx, `SELECT id, coalesce(user, ''), coalesce(ai, '') FROM events
+		WHERE type = 'exchange' AND id >= ?
+		AND NOT EXISTS (SELECT 1 FROM vectors WHERE event = events.id AND embedder = ?)
+		ORDER BY id LIMIT ?`, from, identity, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var it EmbedItem
+		var user, ai string
+		if err := rows.Scan(&it.Row, &user, &ai); err != nil {
+			return nil, err
+		}
+		it.Text = EmbedText(user, ai)
+		items = append(items, it)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	if len(items) > 0 {
+		from = items[0].Row
+	} else {
+		// Nothing pending: every row stored so far is done; new ones
+		// will come after the last.
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM events`).Scan(&from); err != nil {
+			return nil, err
+		}
+	}
+	db.setPendingFrom(identity, epoch, from)
+	return items, nil
+}
+
+// counterPendingEpoch counts the operations that may make exchanges
+// pending again below a row PendingEmbeddings remembered: deleting
+// events (their row ids may be reused) and deleting vectors.
+const counterPendingEpoch = "pending_epoch"
+
+type pendingHint struct {
+	epoch, from int64
+}
+
+func (db *DB) pendingFrom(identity string, epoch int64) int64 {
+	db.hintMu.Lock()
+	defer db.hintMu.Unlock()
+	if h, ok := db.hints[identity]; ok && h.epoch == epoch {
+		return h.from
+	}
+	return 0
+}
+
+func (db *DB) setPendingFrom(identity string, epoch, from int64) {
+	db.hintMu.Lock()
+	defer db.hintMu.Unlock()
+	if db.hints == nil {
+		db.hints = map[string]pendingHint{}
+	}
+	// Two calls may finish out of order; with the same epoch both rows
+	// are right, and the higher one saves more.
+	if h, ok := db.hints[identity]; ok && h.epoch == epoch && h.from > from {
+		return
+	}
+	db.hints[identity] = pendingHint{epoch: epoch, from: from}
+}
+
+// bumpPendingEpoch is called in the transactions that delete events or
+// vectors.
+func bumpPendingEpoch(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, addCounterSQL, counterPendingEpoch, 1)
+	return err
+}
+
+// CountPending returns how many exchanges have no vector for identity.
+func (db *DB) CountPending(ctx context.Context, identity string) (int64, error) {
+	// Vectors are only stored for exchanges and leave with them, so the
+	// difference of two index-only counts is exact.
+	var n int64
+	err := db.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM events WHERE type = 'exchange')
+		- (SELECT count(*) FROM vectors WHERE embedder = ?)`, identity).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("index: count pending embeddings for %s: %w", identity, err)
+	}
+	return n, nil
+}
+
+// StoreVectors stores vecs[i] as the vector of exchange rows[i] for
+// identity, replacing any, in one transaction. Rows that are not (or no
+// longer) exchanges in the index are skipped: an exchange may be deleted
+// while it is being embedded. All vectors of an identity have the same
+// dimension; a vector of another length is an error and nothing is stored.
+func (db *DB) StoreVectors(ctx context.Context, identity string, rows []int64, vecs [][]float32) (err error) {
+	w, err := db.writer()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("index: store vectors for %s: %w", identity, err)
+		}
+	}()
+	if identity == "" {
+		return errors.New("empty embedder identity")
+	}
+	if len(rows) != len(vecs) {
+		return fmt.Errorf("%d rows but %d vectors", len(rows), len(vecs))
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	dim := len(vecs[0])
+	for i, v := range vecs {
+		if len(v) == 0 || len(v) != dim {
+			return fmt.Errorf("vector for row %d has %d dimensions, want %d", rows[i], len(v), dim)
+		}
+	}
+
+	tx, err := w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var stored sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT length(vec) FROM vectors WHERE embedder = ? LIMIT 1`, identity).
+		Scan(&stored); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if stored.Valid && stored.Int64 != int64(4*dim) {
+		return fmt.Errorf("vectors of %d dimensions, but the stored ones have %d", dim, stored.Int64/4)
+	}
+	c := context.WithoutCancel(ctx)
+	check, err := tx.PrepareContext(c, `SELECT EXISTS (SELECT 1 FROM events WHERE id = ? AND type = 'exchange')`)
+	if err != nil {
+		return err
+	}
+	defer check.Close()
+	// A single-row VALUES insert: unlike INSERT ... SELECT it needs no
+	// statement journal.
+	ins, err := tx.PrepareContext(c, `INSERT INTO vectors (event, embedder, vec) VALUES (?, ?, ?)
+		ON CONFLICT (event, embedder) DO UPDATE SET vec = excluded.vec`)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	buf := make([]byte, 4*dim)
+	for i, row := range rows {
+		var ok bool
+		if err := check.QueryRowContext(c, row).Scan(&ok); err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		if _, err := ins.ExecContext(c, row, identity, encodeVector(buf, vecs[i])); err != nil {
+			return fmt.Errorf("row %d: %w", row, err)
+		}
+	}
+	return tx.Commit()
+}
+
+// EachVector calls fn for every vector of identity, by row id, with the
+// exchange's session ("" when it has none) and timestamp (unix
+// nanoseconds). It reads one row at a time; vec is fn's to keep. An error
+// from fn stops the walk and is returned as is.
+func (db *DB) EachVector(ctx context.Context, identity string, fn func(row int64, session string, ts int64, vec []float32) error) error {
+	rows, err := db.r.QueryContext(ctx, `SELECT v.event, e.session_id, e.ts, v.vec
+		FROM vectors v JOIN events e INDEXED BY events_meta ON e.id = v.event
+		WHERE v.embedder = ? ORDER BY v.event`, identity)
+	if err != nil {
+		return fmt.Errorf("index: vectors of %s: %w", identity, err)
+	}
+	defer rows.Close()
+	var (
+		session    string // the previous row's: consecutive rows mostly share it
+		slab       []float32
+		rawSession sql.RawBytes
+		raw        sql.RawBytes
+	)
+	for rows.Next() {
+		var row, ts int64
+		if err := rows.Scan(&row, &rawSession, &ts, &raw); err != nil {
+			return fmt.Errorf("index: vectors of %s: %w", identity, err)
+		}
+		if string(rawSession) != session {
+			session = string(rawSession)
+		}
+		if len(raw)%4 != 0 || len(raw) == 0 {
+			return fmt.Errorf("index: vector of row %d for %s: %d bytes, not a whole number of float32", row, identity, len(raw))
+		}
+		// Vectors are handed out of slabs of a few hundred KB: one
+		// allocation for many rows.
+		n := len(raw) / 4
+		if len(slab) < n {
+			slab = make([]float32, max(n, 1<<16))
+		}
+		vec := slab[:n:n]
+		slab = slab[n:]
+		decodeInto(vec, raw)
+		if err := fn(row, session, ts, vec); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("index: vectors of %s: %w", identity, err)
+	}
+	return nil
+}
+
+// PruneVectors deletes the vectors of every identity but keepIdentity and
+// returns how many it deleted.
+func (db *DB) PruneVectors(ctx context.Context, keepIdentity string) (int64, error) {
+	w, err := db.writer()
+	if err != nil {
+		return 0, err
+	}
+	n, err := func() (int64, error) {
+		tx, err := w.BeginTx(ctx, nil)
+		if err != nil {
+			return 0, err
+		}
+		defer tx.Rollback()
+		res, err := tx.ExecContext(ctx, `DELETE FROM vectors WHERE embedder <> ?`, keepIdentity)
+		if err != nil {
+			return 0, err
+		}
+		n, err := res.RowsAffected()
+		if err != nil || n == 0 {
+			return 0, err
+		}
+		if err := bumpPendingEpoch(ctx, tx); err != nil {
+			return 0, err
+		}
+		return n, tx.Commit()
+	}()
+	if err != nil {
+		return 0, fmt.Errorf("index: prune vectors but %s: %w", keepIdentity, err)
+	}
+	return n, nil
+}
+
+// encodeVector writes v as float32 little-endian into buf (len 4*len(v)).
+func encodeVector(buf []byte, v []float32) []byte {
+	buf = buf[:4*len(v)]
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(f))
+	}
+	return buf
+}
+
+// decodeInto decodes the float32 little-endian b into v (len(b) = 4*len(v)).
+func decodeInto(v []float32, b []byte) {
+	if littleEndian {
+		copy(v, unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), len(v)))
+		return
+	}
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+}
+
+// littleEndian: float32 little-endian bytes are the machine's float32s.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
