@@ -1,0 +1,80 @@
+package search
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/praxis-os/continuity/embed"
+)
+
+// Query analysis: free text in, a safe FTS5 MATCH expression out.
+
+// maxQueryTerms bounds the terms of a MATCH expression: a pasted page as a
+// query would otherwise become an OR of thousands of terms, each a
+// posting-list scan.
+const maxQueryTerms = 64
+
+// queryTerms splits a query the way the index's FTS5 tokenizer (unicode61)
+// splits documents — runs of letters, digits and private-use characters
+// (combining marks stay inside a word), lowercased — so that a quoted term
+// is one token to FTS5, never a phrase. It drops duplicates, stopwords,
+// single ASCII letters (the "s" of "Mary's") and conversational filler
+// (see fillerWords; when dropFiller), unless nothing would be left: "who
+// am I" still searches for something.
+func queryTerms(text string, dropFiller bool) []string {
+	var all, kept []string
+	seen := map[string]bool{}
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Co, r))
+	})
+	for _, w := range words {
+		if seen[w] {
+			continue
+		}
+		seen[w] = true
+		all = append(all, w)
+		if embed.IsStopword(w) || len(w) == 1 && 'a' <= w[0] && w[0] <= 'z' || dropFiller && fillerWords[w] {
+			continue
+		}
+		kept = append(kept, w)
+	}
+	if len(kept) == 0 {
+		kept = all
+	}
+	return kept[:min(len(kept), maxQueryTerms)]
+}
+
+// matchExpr turns a free-text query into an FTS5 MATCH expression: its
+// terms (queryTerms), each a quoted string — so that no word can be read
+// as an operator (AND, NOT, NEAR), a column filter ("user:") or a syntax
+// error — joined by OR, so that BM25 ranks exchanges by how many of the
+// query's rarer terms they hold rather than requiring all of them. FTS5's
+// porter tokenizer stems the quoted terms as it stemmed the documents. It
+// returns "" when the query has no term.
+func matchExpr(text string, dropFiller bool) string {
+	var b strings.Builder
+	for i, t := range queryTerms(text, dropFiller) {
+		if i > 0 {
+			b.WriteString(" OR ")
+		}
+		b.WriteByte('"')
+		b.WriteString(strings.ReplaceAll(t, `"`, `""`))
+		b.WriteByte('"')
+	}
+	return b.String()
+}
+
+// fillerWords are words of questions about past conversations that say
+// nothing about their subject ("can you remind me what you told me in our
+// previous chat", "the event I mentioned two weeks ago"). In a log of
+// conversations they are rare enough in the text to get a high IDF, so
+// they would pull up whichever exchange happens to use them.
+// Measured on the dev set: +1 question at recall_all@5 for BM25 and hybrid.
+var fillerWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`mention mentioned remember remind told tell said say
+		previous previously earlier conversation chat discussed talked ago recall`) {
+		m[w] = true
+	}
+	return m
+}()

@@ -1,0 +1,475 @@
+// Package search finds past exchanges. It fuses two retrievers: BM25 over
+// the index's full-text table (events_fts) and nearest neighbours in an
+// in-memory vector space (vectors.go), kept in step with the index by the
+// embed worker (worker.go). Results can be restricted to a session, a
+// resume chain, a time range or event types.
+//
+// BM25 does most of the work; the vectors add what words alone miss
+// (inflections, typos, related wording) — with the builtin hashed
+// embedder, little; with a semantic model, more. Search never needs the
+// vectors: while none are available (a re-embed after an embedder switch,
+// a remote embedder that is down), it is BM25 alone.
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/logformat"
+)
+
+// Mode selects the retrievers a search uses.
+type Mode int
+
+const (
+	// ModeHybrid fuses BM25 and vector candidates (the default).
+	ModeHybrid Mode = iota
+	// ModeLexical is BM25 alone.
+	ModeLexical
+	// ModeVector is vector similarity alone; it finds nothing while there
+	// is no vector space.
+	ModeVector
+)
+
+// String returns "hybrid", "bm25" or "vector".
+func (m Mode) String() string {
+	switch m {
+	case ModeHybrid:
+		return "hybrid"
+	case ModeLexical:
+		return "bm25"
+	case ModeVector:
+		return "vector"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// ParseMode is the inverse of Mode.String.
+func ParseMode(s string) (Mode, error) {
+	for _, m := range []Mode{ModeHybrid, ModeLexical, ModeVector} {
+		if s == m.String() {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("search: unknown mode %q (want hybrid, bm25 or vector)", s)
+}
+
+// Bounds of Query.Limit.
+const (
+	DefaultLimit = 10
+	MaxLimit     = 200
+)
+
+// ErrEmptyQuery is returned for a query without text.
+var ErrEmptyQuery = errors.New("search: empty query")
+
+// Query is one search. Zero fields put no constraint.
+type Query struct {
+	Text string
+	// Session restricts results to one session.
+	Session string
+	// Chain restricts results to a session and the sessions it resumes,
+	// transitively (session_resume links followed backwards). With
+	// Session too, results come from Session if it is in the chain, and
+	// from nothing otherwise.
+	Chain string
+	// Since (inclusive) and Until (exclusive) bound the timestamps.
+	Since, Until time.Time
+	// Types restricts results to these event types. Only exchanges are
+	// searchable, so a list without "exchange" finds nothing.
+	Types []string
+	Limit int  // DefaultLimit when 0; at most MaxLimit
+	Mode  Mode // ModeHybrid when zero
+}
+
+// Result is one found exchange.
+type Result struct {
+	ID        string    `json:"id"` // the event id: the producer's id if it gave one, else generated
+	SessionID string    `json:"session_id,omitempty"`
+	Timestamp time.Time `json:"timestamp"`
+	User      string    `json:"user,omitempty"`
+	AI        string    `json:"ai,omitempty"`
+	// Score orders the results of one search (higher is better): the
+	// fused score in hybrid mode, else the BM25 score or the cosine
+	// similarity. It is not comparable across searches.
+	Score float64 `json:"score"`
+	File  string  `json:"file"`
+	Line  int64   `json:"line"`
+	Row   int64   `json:"-"` // the index row (events.id)
+}
+
+// Fusion is how the two candidate lists become one ranking.
+type Fusion int
+
+const (
+	// FusionRRF is weighted reciprocal rank fusion: the sum over the
+	// lists of weight / (RRFK + rank). It needs no score calibration, so
+	// it behaves the same whatever the embedder's similarity scale.
+	FusionRRF Fusion = iota
+	// FusionScore is the weighted sum of min-max normalised scores.
+	FusionScore
+)
+
+// Options tune the ranking. Zero fields take the value of DefaultOptions.
+type Options struct {
+	Fusion Fusion
+	// RRFK is the rank offset of reciprocal rank fusion: smaller values
+	// favour the heads of the lists.
+	RRFK float64
+	// Depth is how many candidates each retriever contributes (at least
+	// twice the limit).
+	Depth int
+	// UserWeight and AIWeight are the BM25 column weights. Questions are
+	// about what the user said and did; the assistant's long answers
+	// repeat the question's words without being its answer.
+	UserWeight, AIWeight float64
+	// LexicalWeight and VectorWeight weigh the retrievers in the fusion.
+	// VectorWeight 0 means: 0.3 for the builtin embedder, whose hashed
+	// word and character features mostly agree with BM25 and make a
+	// weaker vote, 1 for model embedders.
+	LexicalWeight, VectorWeight float64
+	// KeepFillerWords keeps conversational filler words (fillerWords) in
+	// the BM25 query; for evaluation.
+	KeepFillerWords bool
+}
+
+// DefaultOptions are the ranking defaults, chosen on the LongMemEval dev
+// subset with cmd/continuity-eval (see its TestSweep).
+var DefaultOptions = Options{
+	Fusion:        FusionRRF,
+	RRFK:          10,
+	Depth:         50,
+	UserWeight:    5,
+	AIWeight:      1,
+	LexicalWeight: 1,
+}
+
+// withDefaults fills the zero fields of o.
+func (o Options) withDefaults() Options {
+	d := DefaultOptions
+	if o.Fusion != 0 {
+		d.Fusion = o.Fusion
+	}
+	if o.RRFK > 0 {
+		d.RRFK = o.RRFK
+	}
+	if o.Depth > 0 {
+		d.Depth = o.Depth
+	}
+	if o.UserWeight > 0 || o.AIWeight > 0 {
+		d.UserWeight, d.AIWeight = o.UserWeight, o.AIWeight
+	}
+	if o.LexicalWeight > 0 {
+		d.LexicalWeight = o.LexicalWeight
+	}
+	if o.VectorWeight > 0 {
+		d.VectorWeight = o.VectorWeight
+	}
+	d.KeepFillerWords = o.KeepFillerWords
+	return d
+}
+
+// vectorWeight is VectorWeight, or its default for the embedder.
+func (o Options) vectorWeight(e embed.Embedder) float64 {
+	switch {
+	case o.VectorWeight > 0:
+		return o.VectorWeight
+	case e != nil && strings.HasPrefix(e.Identity(), embed.ProviderBuiltin+":"):
+		return 0.3
+	}
+	return 1
+}
+
+// Config sets up a Searcher.
+type Config struct {
+	DB *index.DB
+	// Embedder embeds queries; nil means BM25 only. Only a vector space of
+	// its identity (SpaceIdentity) is searched: vectors of two embedders
+	// are never compared.
+	Embedder embed.Embedder
+	// Vectors returns the current vector space, or nil while there is
+	// none; typically (*Worker).Vectors. nil means BM25 only.
+	Vectors func() *Vectors
+	Options Options
+	Logger  *slog.Logger
+}
+
+// Searcher answers queries. It is safe for concurrent use.
+type Searcher struct {
+	db    *index.DB
+	emb   embed.Embedder
+	space func() *Vectors
+	opts  Options
+	vw    float64 // vector weight in the fusion
+	log   *slog.Logger
+}
+
+// New returns a Searcher.
+func New(cfg Config) (*Searcher, error) {
+	if cfg.DB == nil {
+		return nil, errors.New("search: no index")
+	}
+	s := &Searcher{db: cfg.DB, emb: cfg.Embedder, space: cfg.Vectors, opts: cfg.Options.withDefaults(), log: cfg.Logger}
+	s.vw = s.opts.vectorWeight(cfg.Embedder)
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	return s, nil
+}
+
+// candidate is one exchange proposed by a retriever.
+type candidate struct {
+	row              int64
+	lex, vec         float64 // retriever scores
+	lexRank, vecRank int     // 1-based; 0 when not proposed
+	score            float64
+}
+
+// Search runs q and returns at most q.Limit results, best first.
+// Exchanges with identical texts (same user and ai, as when a log is
+// copied) are returned once, at the best rank.
+func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
+	if strings.TrimSpace(q.Text) == "" {
+		return nil, ErrEmptyQuery
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	limit = min(limit, MaxLimit)
+	if len(q.Types) > 0 && !slices.Contains(q.Types, logformat.TypeExchange) {
+		return nil, nil
+	}
+	f, none, err := s.filter(ctx, q)
+	if err != nil || none {
+		return nil, err
+	}
+	depth := max(s.opts.Depth, 2*limit)
+
+	// The two retrievers run concurrently.
+	type vecAnswer struct {
+		hits []VectorHit
+		err  error
+	}
+	var vch chan vecAnswer
+	if q.Mode != ModeLexical {
+		vch = make(chan vecAnswer, 1)
+		go func() {
+			h, err := s.vectorCandidates(ctx, q.Text, depth, f)
+			vch <- vecAnswer{h, err}
+		}()
+	}
+	var lex []index.LexicalHit
+	var lexErr error
+	if q.Mode != ModeVector {
+		if m := matchExpr(q.Text, !s.opts.KeepFillerWords); m != "" {
+			w := [2]float64{s.opts.UserWeight, s.opts.AIWeight}
+			lex, lexErr = s.db.Lexical(ctx, m, w, f, depth)
+		}
+	}
+	var vec []VectorHit
+	if vch != nil {
+		a := <-vch
+		switch {
+		case a.err == nil:
+			vec = a.hits
+		case q.Mode == ModeVector:
+			return nil, a.err
+		default:
+			// The vector side improves search but is not required: a
+			// remote embedder that is down must not break it.
+			s.log.Warn("vector search failed; using BM25 alone", "err", a.err)
+		}
+	}
+	if lexErr != nil {
+		return nil, fmt.Errorf("search: %w", lexErr)
+	}
+	return s.results(ctx, s.fuse(lex, vec), limit)
+}
+
+// filter turns q's constraints into an index filter; none is true when
+// they cannot match anything.
+func (s *Searcher) filter(ctx context.Context, q Query) (f index.Filter, none bool, err error) {
+	f.Since, f.Until, f.Types = q.Since, q.Until, q.Types
+	if !q.Since.IsZero() && !q.Until.IsZero() && !q.Since.Before(q.Until) {
+		return f, true, nil
+	}
+	switch {
+	case q.Chain != "":
+		chain, err := s.db.Chain(ctx, q.Chain, -1)
+		if err != nil {
+			return f, false, fmt.Errorf("search: resume chain of %s: %w", q.Chain, err)
+		}
+		if q.Session != "" {
+			if !slices.Contains(chain, q.Session) {
+				return f, true, nil
+			}
+			chain = []string{q.Session}
+		}
+		f.Sessions = chain
+	case q.Session != "":
+		f.Sessions = []string{q.Session}
+	}
+	return f, false, nil
+}
+
+// vectorCandidates embeds the query and returns its nearest neighbours
+// under f; nothing when there is no vector space of the embedder's
+// identity (none yet, or still being built for a new embedder).
+func (s *Searcher) vectorCandidates(ctx context.Context, text string, depth int, f index.Filter) ([]VectorHit, error) {
+	if s.emb == nil || s.space == nil {
+		return nil, nil
+	}
+	v := s.space()
+	// Dimension 0: a remote embedder that has not reached its server yet;
+	// asking for its identity would probe the server on every search.
+	if v == nil || v.Len() == 0 || s.emb.Dimension() == 0 || v.Identity() != SpaceIdentity(s.emb) {
+		return nil, nil
+	}
+	qv, err := s.emb.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, fmt.Errorf("search: embed query: %w", err)
+	}
+	vf := vectorFilter{sessions: f.Sessions}
+	if !f.Since.IsZero() {
+		vf.since = f.Since.UnixNano()
+	}
+	if !f.Until.IsZero() {
+		vf.until = f.Until.UnixNano()
+	}
+	return v.Query(ctx, qv[0], depth, vf)
+}
+
+// fuse combines the candidate lists into one ranking, best first. With a
+// single non-empty list, its own scores rank it.
+func (s *Searcher) fuse(lex []index.LexicalHit, vec []VectorHit) []*candidate {
+	byRow := make(map[int64]*candidate, len(lex)+len(vec))
+	out := make([]*candidate, 0, len(lex)+len(vec))
+	get := func(row int64) *candidate {
+		c := byRow[row]
+		if c == nil {
+			c = &candidate{row: row}
+			byRow[row] = c
+			out = append(out, c)
+		}
+		return c
+	}
+	for i, h := range lex {
+		c := get(h.Row)
+		c.lex, c.lexRank = h.Score, i+1
+	}
+	for i, h := range vec {
+		c := get(h.Row)
+		c.vec, c.vecRank = h.Score, i+1
+	}
+	o := s.opts
+	switch {
+	case len(vec) == 0:
+		for _, c := range out {
+			c.score = c.lex
+		}
+	case len(lex) == 0:
+		for _, c := range out {
+			c.score = c.vec
+		}
+	case o.Fusion == FusionScore:
+		lmin, lmax := span(lex, func(h index.LexicalHit) float64 { return h.Score })
+		vmin, vmax := span(vec, func(h VectorHit) float64 { return h.Score })
+		for _, c := range out {
+			if c.lexRank > 0 {
+				c.score += o.LexicalWeight * norm(c.lex, lmin, lmax)
+			}
+			if c.vecRank > 0 {
+				c.score += s.vw * norm(c.vec, vmin, vmax)
+			}
+		}
+	default:
+		for _, c := range out {
+			if c.lexRank > 0 {
+				c.score += o.LexicalWeight / (o.RRFK + float64(c.lexRank))
+			}
+			if c.vecRank > 0 {
+				c.score += s.vw / (o.RRFK + float64(c.vecRank))
+			}
+		}
+	}
+	// Ties (equal scores) go to the more recent exchange.
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].score != out[j].score {
+			return out[i].score > out[j].score
+		}
+		return out[i].row > out[j].row
+	})
+	return out
+}
+
+// span returns the smallest and largest score of hs.
+func span[T any](hs []T, score func(T) float64) (lo, hi float64) {
+	for i, h := range hs {
+		x := score(h)
+		if i == 0 || x < lo {
+			lo = x
+		}
+		if i == 0 || x > hi {
+			hi = x
+		}
+	}
+	return lo, hi
+}
+
+// norm maps x from [lo, hi] to [0, 1]; when all scores are equal, to 1.
+func norm(x, lo, hi float64) float64 {
+	if hi <= lo {
+		return 1
+	}
+	return (x - lo) / (hi - lo)
+}
+
+// results fetches the texts of the best candidates and collapses identical
+// exchanges, until it has limit results or no candidate is left.
+// Candidates whose event is gone (a session deleted since) are skipped.
+func (s *Searcher) results(ctx context.Context, cands []*candidate, limit int) ([]Result, error) {
+	out := make([]Result, 0, min(limit, len(cands)))
+	seen := make(map[[2]string]bool, limit)
+	for start := 0; start < len(cands) && len(out) < limit; {
+		// A few more than needed: identical texts are rare.
+		need := limit - len(out)
+		end := min(len(cands), start+need+need/4+2)
+		rows := make([]int64, 0, end-start)
+		for _, c := range cands[start:end] {
+			rows = append(rows, c.row)
+		}
+		evs, err := s.db.EventsByRows(ctx, rows)
+		if err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		for _, c := range cands[start:end] {
+			e, ok := evs[c.row]
+			if !ok {
+				continue
+			}
+			key := [2]string{e.User, e.AI}
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			out = append(out, Result{
+				ID: e.EventID, SessionID: e.SessionID, Timestamp: e.Timestamp,
+				User: e.User, AI: e.AI, Score: c.score, File: e.File, Line: e.Line, Row: c.row,
+			})
+			if len(out) == limit {
+				break
+			}
+		}
+		start = end
+	}
+	return out, nil
+}

@@ -1,0 +1,353 @@
+package search
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/index"
+)
+
+// kubeLog is a small history: session b resumes a, c resumes b; x is
+// unrelated. Every exchange mentions kubernetes, so that a query for it
+// finds all of them in every mode; x3 repeats a1's text word for word.
+func kubeLog(f *fixture) {
+	f.commit(
+		exchange("a1", "a", at(0), "How do I deploy the kubernetes ingress controller?", "Install the ingress chart with helm."),
+		exchange("a2", "a", at(1), "The kubernetes pods keep crashing after the deploy.", "Check the liveness probes first."),
+		resume("a", "b", at(24)),
+		exchange("b1", "b", at(24), "Back to the kubernetes ingress: the TLS certificates expired.", "cert-manager renews them."),
+		resume("b", "c", at(48)),
+		exchange("c1", "c", at(48), "Autoscaling kubernetes ingress pods under load?", "A HorizontalPodAutoscaler on CPU."),
+		exchange("x1", "x", at(72), "Running kubernetes on my laptop with kind.", "kind needs extra port mappings for ingress."),
+		exchange("x2", "x", at(73), "Kubernetes homework: explain what a pod is.", "The smallest deployable unit."),
+		exchange("x3", "x", at(74), "How do I deploy the kubernetes ingress controller?", "Install the ingress chart with helm."),
+	)
+}
+
+var allModes = []Mode{ModeHybrid, ModeLexical, ModeVector}
+
+func TestSearchFilters(t *testing.T) {
+	f := newFixture(t)
+	kubeLog(f)
+	e := builtin(t, 0)
+	s := searcher(t, f.db, e, drain(t, f.db, e))
+
+	// a1 and x3 are the same exchange: one of them is returned.
+	tests := []struct {
+		name string
+		q    Query
+		want []string // sorted; "a1|x3" stands for either
+	}{
+		{"no filter", Query{}, []string{"a1|x3", "a2", "b1", "c1", "x1", "x2"}},
+		{"session", Query{Session: "a"}, []string{"a1", "a2"}},
+		{"unknown session", Query{Session: "nope"}, nil},
+		{"chain of the last session", Query{Chain: "c"}, []string{"a1", "a2", "b1", "c1"}},
+		{"chain of a middle session", Query{Chain: "b"}, []string{"a1", "a2", "b1"}},
+		{"chain of a session resuming nothing", Query{Chain: "x"}, []string{"x1", "x2", "x3"}},
+		{"chain and a session in it", Query{Chain: "c", Session: "b"}, []string{"b1"}},
+		{"chain and a session not in it", Query{Chain: "b", Session: "c"}, nil},
+		{"since", Query{Since: at(48)}, []string{"c1", "x1", "x2", "x3"}},
+		{"until (exclusive)", Query{Until: at(24)}, []string{"a1", "a2"}},
+		{"time range", Query{Since: at(24), Until: at(72)}, []string{"b1", "c1"}},
+		{"empty time range", Query{Since: at(48), Until: at(48)}, nil},
+		{"chain and time", Query{Chain: "c", Since: at(1)}, []string{"a2", "b1", "c1"}},
+		{"exchange type", Query{Types: []string{"exchange", "context_reset"}}, []string{"a1|x3", "a2", "b1", "c1", "x1", "x2"}},
+		{"other types", Query{Types: []string{"context_reset"}}, nil},
+	}
+	for _, tc := range tests {
+		for _, m := range allModes {
+			t.Run(tc.name+"/"+m.String(), func(t *testing.T) {
+				q := tc.q
+				q.Text, q.Mode, q.Limit = "kubernetes", m, 50
+				res, err := s.Search(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := ids(res)
+				if slices.Contains(tc.want, "a1|x3") {
+					for i, id := range got {
+						if id == "a1" || id == "x3" {
+							got[i] = "a1|x3"
+						}
+					}
+				}
+				if !slices.Equal(sorted(got), tc.want) {
+					t.Errorf("got %v, want %v", ids(res), tc.want)
+				}
+				for _, r := range res {
+					if !q.Since.IsZero() && r.Timestamp.Before(q.Since) || !q.Until.IsZero() && !r.Timestamp.Before(q.Until) {
+						t.Errorf("%s at %s is outside [%s, %s)", r.ID, r.Timestamp, q.Since, q.Until)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestSearchRanksAndFillsResults(t *testing.T) {
+	f := newFixture(t)
+	kubeLog(f)
+	f.commit(exchange("z1", "z", at(90), "What should I cook tonight?", "Pasta with tomatoes."))
+	e := builtin(t, 0)
+	s := searcher(t, f.db, e, drain(t, f.db, e))
+
+	tests := []struct {
+		text string
+		want string // the first result
+	}{
+		{"pods crashing after a deploy, liveness probes", "a2"},
+		{"expired TLS certificates", "b1"},
+		{"autoscaling under load", "c1"},
+		{"cooking dinner tonight", "z1"},
+		{"cooked", "z1"}, // stemming
+	}
+	for _, tc := range tests {
+		for _, m := range allModes {
+			t.Run(tc.text+"/"+m.String(), func(t *testing.T) {
+				res, err := s.Search(ctx, Query{Text: tc.text, Mode: m})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(res) == 0 || res[0].ID != tc.want {
+					t.Fatalf("got %v, want %s first", ids(res), tc.want)
+				}
+				r := res[0]
+				if r.SessionID == "" || r.User == "" || r.AI == "" || r.File != "log.jsonl" || r.Line == 0 || r.Timestamp.IsZero() || r.Row == 0 {
+					t.Errorf("incomplete result %+v", r)
+				}
+				for i := 1; i < len(res); i++ {
+					if res[i].Score > res[i-1].Score {
+						t.Errorf("results out of order: %v then %v", res[i-1].Score, res[i].Score)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestSearchCollapsesIdenticalExchanges(t *testing.T) {
+	f := newFixture(t)
+	var lines []string
+	// The same exchange copied into five sessions, and one that differs
+	// only in its answer.
+	for i, s := range []string{"s1", "s2", "s3", "s4", "s5"} {
+		lines = append(lines, exchange("dup"+s, s, at(i), "Where is the staging database password kept?", "In the vault, under staging/db."))
+	}
+	lines = append(lines, exchange("other", "s6", at(9), "Where is the staging database password kept?", "Ask the ops team."))
+	f.commit(lines...)
+	e := builtin(t, 0)
+	s := searcher(t, f.db, e, drain(t, f.db, e))
+	for _, m := range allModes {
+		for _, limit := range []int{1, 2, 10} {
+			res, err := s.Search(ctx, Query{Text: "staging database password", Mode: m, Limit: limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := min(limit, 2)
+			if len(res) != want {
+				t.Fatalf("%s, limit %d: got %v, want %d results", m, limit, ids(res), want)
+			}
+			dups := 0
+			for _, r := range res {
+				if strings.HasPrefix(r.ID, "dup") {
+					dups++
+				}
+			}
+			if dups > 1 {
+				t.Errorf("%s, limit %d: identical exchanges not collapsed: %v", m, limit, ids(res))
+			}
+		}
+	}
+}
+
+// TestSearchWithoutVectors: while there is no vector space of the
+// embedder's identity (never embedded, or a re-embed after an embedder
+// switch in progress), hybrid search is BM25 alone, vector search finds
+// only what is already embedded, and vectors of another identity are never
+// used.
+func TestSearchWithoutVectors(t *testing.T) {
+	f := newFixture(t)
+	kubeLog(f)
+	old := builtin(t, 256)
+	oldWorker := drain(t, f.db, old)
+	lexical := func(s *Searcher) []string {
+		res, err := s.Search(ctx, Query{Text: "kubernetes ingress", Mode: ModeLexical})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids(res)
+	}
+
+	switched := builtin(t, 128)
+	partial, err := NewWorker(WorkerConfig{DB: f.db, Embedder: switched, BatchSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := partial.once(ctx); err != nil { // one batch of the re-embed
+		t.Fatal(err)
+	}
+	if st := partial.Status(); st.Vectors != 2 || st.Pending != 5 || st.Identity != "builtin:hash-v1:128#user" {
+		t.Fatalf("status after one batch: %+v", st)
+	}
+
+	with := func(e embed.Embedder, space func() *Vectors) *Searcher {
+		s, err := New(Config{DB: f.db, Embedder: e, Vectors: space})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	tests := []struct {
+		name       string
+		s          *Searcher
+		vectorHits int // results of a vector-only search
+	}{
+		{"no vector space", with(switched, nil), 0},
+		{"no vector space yet", with(switched, func() *Vectors { return nil }), 0},
+		{"empty vector space", with(switched, func() *Vectors { return NewVectors(SpaceIdentity(switched)) }), 0},
+		{"no embedder", with(nil, oldWorker.Vectors), 0},
+		{"space of another embedder", with(switched, oldWorker.Vectors), 0},
+		{"re-embed in progress", with(switched, partial.Vectors), 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			want := lexical(tc.s)
+			if len(want) == 0 {
+				t.Fatal("BM25 finds nothing")
+			}
+			res, err := tc.s.Search(ctx, Query{Text: "kubernetes ingress"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.vectorHits == 0 && !slices.Equal(ids(res), want) {
+				t.Errorf("hybrid: got %v, want the BM25 results %v", ids(res), want)
+			}
+			// a1 and x3 are identical: which one is kept depends on the
+			// ranking.
+			canon := func(ids []string) []string {
+				ids = slices.Clone(ids)
+				for i, id := range ids {
+					if id == "x3" {
+						ids[i] = "a1"
+					}
+				}
+				return sorted(ids)
+			}
+			if tc.vectorHits > 0 && !slices.Equal(canon(ids(res)), canon(want)) {
+				t.Errorf("hybrid: got %v, want the BM25 results %v in some order", ids(res), want)
+			}
+			res, err = tc.s.Search(ctx, Query{Text: "kubernetes ingress", Mode: ModeVector})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res) != tc.vectorHits {
+				t.Errorf("vector: got %v, want %d results", ids(res), tc.vectorHits)
+			}
+		})
+	}
+}
+
+func TestSearchErrors(t *testing.T) {
+	f := newFixture(t)
+	kubeLog(f)
+	s := searcher(t, f.db, nil, nil)
+	for _, text := range []string{"", "  \n\t"} {
+		if _, err := s.Search(ctx, Query{Text: text}); !errors.Is(err, ErrEmptyQuery) {
+			t.Errorf("Search(%q): got %v, want ErrEmptyQuery", text, err)
+		}
+	}
+	if _, err := New(Config{}); err == nil {
+		t.Error("New without an index: no error")
+	}
+	// Text that is nothing but FTS5 syntax is quoted, not parsed.
+	for _, text := range []string{`"`, `*`, `NEAR(a b)`, `user:kubernetes`, `a AND OR NOT b`, `^x`, `(`, `-`, `'`, `{user}: x`} {
+		if _, err := s.Search(ctx, Query{Text: text}); err != nil {
+			t.Errorf("Search(%q): %v", text, err)
+		}
+	}
+	if _, err := s.Search(ctx, Query{Text: "deploy", Limit: 10 * MaxLimit}); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestMatchExpr(t *testing.T) {
+	tests := []struct {
+		text, want string
+	}{
+		{"How do I deploy the ingress?", `"deploy" OR "ingress"`},
+		{"Deploy deploy DEPLOY", `"deploy"`},
+		{"who am I", `"who" OR "am" OR "i"`}, // only stopwords: keep them
+		{"Mary's café", `"mary" OR "café"`},
+		{"fooBar snake_case kebab-case", `"foobar" OR "snake" OR "case" OR "kebab"`},
+		{`user:"x" AND NEAR(y*)`, `"user" OR "near"`},
+		{"can you remind me what I mentioned about the deploy in our previous conversation", `"deploy"`},
+		{"v1.2.3 → 42", `"v1" OR "2" OR "3" OR "42"`},
+		{"?!", ``},
+		{"日本語のテキスト", `"日本語のテキスト"`},
+	}
+	for _, tc := range tests {
+		if got := matchExpr(tc.text, true); got != tc.want {
+			t.Errorf("matchExpr(%q) = %s, want %s", tc.text, got, tc.want)
+		}
+	}
+	if got := matchExpr("remind me", false); got != `"remind"` {
+		t.Errorf("keeping filler words: got %s", got)
+	}
+	long := strings.Repeat("word ", 10) + strings.Join(strings.Fields(strings.Repeat("a1 b2 c3 d4 e5 f6 g7 h8 i9 j0 ", 20)), "x ")
+	if n := len(queryTerms(long, true)); n > maxQueryTerms {
+		t.Errorf("%d terms, want at most %d", n, maxQueryTerms)
+	}
+}
+
+// TestMatchExprRunsInFTS5 checks that every MATCH expression built from
+// hostile text is valid FTS5.
+func TestMatchExprRunsInFTS5(t *testing.T) {
+	f := newFixture(t)
+	kubeLog(f)
+	for _, text := range []string{`"quoted"`, `a"b`, `NOT`, `AND OR`, `col:umn`, `x* y^`, `NEAR(a, b, 3)`, `'single'`, "tab\there", "😀 emoji", "Ǆ ǅ"} {
+		m := matchExpr(text, true)
+		if m == "" {
+			continue
+		}
+		if _, err := f.db.Lexical(ctx, m, [2]float64{1, 1}, index.Filter{}, 5); err != nil {
+			t.Errorf("%q -> %s: %v", text, m, err)
+		}
+	}
+}
+
+func TestParseMode(t *testing.T) {
+	for _, m := range allModes {
+		got, err := ParseMode(m.String())
+		if err != nil || got != m {
+			t.Errorf("ParseMode(%q) = %v, %v", m.String(), got, err)
+		}
+	}
+	if _, err := ParseMode("semantic"); err == nil {
+		t.Error("ParseMode(semantic): no error")
+	}
+}
+
+func TestOptionsDefaults(t *testing.T) {
+	e := builtin(t, 0)
+	if w := (Options{}).withDefaults().vectorWeight(e); w != 0.3 {
+		t.Errorf("builtin vector weight %v, want 0.3", w)
+	}
+	if w := (Options{}).withDefaults().vectorWeight(renamedEmbedder{e, "ollama:nomic-embed-text:768"}); w != 1 {
+		t.Errorf("model vector weight %v, want 1", w)
+	}
+	o := Options{Fusion: FusionScore, UserWeight: 2, VectorWeight: 0.7}.withDefaults()
+	if o.Fusion != FusionScore || o.UserWeight != 2 || o.AIWeight != 0 || o.VectorWeight != 0.7 || o.RRFK != DefaultOptions.RRFK || o.Depth != DefaultOptions.Depth {
+		t.Errorf("withDefaults: %+v", o)
+	}
+}
+
+// renamedEmbedder is an embedder under another identity.
+type renamedEmbedder struct {
+	embed.Embedder
+	id string
+}
+
+func (r renamedEmbedder) Identity() string { return r.id }

@@ -1,0 +1,436 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/index"
+)
+
+// Worker defaults.
+const (
+	DefaultBatchSize    = 256
+	DefaultMaxTextBytes = 32 << 10
+	DefaultMinBackoff   = time.Second
+	DefaultMaxBackoff   = time.Minute
+	DefaultIdlePoll     = 30 * time.Second
+	// drainAttempts is how many times Drain tries a failing step before it
+	// gives up (the events stay pending for the next run).
+	drainAttempts = 4
+)
+
+// WorkerConfig sets up a Worker.
+type WorkerConfig struct {
+	DB       *index.DB
+	Embedder embed.Embedder
+	// BatchSize is how many exchanges are embedded and stored at a time.
+	BatchSize int
+	// MaxTextBytes cuts longer texts (at a rune boundary) before
+	// embedding: remote models reject or silently truncate long inputs,
+	// and a pasted log says little more at 200 KB than at 32 KB.
+	MaxTextBytes int
+	// MinBackoff and MaxBackoff bound the wait after a failure, which
+	// doubles from one to the next (±25% jitter).
+	MinBackoff, MaxBackoff time.Duration
+	// IdlePoll is how often an idle worker looks for pending exchanges
+	// without being notified: a safety net under Notify.
+	IdlePoll time.Duration
+	Logger   *slog.Logger
+}
+
+// Worker embeds exchanges in the background. Its queue is durable and
+// implicit: the exchanges that have no vector for the embedder's identity
+// (index.DB.PendingEmbeddings). So nothing is lost to a crash or an
+// embedder outage — an exchange stays pending until its vector is stored
+// — and switching embedders makes every exchange pending again: the new
+// space fills up while search keeps using BM25 and the part of the new
+// space already built, never the old vectors. Once nothing is pending, the
+// vectors of other identities are pruned.
+//
+// The worker only reads events and writes the vectors table, in short
+// transactions; ingestion never waits for an embedder.
+type Worker struct {
+	db  *index.DB
+	emb embed.Embedder
+	cfg WorkerConfig
+	log *slog.Logger
+
+	wake  chan struct{}
+	space atomic.Pointer[Vectors] // nil until the identity is known and loaded
+
+	step    sync.Mutex   // one batch at a time (Run and Drain may overlap)
+	pending atomic.Int64 // exchanges without a vector; -1 until counted
+	stored  atomic.Int64 // vectors stored by this worker
+	pruned  atomic.Bool
+	lastErr atomic.Pointer[string]
+}
+
+// NewWorker returns a worker; call Run (daemon) or Drain (one-shot).
+func NewWorker(cfg WorkerConfig) (*Worker, error) {
+	if cfg.DB == nil || cfg.Embedder == nil {
+		return nil, errors.New("search: worker needs an index and an embedder")
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = DefaultBatchSize
+	}
+	if cfg.MaxTextBytes <= 0 {
+		cfg.MaxTextBytes = DefaultMaxTextBytes
+	}
+	if cfg.MinBackoff <= 0 {
+		cfg.MinBackoff = DefaultMinBackoff
+	}
+	if cfg.MaxBackoff < cfg.MinBackoff {
+		cfg.MaxBackoff = max(DefaultMaxBackoff, cfg.MinBackoff)
+	}
+	if cfg.IdlePoll <= 0 {
+		cfg.IdlePoll = DefaultIdlePoll
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	w := &Worker{db: cfg.DB, emb: cfg.Embedder, cfg: cfg, log: cfg.Logger, wake: make(chan struct{}, 1)}
+	w.pending.Store(-1)
+	return w, nil
+}
+
+// Vectors returns the current vector space, nil until the embedder's
+// identity is known and its stored vectors are loaded. It is meant for
+// Config.Vectors.
+func (w *Worker) Vectors() *Vectors { return w.space.Load() }
+
+// Notify wakes the worker up: new exchanges were committed. It never
+// blocks; call it from the watcher's OnCommit.
+func (w *Worker) Notify() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// WorkerStatus is the embedding progress, for status displays.
+type WorkerStatus struct {
+	Identity string // "" until known
+	Ready    bool   // the vector space is loaded
+	Vectors  int    // searchable vectors in the space
+	Pending  int64  // exchanges without a vector; -1 until counted
+	Stored   int64  // vectors stored since start
+	LastErr  string // the last failure, "" after a success
+}
+
+// Status reports the worker's progress.
+func (w *Worker) Status() WorkerStatus {
+	st := WorkerStatus{Pending: w.pending.Load(), Stored: w.stored.Load()}
+	if v := w.space.Load(); v != nil {
+		st.Identity, st.Ready, st.Vectors = v.Identity(), true, v.Len()
+	}
+	if e := w.lastErr.Load(); e != nil {
+		st.LastErr = *e
+	}
+	return st
+}
+
+// Run embeds pending exchanges until ctx is done, then returns nil. After
+// a failure (embedder down, database busy) it waits MinBackoff, doubling
+// up to MaxBackoff, and tries again; a success resets the wait.
+func (w *Worker) Run(ctx context.Context) error {
+	b := w.newBackoff()
+	for ctx.Err() == nil {
+		n, err := w.once(ctx)
+		switch {
+		case err != nil:
+			if ctx.Err() != nil {
+				return nil
+			}
+			d := b.next()
+			w.log.Warn("embedding failed; will retry", "err", err, "retry_in", d.Round(time.Millisecond), "attempt", b.attempt)
+			sleep(ctx, d, nil)
+		case n > 0:
+			b.reset()
+		default:
+			b.reset()
+			w.prune(ctx)
+			sleep(ctx, w.cfg.IdlePoll, w.wake)
+		}
+	}
+	return nil
+}
+
+// Drain embeds until nothing is pending, then prunes the vectors of other
+// identities. It retries a failing step a few times with backoff, then
+// returns the error; what was not embedded stays pending.
+func (w *Worker) Drain(ctx context.Context) error {
+	b := w.newBackoff()
+	for {
+		n, err := w.once(ctx)
+		switch {
+		case err != nil:
+			if ctx.Err() != nil || b.attempt+1 >= drainAttempts {
+				return err
+			}
+			d := b.next()
+			w.log.Warn("embedding failed; will retry", "err", err, "retry_in", d.Round(time.Millisecond), "attempt", b.attempt)
+			if !sleep(ctx, d, nil) {
+				return ctx.Err()
+			}
+		case n > 0:
+			b.reset()
+		default:
+			w.prune(ctx)
+			return nil
+		}
+	}
+}
+
+// once makes sure the space is ready, then embeds and stores one batch;
+// n is the number of exchanges it took care of, 0 when none was pending.
+func (w *Worker) once(ctx context.Context) (n int, err error) {
+	w.step.Lock()
+	defer w.step.Unlock()
+	defer func() {
+		if err != nil {
+			s := err.Error()
+			w.lastErr.Store(&s)
+		} else {
+			w.lastErr.Store(nil)
+		}
+	}()
+	v := w.space.Load()
+	if v == nil {
+		if v, err = w.prepare(ctx); err != nil {
+			return 0, err
+		}
+	}
+	id := v.Identity()
+	items, err := w.db.PendingEmbeddings(ctx, id, w.cfg.BatchSize)
+	if err != nil {
+		return 0, fmt.Errorf("search: pending embeddings: %w", err)
+	}
+	if len(items) < w.cfg.BatchSize {
+		// This batch is all there is (until the next commit).
+		w.pending.Store(int64(len(items)))
+	} else if w.pending.Load() < int64(len(items)) {
+		// More than we knew of: count again (rarely: this runs once per
+		// backlog, not per batch).
+		if n, err := w.db.CountPending(ctx, id); err == nil {
+			w.pending.Store(n)
+		}
+	}
+	if len(items) == 0 {
+		return 0, nil
+	}
+	rows := make([]int64, len(items))
+	for i, it := range items {
+		rows[i] = it.Row
+	}
+	// The events give the text to embed (embedText), and the session and
+	// time the vector space filters on.
+	evs, err := w.db.EventsByRows(ctx, rows)
+	if err != nil {
+		return 0, fmt.Errorf("search: read %d exchanges to embed: %w", len(rows), err)
+	}
+	texts := make([]string, 0, len(rows))
+	docs := make([]vectorDoc, 0, len(rows))
+	for _, r := range rows {
+		e, ok := evs[r]
+		if !ok {
+			continue // deleted since PendingEmbeddings
+		}
+		texts = append(texts, truncate(embedText(e.User, e.AI), w.cfg.MaxTextBytes))
+		docs = append(docs, vectorDoc{row: r, session: e.SessionID, ts: e.Timestamp.UnixNano()})
+	}
+	if len(docs) == 0 {
+		return len(rows), nil
+	}
+	vecs, err := w.embed(ctx, texts)
+	if err != nil {
+		return 0, fmt.Errorf("search: embed %d exchanges for %s: %w", len(texts), id, err)
+	}
+	rows = rows[:0]
+	for i := range docs {
+		docs[i].vec = vecs[i]
+		rows = append(rows, docs[i].row)
+	}
+	if err := w.db.StoreVectors(ctx, id, rows, vecs); err != nil {
+		return 0, fmt.Errorf("search: store %d vectors: %w", len(rows), err)
+	}
+	w.stored.Add(int64(len(rows)))
+	w.pending.Store(max(0, w.pending.Load()-int64(len(items))))
+	// Stored: a failure to add them to the in-memory space only delays
+	// their search to the next start (Load).
+	if err := v.add(docs); err != nil {
+		w.log.Error("vectors stored but not searchable until restart", "err", err)
+	}
+	return len(items), nil
+}
+
+// spaceSuffix names what embedText embeds. It is part of the space
+// identity, so that a change of recipe re-embeds everything rather than
+// compare vectors of two recipes.
+const spaceSuffix = "#user"
+
+// SpaceIdentity is the identity under which the vectors of e are stored
+// and searched: e's identity (provider, model, dimension) and the text
+// recipe, e.g. "builtin:hash-v1:256#user".
+func SpaceIdentity(e embed.Embedder) string { return e.Identity() + spaceSuffix }
+
+// embedText is what is embedded of an exchange: the user's text, or the
+// assistant's when the user's is empty (an orphan reply). Questions about
+// past conversations are about what the user said and did; the long
+// answers, embedded too, drown the user's words (on the dev set, vector
+// recall_all@5 0.526 with user text against 0.347 with both). BM25 still
+// searches both.
+func embedText(user, ai string) string {
+	if u := strings.TrimSpace(user); u != "" {
+		return u
+	}
+	return strings.TrimSpace(ai)
+}
+
+// prepare resolves the embedder's identity (a remote embedder may need to
+// reach its server to learn its dimension), loads the stored vectors of
+// that identity and counts what is pending.
+func (w *Worker) prepare(ctx context.Context) (*Vectors, error) {
+	if _, err := embed.Resolve(ctx, w.emb); err != nil {
+		return nil, fmt.Errorf("search: embedder identity: %w", err)
+	}
+	id := SpaceIdentity(w.emb)
+	start := time.Now()
+	v, err := Load(ctx, w.db, id)
+	if err != nil {
+		return nil, err
+	}
+	n, err := w.db.CountPending(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("search: count pending embeddings: %w", err)
+	}
+	w.pending.Store(n)
+	w.space.Store(v)
+	w.log.Info("vector space loaded", "identity", id, "vectors", v.Len(), "pending", n, "took", time.Since(start).Round(time.Millisecond))
+	return v, nil
+}
+
+// prune deletes the vectors of other identities, once per worker, when the
+// current space is complete: until then they are what a switch back would
+// reuse, and they cost only disk.
+func (w *Worker) prune(ctx context.Context) {
+	v := w.space.Load()
+	if v == nil || w.pending.Load() != 0 || w.pruned.Load() {
+		return
+	}
+	n, err := w.db.PruneVectors(ctx, v.Identity())
+	if err != nil {
+		w.log.Warn("pruning vectors of other embedders failed", "err", err)
+		return
+	}
+	w.pruned.Store(true)
+	if n > 0 {
+		w.log.Info("pruned vectors of other embedders", "vectors", n, "kept", v.Identity())
+	}
+}
+
+// embed embeds texts. If the embedder rejects the batch as a bad request
+// (HTTP 400, 413, 422: typically one text too long for the model), the
+// texts are embedded one by one, and those rejected on their own get a
+// zero vector (stored, so they stop blocking the queue; similar to
+// nothing, so never found by vectors — BM25 still finds them), provided
+// at least one text of the batch went through; otherwise the error is the
+// embedder's or its configuration's, and is returned.
+func (w *Worker) embed(ctx context.Context, texts []string) ([][]float32, error) {
+	vecs, err := w.emb.Embed(ctx, texts)
+	if err == nil || !rejected(err) || len(texts) == 1 {
+		return vecs, err
+	}
+	vecs = make([][]float32, len(texts))
+	var bad []int
+	ok := false
+	for i, t := range texts {
+		v, err := w.emb.Embed(ctx, []string{t})
+		switch {
+		case err == nil:
+			vecs[i], ok = v[0], true
+		case rejected(err):
+			bad = append(bad, i)
+		default:
+			return nil, err
+		}
+	}
+	if !ok {
+		return nil, err
+	}
+	dim := w.emb.Dimension()
+	for _, i := range bad {
+		w.log.Warn("embedder rejected an exchange; it will be found by BM25 only", "bytes", len(texts[i]))
+		vecs[i] = make([]float32, dim)
+	}
+	return vecs, nil
+}
+
+// rejected reports whether err is a server's refusal of the input itself.
+func rejected(err error) bool {
+	var se *embed.StatusError
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.StatusCode {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
+		return true
+	}
+	return false
+}
+
+// truncate cuts s to at most n bytes at a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// backoff is an exponential backoff with ±25% jitter.
+type backoff struct {
+	min, max time.Duration
+	attempt  int
+}
+
+func (w *Worker) newBackoff() *backoff {
+	return &backoff{min: w.cfg.MinBackoff, max: w.cfg.MaxBackoff}
+}
+
+func (b *backoff) next() time.Duration {
+	d := b.min << min(b.attempt, 30)
+	if d > b.max || d <= 0 {
+		d = b.max
+	}
+	b.attempt++
+	d = time.Duration(float64(d) * (0.75 + 0.5*rand.Float64()))
+	return min(max(d, b.min), b.max)
+}
+
+func (b *backoff) reset() { b.attempt = 0 }
+
+// sleep waits for d, a wake-up on wake (nil: none) or the end of ctx; it
+// reports whether ctx is still alive.
+func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-wake:
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}

@@ -1,0 +1,295 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/praxis-os/continuity/embed"
+)
+
+// flaky is an embedder that fails while failures > 0 (one failure per
+// call), and rejects with HTTP 400 any batch holding a text with poison.
+type flaky struct {
+	embed.Embedder
+	mu       sync.Mutex
+	failures int
+	poison   string
+	calls    int
+}
+
+func (f *flaky) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	f.mu.Lock()
+	f.calls++
+	if f.failures > 0 {
+		f.failures--
+		f.mu.Unlock()
+		return nil, fmt.Errorf("dial tcp 127.0.0.1:11434: %w", embed.ErrUnavailable)
+	}
+	f.mu.Unlock()
+	for _, t := range texts {
+		if f.poison != "" && strings.Contains(t, f.poison) {
+			return nil, &embed.StatusError{StatusCode: 400, Status: "400 Bad Request", URL: "http://127.0.0.1:11434/api/embeddings"}
+		}
+	}
+	return f.Embedder.Embed(ctx, texts)
+}
+
+func pending(t *testing.T, w *Worker) int64 {
+	t.Helper()
+	n, err := w.db.CountPending(ctx, SpaceIdentity(w.emb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestWorkerDrainAndLoad(t *testing.T) {
+	f := newFixture(t)
+	kubeLog(f)
+	f.commit(exchange("empty", "x", at(80), "?!", ""), exchange("orphan", "x", at(81), "", "An answer without a question about kubernetes."))
+	e := builtin(t, 64)
+	w, err := NewWorker(WorkerConfig{DB: f.db, Embedder: e, BatchSize: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := w.Status(); st.Ready || st.Pending != -1 {
+		t.Errorf("status before start: %+v", st)
+	}
+	if err := w.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// 9 exchanges; the one without words gets a zero vector (stored, so
+	// not pending, but not searchable).
+	st := w.Status()
+	if st.Pending != 0 || st.Vectors != 8 || st.Stored != 9 || !st.Ready || st.Identity != "builtin:hash-v1:64#user" || st.LastErr != "" {
+		t.Errorf("status after Drain: %+v", st)
+	}
+	if n := pending(t, w); n != 0 {
+		t.Errorf("%d pending after Drain", n)
+	}
+	// A restart rebuilds the same space from the table, embedding nothing.
+	v, err := Load(ctx, f.db, SpaceIdentity(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Len() != 8 {
+		t.Errorf("Load: %d vectors, want 8", v.Len())
+	}
+	q, _ := e.Embed(ctx, []string{"pods crashing"})
+	a, err := v.Query(ctx, q[0], 3, vectorFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := w.Vectors().Query(ctx, q[0], 3, vectorFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Errorf("loaded space answers %v, live one %v", a, b)
+	}
+	// The orphan reply is embedded by its ai text.
+	s := searcher(t, f.db, e, w)
+	res, err := s.Search(ctx, Query{Text: "answer without a question", Mode: ModeVector, Limit: 1})
+	if err != nil || len(res) != 1 || res[0].ID != "orphan" {
+		t.Errorf("orphan reply: %v, %v", ids(res), err)
+	}
+}
+
+// TestWorkerEmbedderSwitch: a new embedder makes every exchange pending;
+// when its space is complete, the old vectors are pruned.
+func TestWorkerEmbedderSwitch(t *testing.T) {
+	f := newFixture(t)
+	kubeLog(f)
+	old := drain(t, f.db, builtin(t, 64))
+	w := drain(t, f.db, builtin(t, 32))
+	if n := pending(t, old); n != 7 {
+		t.Errorf("old identity: %d pending after the switch, want all 7 (pruned)", n)
+	}
+	if n := pending(t, w); n != 0 {
+		t.Errorf("new identity: %d pending", n)
+	}
+	// Switching back re-embeds.
+	back, err := NewWorker(WorkerConfig{DB: f.db, Embedder: builtin(t, 64)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := back.once(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := back.Status(); st.Vectors != 7 || st.Pending != 0 {
+		t.Errorf("after switching back: %+v", st)
+	}
+}
+
+// TestWorkerRun: Run embeds what is committed, retries a failing embedder
+// with backoff without losing anything, and wakes up on Notify.
+func TestWorkerRun(t *testing.T) {
+	f := newFixture(t)
+	f.commit(exchange("e1", "s", at(0), "first question about rust lifetimes", "answer"))
+	e := &flaky{Embedder: builtin(t, 32), failures: 3}
+	w, err := NewWorker(WorkerConfig{DB: f.db, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond, IdlePoll: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error)
+	go func() { done <- w.Run(ctx) }()
+	waitFor(t, "first exchange embedded", func() bool { st := w.Status(); return st.Vectors == 1 && st.Pending == 0 })
+	if e.calls < 4 {
+		t.Errorf("%d embedder calls, want the 3 failures and a success", e.calls)
+	}
+	if st := w.Status(); st.LastErr != "" {
+		t.Errorf("last error after success: %q", st.LastErr)
+	}
+
+	// Idle now (IdlePoll is an hour): a commit and a Notify wake it up.
+	f.commit(exchange("e2", "s", at(1), "second question about borrowing", "answer"))
+	w.Notify()
+	w.Notify() // never blocks
+	waitFor(t, "second exchange embedded", func() bool { return w.Status().Vectors == 2 })
+
+	// While the embedder is down, nothing is lost: the exchange stays
+	// pending, the error is reported, and it is embedded on recovery.
+	e.mu.Lock()
+	e.failures = 5
+	e.mu.Unlock()
+	f.commit(exchange("e3", "s", at(2), "third question about traits", "answer"))
+	w.Notify()
+	waitFor(t, "error reported", func() bool { return strings.Contains(w.Status().LastErr, "unavailable") })
+	waitFor(t, "third exchange embedded", func() bool { return w.Status().Vectors == 3 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	if n := pending(t, w); n != 0 {
+		t.Errorf("%d pending", n)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for: %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestWorkerRejectedText: an exchange the embedder refuses (HTTP 400, as
+// for a text too long for the model) does not block the queue: it gets a
+// zero vector, is found by BM25 only, and the others are embedded.
+func TestWorkerRejectedText(t *testing.T) {
+	f := newFixture(t)
+	f.commit(
+		exchange("ok1", "s", at(0), "a question about gardening tomatoes", "water them"),
+		exchange("bad", "s", at(1), "POISON a question about gardening roses", "prune them"),
+		exchange("ok2", "s", at(2), "a question about gardening basil", "pinch it"),
+	)
+	e := &flaky{Embedder: builtin(t, 32), poison: "POISON"}
+	w := drain(t, f.db, e)
+	if st := w.Status(); st.Pending != 0 || st.Vectors != 2 || st.Stored != 3 {
+		t.Errorf("status: %+v", st)
+	}
+	s := searcher(t, f.db, e, w)
+	for _, tc := range []struct {
+		mode Mode
+		bad  bool
+	}{{ModeVector, false}, {ModeLexical, true}, {ModeHybrid, true}} {
+		res, err := s.Search(ctx, Query{Text: "gardening roses", Mode: tc.mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(strings.Join(ids(res), " "), "bad"); got != tc.bad {
+			t.Errorf("%s: results %v", tc.mode, ids(res))
+		}
+	}
+
+	// When the embedder refuses everything, that is its configuration's
+	// fault: nothing is stored and Drain reports the error.
+	f2 := newFixture(t)
+	f2.commit(exchange("p1", "s", at(0), "POISON one", "x"), exchange("p2", "s", at(1), "POISON two", "y"))
+	w2, err := NewWorker(WorkerConfig{DB: f2.db, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var se *embed.StatusError
+	if err := w2.Drain(ctx); !errors.As(err, &se) {
+		t.Errorf("Drain: got %v, want the StatusError", err)
+	}
+	if n := pending(t, w2); n != 2 {
+		t.Errorf("%d pending, want 2", n)
+	}
+}
+
+// TestWorkerUnresolvedEmbedder: a remote embedder that cannot be reached
+// to learn its dimension leaves the worker without a space (search is BM25
+// alone) and Drain fails; nothing is stored under a provisional identity.
+func TestWorkerUnresolvedEmbedder(t *testing.T) {
+	f := newFixture(t)
+	kubeLog(f)
+	e, err := embed.New(embed.Config{Provider: "ollama", URL: "http://127.0.0.1:1", Model: "m", Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWorker(WorkerConfig{DB: f.db, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Drain(ctx); err == nil {
+		t.Fatal("Drain: no error")
+	}
+	if w.Vectors() != nil || w.Status().Ready {
+		t.Errorf("space without an identity: %+v", w.Status())
+	}
+	s := searcher(t, f.db, e, w)
+	res, err := s.Search(ctx, Query{Text: "kubernetes ingress"})
+	if err != nil || len(res) == 0 {
+		t.Errorf("hybrid search without vectors: %v, %v", ids(res), err)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	b := &backoff{min: time.Second, max: time.Minute}
+	prev := time.Duration(0)
+	for i := range 12 {
+		d := b.next()
+		if d < time.Second || d > time.Minute {
+			t.Fatalf("attempt %d: %s out of [1s, 60s]", i, d)
+		}
+		if i < 5 && d < prev/2 {
+			t.Errorf("attempt %d: %s after %s, not growing", i, d, prev)
+		}
+		prev = d
+	}
+	if prev < 45*time.Second {
+		t.Errorf("after 12 failures the wait is %s, want near the 60s cap", prev)
+	}
+	b.reset()
+	if d := b.next(); d > 1250*time.Millisecond {
+		t.Errorf("after reset: %s", d)
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"hello", 10, "hello"},
+		{"hello", 3, "hel"},
+		{"héllo", 2, "h"}, // never splits a rune
+		{"日本", 4, "日"},
+	} {
+		if got := truncate(tc.s, tc.n); got != tc.want {
+			t.Errorf("truncate(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+		}
+	}
+}
