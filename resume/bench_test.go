@@ -1,0 +1,169 @@
+package resume
+
+// BenchmarkResume: latency of a resume (chain, timeline, ranking, reading
+// and cutting exchanges, rendering, exact token count) on an indexed
+// workspace of 10k exchanges, and of 100k with CONTINUITY_BENCH_100K=1.
+//
+// The workspace: 100 sessions, each resuming the previous one, with a
+// context reset every 40 exchanges; exchanges of 30-80 words asked and
+// 100-300 answered, from a 2000-word vocabulary. The resume is of the last
+// session with the default depth cap (21 sessions: 2,100 or 21,000
+// candidate exchanges), a two-word query ranked by the hybrid search
+// (BM25 and the builtin embedder's vectors, in memory as in the daemon)
+// and the default budget. Reported: p50 and p95 over the iterations, in
+// milliseconds.
+//
+//	go test -tags sqlite_fts5 ./resume -run XXX -bench Resume -benchtime 200x
+//	CONTINUITY_BENCH_100K=1 go test -tags sqlite_fts5 ./resume -run XXX -bench Resume/100k -benchtime 100x
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/search"
+)
+
+func BenchmarkResume(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
+			if n > 10_000 && os.Getenv("CONTINUITY_BENCH_100K") == "" {
+				b.Skip("set CONTINUITY_BENCH_100K=1 to run the 100k-exchange workspace")
+			}
+			// CONTINUITY_BENCH_DIR keeps the workspaces between runs.
+			root := b.TempDir()
+			if d := os.Getenv("CONTINUITY_BENCH_DIR"); d != "" {
+				root = filepath.Join(d, fmt.Sprintf("ws%dk", n/1000))
+			}
+			vocab := benchVocab()
+			last := fmt.Sprintf("sess-%03d", benchSessions-1)
+			if _, err := os.Stat(filepath.Join(root, ".praxis-os", ".conversations")); err != nil {
+				writeBenchLogs(b, root, n, vocab)
+			}
+			db, err := indexDir(root)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			// Hybrid ranking, as the daemon does: the builtin embedder's
+			// vectors, built once (kept in the index between runs).
+			emb, err := embed.New(embed.Config{Provider: embed.ProviderBuiltin})
+			if err != nil {
+				b.Fatal(err)
+			}
+			w, err := search.NewWorker(search.WorkerConfig{DB: db, Embedder: emb, BatchSize: 512})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := w.Drain(ctx); err != nil {
+				b.Fatal(err)
+			}
+			s, err := search.New(search.Config{DB: db, Embedder: emb, Vectors: w.Vectors})
+			if err != nil {
+				b.Fatal(err)
+			}
+			src := &IndexSource{DB: db, Ranker: SearchRanker(s)}
+			r := rand.New(rand.NewPCG(1, 2))
+			var lats []time.Duration
+			b.ResetTimer()
+			for b.Loop() {
+				q := vocab[r.IntN(len(vocab))] + " " + vocab[r.IntN(len(vocab))]
+				start := time.Now()
+				p, err := Build(ctx, src, Options{Session: last, Query: q})
+				if err != nil {
+					b.Fatal(err)
+				}
+				lats = append(lats, time.Since(start))
+				if p.Tokens > p.Budget {
+					b.Fatalf("over budget: %d", p.Tokens)
+				}
+			}
+			slices.Sort(lats)
+			ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+			b.ReportMetric(ms(lats[len(lats)/2]), "p50-ms")
+			b.ReportMetric(ms(lats[max(0, (len(lats)*95+99)/100-1)]), "p95-ms")
+		})
+	}
+}
+
+func benchVocab() []string {
+	r := rand.New(rand.NewPCG(3, 4))
+	seen := map[string]bool{}
+	var out []string
+	for len(out) < 2000 {
+		n := 3 + r.IntN(8)
+		w := make([]byte, n)
+		for i := range w {
+			w[i] = byte('a' + r.IntN(26))
+		}
+		if !seen[string(w)] {
+			seen[string(w)] = true
+			out = append(out, string(w))
+		}
+	}
+	return out
+}
+
+const benchSessions = 100
+
+// writeBenchLogs writes n exchanges in benchSessions chained sessions
+// under root.
+func writeBenchLogs(b *testing.B, root string, n int, vocab []string) {
+	dir := filepath.Join(root, ".praxis-os", ".conversations")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	text := func(lo, hi int) string {
+		k := lo + r.IntN(hi-lo)
+		var s strings.Builder
+		for i := 0; i < k; i++ {
+			if i > 0 {
+				if i%12 == 0 {
+					s.WriteString(". ")
+				} else {
+					s.WriteByte(' ')
+				}
+			}
+			// Zipf-like: common words often, rare ones seldom.
+			s.WriteString(vocab[int(float64(len(vocab))*r.Float64()*r.Float64())])
+		}
+		return s.String()
+	}
+	per := n / benchSessions
+	t := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	var id string
+	for s := 0; s < benchSessions; s++ {
+		prev := id
+		id = fmt.Sprintf("sess-%03d", s)
+		f, err := os.Create(filepath.Join(dir, "session-"+id+".jsonl"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		w := bufio.NewWriter(f)
+		enc := json.NewEncoder(w)
+		if prev != "" {
+			enc.Encode(map[string]any{"type": "session_resume", "timestamp": t.Format(time.RFC3339), "previous_session": prev, "new_session": id})
+		}
+		for i := 0; i < per; i++ {
+			t = t.Add(time.Minute)
+			if i > 0 && i%40 == 0 {
+				enc.Encode(map[string]any{"type": "context_reset", "timestamp": t.Format(time.RFC3339), "session_id": id})
+			}
+			enc.Encode(map[string]any{"type": "exchange", "timestamp": t.Format(time.RFC3339), "session_id": id,
+				"user": text(30, 80), "ai": text(100, 300), "files": []string{fmt.Sprintf("pkg%d/file%d.go", r.IntN(20), r.IntN(50))}})
+		}
+		if err := w.Flush(); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+}

@@ -1,0 +1,139 @@
+// Package resume builds resume context: when an agent starts a new session,
+// or its context window was reset, what it needs from its past, as one
+// text ready to paste into a prompt and never over a token budget.
+//
+// The policy, one concept per file:
+//
+//   - chain.go: which sessions count (S and the sessions it resumes,
+//     following session_resume links back; cycles and a depth cap).
+//   - select.go: which exchanges are candidates (everything before the
+//     latest context reset of S) and which are chosen: the tail just before
+//     that boundary, then the exchanges most relevant to the query, then the
+//     most recent ones, until the budget is used.
+//   - cut.go: how an exchange too long for its room is cut to its relevant
+//     part, with a visible marker.
+//   - render.go: how the pack reads (chronological, grouped by session).
+//   - budget.go: token counting with a real tokenizer.
+//
+// Build ties them together; Source (source.go) is all it reads, so the
+// policy does not depend on how the index or the search are built.
+package resume
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// DefaultBudget is the token budget when none is given.
+const DefaultBudget = 2000
+
+// ErrUnknownSession is returned (wrapped) for a session the index does not
+// know.
+var ErrUnknownSession = errors.New("unknown session")
+
+// ErrNoSessions is returned (wrapped) by a --latest resume of an index that
+// holds no session.
+var ErrNoSessions = errors.New("no session indexed yet")
+
+// Options say what to resume.
+type Options struct {
+	// Session is S, the session being resumed into. Ignored when Latest.
+	Session string
+	// Latest picks S as the session of the most recent event.
+	Latest bool
+	// Query steers the selection towards what the agent is about to do.
+	Query string
+	// Budget is the most tokens the text may take; DefaultBudget when 0.
+	Budget int
+	// IncludeCurrent also offers the exchanges of S after its latest
+	// context reset (normally assumed to be still in the agent's window).
+	IncludeCurrent bool
+	// MaxDepth caps the chain; DefaultMaxDepth when 0.
+	MaxDepth int
+	// Encoding is the tokenizer (see NewCounter); DefaultEncoding when "".
+	Encoding string
+	// Policy tunes the selection; DefaultPolicy when nil.
+	Policy *Policy
+}
+
+// Pack is a resume context.
+type Pack struct {
+	SessionID string   `json:"session_id"`
+	Chain     []string `json:"chain"`
+	Budget    int      `json:"budget"`
+	Encoding  string   `json:"encoding"`
+	Tokens    int      `json:"tokens"` // of Text
+	// Exchanges are exactly those in Text, chronologically, with the text
+	// as included.
+	Exchanges []Exchange `json:"exchanges"`
+	// Omitted counts the candidate exchanges left out (for the budget, or
+	// as duplicates of a shown text).
+	Omitted int `json:"omitted"`
+	// InContext counts the exchanges of S after its latest context reset,
+	// left out as still in the agent's window.
+	InContext int      `json:"in_context"`
+	Files     []string `json:"files"`
+	Text      string   `json:"text"`
+}
+
+// Exchange is one exchange as included in a pack.
+type Exchange struct {
+	ID        string    `json:"id"`
+	SessionID string    `json:"session_id"`
+	Timestamp time.Time `json:"timestamp"`
+	User      string    `json:"user"`
+	AI        string    `json:"ai"`
+	Truncated bool      `json:"truncated"`
+}
+
+// Build returns the resume context described by opts.
+func Build(ctx context.Context, src Source, opts Options) (*Pack, error) {
+	if opts.Budget == 0 {
+		opts.Budget = DefaultBudget
+	}
+	if opts.Budget < 0 {
+		return nil, fmt.Errorf("resume: budget %d: must be positive", opts.Budget)
+	}
+	pol := DefaultPolicy
+	if opts.Policy != nil {
+		pol = *opts.Policy
+	}
+	counter, err := NewCounter(opts.Encoding)
+	if err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
+	session := opts.Session
+	if opts.Latest {
+		if session, err = src.LatestSession(ctx); err != nil {
+			return nil, fmt.Errorf("resume: latest session: %w", err)
+		}
+		if session == "" {
+			return nil, fmt.Errorf("resume: --latest: %w", ErrNoSessions)
+		}
+	}
+	if session == "" {
+		return nil, errors.New("resume: no session given")
+	}
+	ok, err := src.SessionExists(ctx, session)
+	if err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("resume: %w %q", ErrUnknownSession, session)
+	}
+	chain, err := FollowChain(ctx, src, session, opts.MaxDepth)
+	if err != nil {
+		return nil, err
+	}
+	tl, err := src.Timeline(ctx, chain.Sessions)
+	if err != nil {
+		return nil, fmt.Errorf("resume: timeline of %s: %w", session, err)
+	}
+	p := newPlan(session, chain, tl, opts, pol, counter)
+	if err := p.choose(ctx, src); err != nil {
+		return nil, err
+	}
+	return p.pack(), nil
+}

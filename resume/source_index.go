@@ -1,0 +1,111 @@
+package resume
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/index"
+)
+
+// Ranker ranks exchanges by relevance to a query, restricted to sessions:
+// the rows of the best matches, best first, at most limit.
+type Ranker interface {
+	Rank(ctx context.Context, query string, sessions []string, limit int) ([]int64, error)
+}
+
+// RankFunc adapts a function to Ranker.
+type RankFunc func(ctx context.Context, query string, sessions []string, limit int) ([]int64, error)
+
+// Rank calls f.
+func (f RankFunc) Rank(ctx context.Context, query string, sessions []string, limit int) ([]int64, error) {
+	return f(ctx, query, sessions, limit)
+}
+
+// IndexSource is the Source of a real workspace: the index for links,
+// timelines and texts, and a Ranker (the search) for relevance.
+type IndexSource struct {
+	DB *index.DB
+	// Ranker ranks for Relevant; without one, a query only steers how
+	// long exchanges are cut, and selection falls back to recency.
+	Ranker Ranker
+}
+
+var _ Source = (*IndexSource)(nil)
+
+// LinksInto implements Source.
+func (s *IndexSource) LinksInto(ctx context.Context, session string) ([]index.SessionLink, error) {
+	return s.DB.LinksInto(ctx, session)
+}
+
+// Timeline implements Source.
+func (s *IndexSource) Timeline(ctx context.Context, sessions []string) ([]index.TimelineEntry, error) {
+	return s.DB.Timeline(ctx, sessions)
+}
+
+// Events implements Source.
+func (s *IndexSource) Events(ctx context.Context, rows []int64) ([]index.Event, error) {
+	byRow, err := s.DB.EventsByRows(ctx, rows)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]index.Event, 0, len(rows))
+	for _, r := range rows {
+		if e, ok := byRow[r]; ok {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// LexicalRanker ranks with the index's full-text search alone (BM25 over
+// the exchanges' texts, Porter-stemmed): any of the query's words, the
+// rarer ones weighing more. It is the fallback when no hybrid search is
+// available.
+func LexicalRanker(db *index.DB) Ranker {
+	return RankFunc(func(ctx context.Context, query string, sessions []string, limit int) ([]int64, error) {
+		var words []string
+		seen := map[string]bool{}
+		for _, w := range embed.Tokens(query) {
+			if embed.IsStopword(w) || seen[w] {
+				continue
+			}
+			seen[w] = true
+			words = append(words, `"`+strings.ReplaceAll(w, `"`, `""`)+`"`)
+		}
+		if len(words) == 0 {
+			return nil, nil
+		}
+		hits, err := db.Lexical(ctx, strings.Join(words, " OR "), [2]float64{}, index.Filter{Sessions: sessions}, limit)
+		if err != nil {
+			return nil, err
+		}
+		rows := make([]int64, len(hits))
+		for i, h := range hits {
+			rows[i] = h.Row
+		}
+		return rows, nil
+	})
+}
+
+// Relevant implements Source.
+func (s *IndexSource) Relevant(ctx context.Context, query string, sessions []string, limit int) ([]int64, error) {
+	if s.Ranker == nil {
+		return nil, nil
+	}
+	return s.Ranker.Rank(ctx, query, sessions, limit)
+}
+
+// LatestSession implements Source.
+func (s *IndexSource) LatestSession(ctx context.Context) (string, error) {
+	return s.DB.LatestSession(ctx)
+}
+
+// SessionExists implements Source.
+func (s *IndexSource) SessionExists(ctx context.Context, id string) (bool, error) {
+	if id == "" {
+		return false, errors.New("empty session id")
+	}
+	return s.DB.SessionExists(ctx, id)
+}
