@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/praxis-os/continuity/search"
+)
+
+// variant is one way of searching, evaluated on every question.
+type variant struct {
+	Name    string
+	Mode    search.Mode
+	Options search.Options
+}
+
+// defaultVariants compare hybrid search with each of its parts.
+func defaultVariants() []variant {
+	return []variant{
+		{Name: "hybrid", Mode: search.ModeHybrid},
+		{Name: "bm25", Mode: search.ModeLexical},
+		{Name: "vector", Mode: search.ModeVector},
+	}
+}
+
+// scored is one question's outcome under one variant.
+type scored struct {
+	QID, Type string
+	// AnyAt[i], AllAt[i], SessAt[i] are the hits at ks[i].
+	AnyAt, AllAt, SessAt []bool
+	Latency              time.Duration
+}
+
+// retrievalRun holds every question's outcome, per variant.
+type retrievalRun struct {
+	ks       []int
+	variants []variant
+	scores   [][]scored // [variant][question]
+	identity string
+	index    time.Duration // total indexing time
+	embed    time.Duration // total embedding time
+}
+
+// evalLimit is how many results the scoring query asks for: enough for
+// ks and for the session metric, which needs k distinct sessions.
+func evalLimit(ks []int) int { return max(50, 5*slices.Max(ks)) }
+
+// evaluateRetrieval indexes each question's haystack in a fresh workspace
+// and runs the question through every variant. progress, if not nil, is
+// told about each question.
+func evaluateRetrieval(ctx context.Context, c *config, qs []question, vs []variant, progress func(i int, q question)) (*retrievalRun, error) {
+	run := &retrievalRun{ks: c.ks, variants: vs, scores: make([][]scored, len(vs)), identity: search.SpaceIdentity(c.emb)}
+	for i, q := range qs {
+		if progress != nil {
+			progress(i, q)
+		}
+		ws, err := openWorkspace(ctx, filepath.Join(c.data, q.LogFile), c.emb)
+		if err != nil {
+			return nil, fmt.Errorf("question %s: %w", q.QID, err)
+		}
+		run.index += ws.indexTime
+		run.embed += ws.embedTime
+		for vi, v := range vs {
+			s, err := scoreQuestion(ctx, ws, q, v, c.ks)
+			if err != nil {
+				ws.close()
+				return nil, fmt.Errorf("question %s, %s: %w", q.QID, v.Name, err)
+			}
+			run.scores[vi] = append(run.scores[vi], s)
+		}
+		ws.close()
+	}
+	return run, nil
+}
+
+// scoreQuestion runs one question under one variant: a timed query with
+// the largest k as its limit (what a user would run; after one untimed
+// run, so that caches are warm as in a daemon), and the scoring query.
+func scoreQuestion(ctx context.Context, ws *workspace, q question, v variant, ks []int) (scored, error) {
+	s, err := ws.searcher(v.Options)
+	if err != nil {
+		return scored{}, err
+	}
+	query := search.Query{Text: q.Text, Mode: v.Mode, Limit: slices.Max(ks)}
+	if _, err := s.Search(ctx, query); err != nil {
+		return scored{}, err
+	}
+	start := time.Now()
+	if _, err := s.Search(ctx, query); err != nil {
+		return scored{}, err
+	}
+	lat := time.Since(start)
+
+	query.Limit = evalLimit(ks)
+	res, err := s.Search(ctx, query)
+	if err != nil {
+		return scored{}, err
+	}
+	return score(q, res, ks, lat), nil
+}
+
+// score compares the results of a question with its evidence.
+func score(q question, res []search.Result, ks []int, lat time.Duration) scored {
+	out := scored{QID: q.QID, Type: q.Type, Latency: lat}
+	var sessions []string // distinct, in rank order
+	for _, r := range res {
+		if !slices.Contains(sessions, r.SessionID) {
+			sessions = append(sessions, r.SessionID)
+		}
+	}
+	for _, k := range ks {
+		top := map[string]bool{}
+		for _, r := range res[:min(k, len(res))] {
+			top[r.ID] = true
+		}
+		found := 0
+		for _, id := range q.Evidence {
+			if top[id] {
+				found++
+			}
+		}
+		out.AnyAt = append(out.AnyAt, found > 0)
+		out.AllAt = append(out.AllAt, found == len(q.Evidence))
+		topSess := sessions[:min(k, len(sessions))]
+		all := true
+		for _, s := range q.AnswerSessions {
+			all = all && slices.Contains(topSess, s)
+		}
+		out.SessAt = append(out.SessAt, all)
+	}
+	return out
+}
+
+// summary aggregates the outcomes of one variant on one group of
+// questions.
+type summary struct {
+	Variant string `json:"variant"`
+	Type    string `json:"question_type"` // "all" for every question
+	N       int    `json:"questions"`
+	// Keyed "@5", "@10", ...
+	RecallAny        map[string]float64 `json:"recall_any"`
+	RecallAll        map[string]float64 `json:"recall_all"`
+	SessionRecallAll map[string]float64 `json:"session_recall_all"`
+	P50ms            float64            `json:"latency_p50_ms"`
+	P95ms            float64            `json:"latency_p95_ms"`
+}
+
+// summarize returns, per variant, the summary over all questions then one
+// per question type (in the order types first appear).
+func (r *retrievalRun) summarize() [][]summary {
+	out := make([][]summary, len(r.variants))
+	for vi, v := range r.variants {
+		var types []string
+		for _, s := range r.scores[vi] {
+			if !slices.Contains(types, s.Type) {
+				types = append(types, s.Type)
+			}
+		}
+		out[vi] = append(out[vi], r.group(v.Name, "all", r.scores[vi]))
+		for _, t := range types {
+			var g []scored
+			for _, s := range r.scores[vi] {
+				if s.Type == t {
+					g = append(g, s)
+				}
+			}
+			out[vi] = append(out[vi], r.group(v.Name, t, g))
+		}
+	}
+	return out
+}
+
+func (r *retrievalRun) group(name, typ string, g []scored) summary {
+	s := summary{Variant: name, Type: typ, N: len(g),
+		RecallAny: map[string]float64{}, RecallAll: map[string]float64{}, SessionRecallAll: map[string]float64{}}
+	lat := make([]time.Duration, len(g))
+	for i, x := range g {
+		lat[i] = x.Latency
+	}
+	s.P50ms, s.P95ms = ms(percentile(lat, 0.50)), ms(percentile(lat, 0.95))
+	for ki, k := range r.ks {
+		key := fmt.Sprintf("@%d", k)
+		var any, all, sess int
+		for _, x := range g {
+			any += b2i(x.AnyAt[ki])
+			all += b2i(x.AllAt[ki])
+			sess += b2i(x.SessAt[ki])
+		}
+		n := float64(max(len(g), 1))
+		s.RecallAny[key], s.RecallAll[key], s.SessionRecallAll[key] = float64(any)/n, float64(all)/n, float64(sess)/n
+	}
+	return s
+}
+
+// printTable writes the summaries as one table: a block per variant, the
+// overall row first.
+func (r *retrievalRun) printTable(w io.Writer, sums [][]summary) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := []string{"mode", "question type", "n"}
+	for _, m := range []string{"any", "all"} {
+		for _, k := range r.ks {
+			head = append(head, fmt.Sprintf("%s@%d", m, k))
+		}
+	}
+	for _, k := range r.ks {
+		head = append(head, fmt.Sprintf("sess@%d", k))
+	}
+	head = append(head, "p50 ms", "p95 ms")
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for vi := range sums {
+		for i, s := range sums[vi] {
+			name := ""
+			if i == 0 {
+				name = s.Variant
+			}
+			row := []string{name, s.Type, fmt.Sprint(s.N)}
+			for _, m := range []map[string]float64{s.RecallAny, s.RecallAll, s.SessionRecallAll} {
+				for _, k := range r.ks {
+					row = append(row, fmt.Sprintf("%.3f", m[fmt.Sprintf("@%d", k)]))
+				}
+			}
+			row = append(row, fmt.Sprintf("%.2f", s.P50ms), fmt.Sprintf("%.2f", s.P95ms))
+			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+		}
+		if vi < len(sums)-1 {
+			fmt.Fprintln(tw, strings.Repeat("\t", len(head)))
+		}
+	}
+	tw.Flush()
+}
+
+func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	i := int(p*float64(len(s))+0.5) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

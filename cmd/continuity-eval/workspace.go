@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/search"
+	"github.com/praxis-os/continuity/watcher"
+)
+
+// workspace is one question's haystack, indexed with the real stack in a
+// fresh temporary workspace: the log copied into .praxis-os/.conversations,
+// indexed by the watcher into .praxis-os/.cache/continuity, every exchange
+// embedded by the embed worker.
+type workspace struct {
+	root   string
+	db     *index.DB
+	worker *search.Worker
+	emb    embed.Embedder
+
+	indexTime, embedTime time.Duration
+}
+
+// openWorkspace builds the workspace of one log file.
+func openWorkspace(ctx context.Context, logPath string, emb embed.Embedder) (_ *workspace, err error) {
+	root, err := os.MkdirTemp("", "continuity-eval-")
+	if err != nil {
+		return nil, fmt.Errorf("create workspace: %w", err)
+	}
+	ws := &workspace{root: root, emb: emb}
+	defer func() {
+		if err != nil {
+			ws.close()
+		}
+	}()
+	logs := filepath.Join(root, ".praxis-os", ".conversations")
+	if err := os.MkdirAll(logs, 0o700); err != nil {
+		return nil, fmt.Errorf("create workspace: %w", err)
+	}
+	if err := copyFile(logPath, filepath.Join(logs, filepath.Base(logPath))); err != nil {
+		return nil, err
+	}
+
+	start := time.Now()
+	if ws.db, err = index.Open(filepath.Join(root, ".praxis-os", ".cache", "continuity"), index.Options{}); err != nil {
+		return nil, err
+	}
+	w, err := watcher.New(watcher.Config{Dir: logs, NoNotify: true}, ws.db)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.CatchUp(ctx); err != nil {
+		return nil, fmt.Errorf("index %s: %w", logPath, err)
+	}
+	ws.indexTime = time.Since(start)
+
+	start = time.Now()
+	if ws.worker, err = search.NewWorker(search.WorkerConfig{DB: ws.db, Embedder: emb, BatchSize: 256}); err != nil {
+		return nil, err
+	}
+	if err := ws.worker.Drain(ctx); err != nil {
+		return nil, fmt.Errorf("embed %s: %w", logPath, err)
+	}
+	ws.embedTime = time.Since(start)
+	return ws, nil
+}
+
+// searcher returns a Searcher over the workspace with the given options.
+func (ws *workspace) searcher(opts search.Options) (*search.Searcher, error) {
+	return search.New(search.Config{DB: ws.db, Embedder: ws.emb, Vectors: ws.worker.Vectors, Options: opts})
+}
+
+func (ws *workspace) close() {
+	if ws.db != nil {
+		ws.db.Close()
+	}
+	os.RemoveAll(ws.root)
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return fmt.Errorf("copy log: %w", err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("copy log: %w", err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return fmt.Errorf("copy log to %s: %w", to, err)
+	}
+	if err := out.Close(); err != nil {
+		return fmt.Errorf("copy log to %s: %w", to, err)
+	}
+	return nil
+}
