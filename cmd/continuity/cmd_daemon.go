@@ -71,9 +71,12 @@ Watch <workspace>/.praxis-os/.conversations/*.jsonl and index every complete
 line exactly once, until SIGINT or SIGTERM. The index lives in
 <workspace>/.praxis-os/.cache/continuity/ (private to the user). One daemon (or
 ingest) runs per workspace; a second one exits with an error naming the first.
+Queries (search, resume, sessions) are served on a unix socket in that folder.
 Logs go to stderr.`)
 	var wf watchFlags
 	wf.register(fs, true)
+	var ef embedFlags
+	ef.register(fs)
 	if _, err := parse(e, fs, args); err != nil {
 		return err
 	}
@@ -85,35 +88,69 @@ Logs go to stderr.`)
 	if err != nil {
 		return err
 	}
-	log := e.logger(level)
-	lock, db, err := openWriter(p)
+	d, err := openDaemon(p, wf, ef, e.logger(level))
 	if err != nil {
 		return err
 	}
-	defer lock.Close()
-	defer db.Close()
+	return d.run(ctx)
+}
 
-	w, err := watcher.New(watcher.Config{
+// daemon is a workspace being served: the index lock held, the index open
+// for writing, the watcher and the query server ready to run.
+type daemon struct {
+	p    paths
+	log  *slog.Logger
+	lock *index.Lock
+	db   *index.DB
+	w    *watcher.Watcher
+	srv  *server.Server
+	eng  *engine
+	wf   watchFlags
+}
+
+// openDaemon takes the workspace's lock (index.ErrLocked if another
+// process holds it) and prepares everything; run starts it.
+func openDaemon(p paths, wf watchFlags, ef embedFlags, log *slog.Logger) (*daemon, error) {
+	lock, db, err := openWriter(p)
+	if err != nil {
+		return nil, err
+	}
+	d := &daemon{p: p, log: log, lock: lock, db: db, wf: wf, eng: &engine{db: db}}
+	d.w, err = watcher.New(watcher.Config{
 		Dir: p.logs, MaxLineBytes: wf.maxLine, Rescan: wf.rescan, NoNotify: wf.noNotify, Logger: log,
 	}, db)
 	if err != nil {
-		return err
+		d.close()
+		return nil, err
 	}
-	srv := server.New(server.SocketPath(p.cache), log)
-	registerCalls(srv, db)
-	if err := srv.Listen(); err != nil {
-		return err
+	d.srv = server.New(server.SocketPath(p.cache), log)
+	d.srv.Handle("ping", func(ctx context.Context, _ json.RawMessage) (any, error) {
+		return pingReply{PID: os.Getpid(), Version: version}, nil
+	})
+	d.eng.register(d.srv)
+	if err := d.srv.Listen(); err != nil {
+		d.close()
+		return nil, err
 	}
-	log.Info("continuity daemon started", "workspace", p.root, "logs", p.logs, "index", p.cache,
-		"socket", server.SocketPath(p.cache), "pid", os.Getpid(), "fsnotify", !wf.noNotify, "rescan", wf.rescan)
+	return d, nil
+}
 
-	// The watcher and the query server run until ctx ends; the first to
-	// fail stops the other.
+func (d *daemon) close() {
+	d.db.Close()
+	d.lock.Close()
+}
+
+// run serves until ctx ends: the watcher and the query server share one
+// context; the first to fail stops the other.
+func (d *daemon) run(ctx context.Context) error {
+	defer d.close()
+	d.log.Info("continuity daemon started", "workspace", d.p.root, "logs", d.p.logs, "index", d.p.cache,
+		"socket", server.SocketPath(d.p.cache), "pid", os.Getpid(), "fsnotify", !d.wf.noNotify, "rescan", d.wf.rescan)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 2)
-	go func() { errc <- w.Run(ctx) }()
-	go func() { errc <- srv.Serve(ctx) }()
+	go func() { errc <- d.w.Run(ctx) }()
+	go func() { errc <- d.srv.Serve(ctx) }()
 	var first error
 	for range 2 {
 		if err := <-errc; err != nil && first == nil {
@@ -124,7 +161,7 @@ Logs go to stderr.`)
 	if first != nil {
 		return first
 	}
-	log.Info("continuity daemon stopped")
+	d.log.Info("continuity daemon stopped")
 	return nil
 }
 
@@ -132,11 +169,4 @@ Logs go to stderr.`)
 type pingReply struct {
 	PID     int    `json:"pid"`
 	Version string `json:"version"`
-}
-
-// registerCalls registers the calls the daemon answers on its socket.
-func registerCalls(srv *server.Server, db *index.DB) {
-	srv.Handle("ping", func(ctx context.Context, _ json.RawMessage) (any, error) {
-		return pingReply{PID: os.Getpid(), Version: version}, nil
-	})
 }

@@ -68,14 +68,14 @@ func (w *workspace) cli(args ...string) (string, string, int) {
 	return out.String(), errb.String(), code
 }
 
-// daemon is a running `continuity daemon`.
-type daemon struct {
+// daemonProc is a running `continuity daemon`.
+type daemonProc struct {
 	cmd    *exec.Cmd
 	stderr *bytes.Buffer
 	done   chan error
 }
 
-func (w *workspace) startDaemon(extra ...string) *daemon {
+func (w *workspace) startDaemon(extra ...string) *daemonProc {
 	w.t.Helper()
 	cmd := exec.Command(binPath, append([]string{"daemon", "--root", w.root, "--log-level", "debug"}, extra...)...)
 	var errb bytes.Buffer
@@ -83,13 +83,13 @@ func (w *workspace) startDaemon(extra ...string) *daemon {
 	if err := cmd.Start(); err != nil {
 		w.t.Fatal(err)
 	}
-	d := &daemon{cmd: cmd, stderr: &errb, done: make(chan error, 1)}
+	d := &daemonProc{cmd: cmd, stderr: &errb, done: make(chan error, 1)}
 	go func() { d.done <- cmd.Wait() }()
 	w.t.Cleanup(func() { d.kill() })
 	return d
 }
 
-func (d *daemon) kill() {
+func (d *daemonProc) kill() {
 	if d.cmd.ProcessState == nil {
 		d.cmd.Process.Signal(syscall.SIGKILL)
 		<-d.done
@@ -97,28 +97,28 @@ func (d *daemon) kill() {
 	}
 }
 
-// stop sends SIGTERM and checks the daemon exits cleanly.
-func (d *daemon) stop(t *testing.T) {
+// stop sends SIGTERM and checks the daemonProc exits cleanly.
+func (d *daemonProc) stop(t *testing.T) {
 	t.Helper()
 	d.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case err := <-d.done:
 		d.done <- err
 		if err != nil {
-			t.Errorf("daemon exited with %v; stderr:\n%s", err, d.stderr)
+			t.Errorf("daemonProc exited with %v; stderr:\n%s", err, d.stderr)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("daemon did not stop within 10s of SIGTERM")
+		t.Fatal("daemonProc did not stop within 10s of SIGTERM")
 	}
 }
 
-// alive fails the test if the daemon has exited.
-func (d *daemon) alive(t *testing.T) {
+// alive fails the test if the daemonProc has exited.
+func (d *daemonProc) alive(t *testing.T) {
 	t.Helper()
 	select {
 	case err := <-d.done:
 		d.done <- err
-		t.Fatalf("daemon exited (%v); stderr:\n%s", err, d.stderr)
+		t.Fatalf("daemonProc exited (%v); stderr:\n%s", err, d.stderr)
 	default:
 	}
 }

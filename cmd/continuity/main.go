@@ -34,6 +34,9 @@ func init() {
 		{"log", "append one event to the logs, validated and atomically", runLog},
 		{"status", "show what is indexed: files, offsets, lag, counts", runStatus},
 		{"rejects", "list the log lines that were rejected, with file:line and reason", runRejects},
+		{"resume", "print the resume context of a session: its past, chain-aware, within a token budget", runResume},
+		{"sessions", "list the sessions: times, exchanges, resets, resume links", runSessions},
+		{"export", "print a session's events (optionally its chain) as markdown or the stored JSON lines", runExport},
 		{"doctor", "check the workspace, the daemon, the index and the embedder; say what to fix", runDoctor},
 	}
 }

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/praxis-os/continuity/resume"
+)
+
+func runResume(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "resume (--session ID | --latest) [--query Q] [--budget N] [--include-current] [--json]", `
+Print what an agent needs from its past when it starts a new session or its
+context was reset: one markdown text, ready to paste into a prompt, never
+over the token budget (counted with a real tokenizer, headers included).
+
+It draws from the session and the sessions it resumes (session_resume links,
+followed back), leaves out the session's exchanges after its latest
+context_reset (still in the agent's window; --include-current adds them),
+always shows what was being done just before that boundary, then the
+exchanges most relevant to --query, then the most recent ones. Long
+exchanges are cut to their relevant part, marked […]. See protocol.md,
+"Resume semantics".`)
+	session := fs.String("session", "", "the session to resume into (the agent's current session)")
+	latest := fs.Bool("latest", false, "resume into the session of the most recent event in the workspace")
+	q := fs.String("query", "", "what the agent is about to do: steers the selection")
+	budget := fs.Int("budget", resume.DefaultBudget, "most tokens of the whole text")
+	includeCurrent := fs.Bool("include-current", false, "also offer the exchanges after the session's latest context reset")
+	maxDepth := fs.Int("max-depth", resume.DefaultMaxDepth, "most session_resume links followed back")
+	tokenizer := fs.String("tokenizer", resume.DefaultEncoding, "token counting: an encoding (cl100k_base, o200k_base, p50k_base, r50k_base) or a model name (gpt-4o, ...)")
+	asJSON := fs.Bool("json", false, `print JSON: {"session_id", "chain", "budget", "tokens", "exchanges": [{"id", "session_id", "timestamp", "user", "ai", "truncated"}], "omitted", "files", "text", ...}`)
+	pos, err := parse(e, fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) > 0:
+		return usageError("unexpected arguments %q", pos)
+	case *latest && *session != "":
+		return usageError("--session and --latest exclude each other")
+	case !*latest && *session == "":
+		return usageError("which session? give --session ID or --latest (see 'continuity sessions')")
+	case *budget <= 0:
+		return usageError("--budget %d: must be a positive number of tokens", *budget)
+	case *maxDepth <= 0:
+		return usageError("--max-depth %d: must be positive", *maxDepth)
+	}
+	if _, err := resume.NewCounter(*tokenizer); err != nil {
+		return usageError("--tokenizer: %v", err)
+	}
+	p, err := e.paths()
+	if err != nil {
+		return err
+	}
+	// Through the daemon when one runs (it holds the search state), else
+	// in-process on the index (calls.go).
+	var pack resume.Pack
+	if err := query(ctx, p, "resume", resumeRequest{
+		Session: *session, Latest: *latest, Query: *q, Budget: *budget,
+		IncludeCurrent: *includeCurrent, MaxDepth: *maxDepth, Tokenizer: *tokenizer,
+	}, &pack); err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(pack)
+	}
+	_, err = fmt.Fprint(e.stdout, pack.Text)
+	return err
+}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// sessionRow is one session in `sessions`.
+type sessionRow struct {
+	ID        string    `json:"id"`
+	First     time.Time `json:"first"`
+	Last      time.Time `json:"last"`
+	Exchanges int64     `json:"exchanges"`
+	Resets    int64     `json:"resets"`
+	Events    int64     `json:"events"`
+	// Resumes are the sessions this one resumes (its session_resume links
+	// back), newest link first; ResumedBy the sessions that resume it.
+	Resumes   []string `json:"resumes"`
+	ResumedBy []string `json:"resumed_by"`
+}
+
+func runSessions(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "sessions [--json]", `
+List the indexed sessions, oldest first: id, first and last event time (UTC),
+exchanges, context resets, and the session_resume links: the sessions each
+one resumes and the sessions that resume it.`)
+	asJSON := fs.Bool("json", false, `print JSON: {"sessions": [{"id", "first", "last", "exchanges", "resets", "events", "resumes", "resumed_by"}]}`)
+	pos, err := parse(e, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("unexpected arguments %q", pos)
+	}
+	p, err := e.paths()
+	if err != nil {
+		return err
+	}
+	var resp sessionsResponse
+	if err := query(ctx, p, "sessions", struct{}{}, &resp); err != nil {
+		return err
+	}
+	rows := resp.Sessions
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"sessions": rows})
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(e.stdout, "no sessions indexed yet")
+		return nil
+	}
+	w := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "SESSION\tFIRST\tLAST\tEXCHANGES\tRESETS\tRESUMES\tRESUMED BY")
+	const tf = "2006-01-02 15:04:05"
+	for _, r := range rows {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, r.First.Format(tf), r.Last.Format(tf),
+			r.Exchanges, r.Resets, dashIfEmpty(r.Resumes), dashIfEmpty(r.ResumedBy))
+	}
+	return w.Flush()
+}
+
+func dashIfEmpty(ss []string) string {
+	if len(ss) == 0 {
+		return "-"
+	}
+	return strings.Join(ss, ",")
+}
