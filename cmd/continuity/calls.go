@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"time"
 
+	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/resume"
+	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/server"
 )
 
@@ -28,6 +32,23 @@ type resumeRequest struct {
 	Tokenizer      string `json:"tokenizer,omitempty"`
 }
 
+// searchRequest asks for a search (see search.Query). Times are RFC 3339.
+type searchRequest struct {
+	Query   string `json:"query"`
+	Session string `json:"session,omitempty"`
+	Chain   string `json:"chain,omitempty"`
+	Since   string `json:"since,omitempty"`
+	Until   string `json:"until,omitempty"`
+	Limit   int    `json:"limit,omitempty"`
+	Mode    string `json:"mode,omitempty"` // hybrid (default), bm25, vector
+}
+
+// searchResponse is the answer of a search.
+type searchResponse struct {
+	Query   string          `json:"query"`
+	Results []search.Result `json:"results"`
+}
+
 // sessionsResponse lists the sessions.
 type sessionsResponse struct {
 	Sessions []sessionRow `json:"sessions"`
@@ -38,8 +59,57 @@ type handler func(ctx context.Context, eng *engine, req json.RawMessage) (any, e
 
 // handlers are every call, by name.
 var handlers = map[string]handler{
+	"search":   handleSearch,
 	"resume":   handleResume,
 	"sessions": handleSessions,
+}
+
+func handleSearch(ctx context.Context, eng *engine, raw json.RawMessage) (any, error) {
+	var req searchRequest
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return nil, server.BadRequest(fmt.Errorf("search request: %w", err))
+	}
+	q := search.Query{Text: req.Query, Session: req.Session, Chain: req.Chain, Limit: req.Limit}
+	var err error
+	if q.Since, err = parseTime("since", req.Since); err != nil {
+		return nil, server.BadRequest(err)
+	}
+	if q.Until, err = parseTime("until", req.Until); err != nil {
+		return nil, server.BadRequest(err)
+	}
+	if req.Mode != "" {
+		if q.Mode, err = search.ParseMode(req.Mode); err != nil {
+			return nil, server.BadRequest(err)
+		}
+	}
+	if req.Limit < 0 || req.Limit > search.MaxLimit {
+		return nil, server.BadRequest(fmt.Errorf("limit %d: want 1 to %d", req.Limit, search.MaxLimit))
+	}
+	res, err := eng.searcher.Search(ctx, q)
+	if errors.Is(err, search.ErrEmptyQuery) {
+		return nil, server.BadRequest(errors.New("empty query: give words to search for"))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		res = []search.Result{}
+	}
+	return searchResponse{Query: req.Query, Results: res}, nil
+}
+
+// parseTime reads an RFC 3339 time or a date (YYYY-MM-DD, UTC); "" is the
+// zero time (no bound).
+func parseTime(name, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("--%s %q: want an RFC 3339 time (2026-11-22T10:00:00Z) or a date (2026-11-22)", name, s)
 }
 
 func handleResume(ctx context.Context, eng *engine, raw json.RawMessage) (any, error) {
@@ -70,14 +140,26 @@ func handleSessions(ctx context.Context, eng *engine, _ json.RawMessage) (any, e
 	return sessionsResponse{Sessions: rows}, nil
 }
 
-// engine is what answers calls: the index and, in the daemon, the search
-// state that lives in memory.
+// engine is what answers calls: the index and the searcher, whose vector
+// space lives in memory (kept up to date by the daemon's embed worker, or
+// loaded once for an in-process answer).
 type engine struct {
-	db *index.DB
+	db       *index.DB
+	searcher *search.Searcher
+}
+
+// newEngine builds the engine over db. vectors gives the current vector
+// space (nil: BM25 only).
+func newEngine(db *index.DB, emb embed.Embedder, vectors func() *search.Vectors, log *slog.Logger) (*engine, error) {
+	s, err := search.New(search.Config{DB: db, Embedder: emb, Vectors: vectors, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	return &engine{db: db, searcher: s}, nil
 }
 
 func (eng *engine) resumeSource() *resume.IndexSource {
-	return &resume.IndexSource{DB: eng.db, Ranker: resume.LexicalRanker(eng.db)}
+	return &resume.IndexSource{DB: eng.db, Ranker: resume.SearchRanker(eng.searcher)}
 }
 
 // dispatch runs a call in-process: the same JSON round trip as through the
@@ -114,8 +196,16 @@ func (eng *engine) register(srv *server.Server) {
 }
 
 // query answers a call through the workspace's daemon when one runs, else
-// in-process on the index opened read-only.
+// in-process on the index opened read-only, with the embedder the
+// environment configures.
 func query(ctx context.Context, p paths, name string, req, resp any) error {
+	var ef embedFlags
+	ef.cfg, ef.err = embed.ConfigFromEnv()
+	return queryWith(ctx, p, ef, name, req, resp)
+}
+
+// queryWith is query with the embedder given by flags.
+func queryWith(ctx context.Context, p paths, ef embedFlags, name string, req, resp any) error {
 	err := server.NewClient(server.SocketPath(p.cache)).Call(ctx, name, req, resp)
 	var se *server.Error
 	switch {
@@ -131,8 +221,38 @@ func query(ctx context.Context, p paths, name string, req, resp any) error {
 		return err
 	}
 	defer db.Close()
-	eng := &engine{db: db}
+	eng, err := localEngine(ctx, db, ef)
+	if err != nil {
+		return err
+	}
 	return eng.dispatch(ctx, name, req, resp)
+}
+
+// localEngine answers in-process: the vectors already stored for the
+// configured embedder are loaded (nothing is embedded; a remote embedder
+// is only asked to embed the query, and BM25 answers alone if it cannot).
+func localEngine(ctx context.Context, db *index.DB, ef embedFlags) (*engine, error) {
+	emb, err := ef.embedder()
+	if err != nil {
+		return nil, err
+	}
+	var vecs *search.Vectors
+	if id, ok := knownIdentity(emb); ok {
+		if vecs, err = search.Load(ctx, db, id); err != nil {
+			return nil, err
+		}
+	}
+	return newEngine(db, emb, func() *search.Vectors { return vecs }, nil)
+}
+
+// knownIdentity is the vector space of emb when it is known without asking
+// a server: always for builtin, for remote embedders when the dimension is
+// configured.
+func knownIdentity(emb embed.Embedder) (string, bool) {
+	if emb.Dimension() == 0 {
+		return "", false
+	}
+	return search.SpaceIdentity(emb), true
 }
 
 // listSessions lists the sessions with their resume links, newest link

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/server"
 	"github.com/praxis-os/continuity/watcher"
 )
@@ -105,6 +106,7 @@ type daemon struct {
 	w    *watcher.Watcher
 	srv  *server.Server
 	eng  *engine
+	work *search.Worker
 	wf   watchFlags
 }
 
@@ -115,9 +117,26 @@ func openDaemon(p paths, wf watchFlags, ef embedFlags, log *slog.Logger) (*daemo
 	if err != nil {
 		return nil, err
 	}
-	d := &daemon{p: p, log: log, lock: lock, db: db, wf: wf, eng: &engine{db: db}}
+	d := &daemon{p: p, log: log, lock: lock, db: db, wf: wf}
+	emb, err := ef.embedder()
+	if err != nil {
+		d.close()
+		return nil, err
+	}
+	// Embedding is a durable queue drained in the background: a slow or
+	// down embedder never holds up ingestion.
+	d.work, err = search.NewWorker(search.WorkerConfig{DB: db, Embedder: emb, Logger: log})
+	if err != nil {
+		d.close()
+		return nil, err
+	}
+	if d.eng, err = newEngine(db, emb, d.work.Vectors, log); err != nil {
+		d.close()
+		return nil, err
+	}
 	d.w, err = watcher.New(watcher.Config{
 		Dir: p.logs, MaxLineBytes: wf.maxLine, Rescan: wf.rescan, NoNotify: wf.noNotify, Logger: log,
+		OnCommit: func(watcher.Batch) { d.work.Notify() },
 	}, db)
 	if err != nil {
 		d.close()
@@ -148,11 +167,12 @@ func (d *daemon) run(ctx context.Context) error {
 		"socket", server.SocketPath(d.p.cache), "pid", os.Getpid(), "fsnotify", !d.wf.noNotify, "rescan", d.wf.rescan)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	go func() { errc <- d.w.Run(ctx) }()
 	go func() { errc <- d.srv.Serve(ctx) }()
+	go func() { errc <- d.work.Run(ctx) }()
 	var first error
-	for range 2 {
+	for range 3 {
 		if err := <-errc; err != nil && first == nil {
 			first = err
 			cancel()

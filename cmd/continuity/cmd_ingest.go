@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/watcher"
 	"golang.org/x/sys/unix"
 )
@@ -19,6 +20,9 @@ indexed are not indexed again. Fails if a daemon runs for the workspace
 (it indexes continuously). Shows progress when stderr is a terminal.`)
 	var wf watchFlags
 	wf.register(fs, false)
+	var ef embedFlags
+	ef.register(fs)
+	noEmbed := fs.Bool("no-embed", false, "do not compute vectors now (they stay pending for the daemon); lexical search works at once")
 	if _, err := parse(e, fs, args); err != nil {
 		return err
 	}
@@ -61,6 +65,25 @@ indexed are not indexed again. Fails if a daemon runs for the workspace
 	el := time.Since(start)
 	fmt.Fprintf(e.stderr, "ingested %d lines (%.1f MiB) in %s (%.0f lines/s)\n",
 		lines, float64(bytes)/(1<<20), el.Round(time.Millisecond), float64(lines)/max(el.Seconds(), 1e-9))
+	if *noEmbed {
+		return nil
+	}
+	emb, err := ef.embedder()
+	if err != nil {
+		return err
+	}
+	work, err := search.NewWorker(search.WorkerConfig{DB: db, Embedder: emb, Logger: e.logger(level)})
+	if err != nil {
+		return err
+	}
+	start = time.Now()
+	if err := work.Drain(ctx); err != nil {
+		// The events are indexed and searchable lexically; the vectors stay
+		// pending for the next ingest or the daemon.
+		return fmt.Errorf("embedding with %s (events are indexed; vectors stay pending): %w", emb.Identity(), err)
+	}
+	st := work.Status()
+	fmt.Fprintf(e.stderr, "embedded %d exchanges with %s in %s\n", st.Stored, st.Identity, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

@@ -44,6 +44,9 @@ type statusReport struct {
 	UnknownTypes      int64               `json:"unknown_types"`
 	UnknownFields     int64               `json:"unknown_fields"`
 	EventsByType      map[string]int64    `json:"events_by_type"`
+	Embedder          string              `json:"embedder"`
+	Vectors           map[string]int64    `json:"vectors"`
+	EmbedPending      int64               `json:"embed_pending"`
 	Files             []fileStatus        `json:"files"`
 	Skipped           []index.SkippedFile `json:"skipped_files"`
 }
@@ -55,6 +58,8 @@ size and lag (bytes not indexed yet); counts of events by type, exchanges,
 sessions, rejected lines and duplicates skipped; files skipped as a whole
 (symlinks, FIFOs, unreadable) with the reason.`)
 	asJSON := fs.Bool("json", false, "print JSON")
+	var ef embedFlags
+	ef.register(fs)
 	if _, err := parse(e, fs, args); err != nil {
 		return err
 	}
@@ -79,6 +84,17 @@ sessions, rejected lines and duplicates skipped; files skipped as a whole
 	}
 	if r.Skipped == nil {
 		r.Skipped = []index.SkippedFile{}
+	}
+	r.Vectors, r.EmbedPending = st.Vectors, -1
+	if emb, err := ef.embedder(); err == nil {
+		if id, ok := knownIdentity(emb); ok {
+			r.Embedder = id
+			if r.EmbedPending, err = db.CountPending(ctx, id); err != nil {
+				return err
+			}
+		} else {
+			r.Embedder = emb.Identity()
+		}
 	}
 	for _, f := range st.Files {
 		fsz := fileStatus{Path: f.Path, Generation: f.Generation, Offset: f.Offset, Line: f.Line, Gone: f.Gone}
@@ -108,6 +124,10 @@ sessions, rejected lines and duplicates skipped; files skipped as a whole
 		fmt.Fprintf(w, "  %s\t%d\n", t, r.EventsByType[t])
 	}
 	fmt.Fprintf(w, "sessions\t%d\n", r.Sessions)
+	fmt.Fprintf(w, "embedder\t%s\n", r.Embedder)
+	if r.EmbedPending >= 0 {
+		fmt.Fprintf(w, "  waiting for a vector\t%d\n", r.EmbedPending)
+	}
 	fmt.Fprintf(w, "rejected lines\t%d\t(see 'continuity rejects')\n", r.Rejects)
 	fmt.Fprintf(w, "duplicate ids skipped\t%d\n", r.DuplicatesSkipped)
 	if r.UnknownTypes+r.UnknownFields > 0 {

@@ -77,7 +77,12 @@ type daemonProc struct {
 
 func (w *workspace) startDaemon(extra ...string) *daemonProc {
 	w.t.Helper()
-	cmd := exec.Command(binPath, append([]string{"daemon", "--root", w.root, "--log-level", "debug"}, extra...)...)
+	return w.start(exec.Command(binPath, append([]string{"daemon", "--root", w.root, "--log-level", "debug"}, extra...)...))
+}
+
+// start runs a daemon command and kills it at the end of the test.
+func (w *workspace) start(cmd *exec.Cmd) *daemonProc {
+	w.t.Helper()
 	var errb bytes.Buffer
 	cmd.Stderr = &syncWriter{b: &errb}
 	if err := cmd.Start(); err != nil {

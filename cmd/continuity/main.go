@@ -33,6 +33,7 @@ func init() {
 		{"ingest", "index every complete log line once, then exit (backfill)", runIngest},
 		{"log", "append one event to the logs, validated and atomically", runLog},
 		{"status", "show what is indexed: files, offsets, lag, counts", runStatus},
+		{"search", "search past exchanges (hybrid BM25 + vectors), with session, chain and time filters", runSearch},
 		{"rejects", "list the log lines that were rejected, with file:line and reason", runRejects},
 		{"resume", "print the resume context of a session: its past, chain-aware, within a token budget", runResume},
 		{"sessions", "list the sessions: times, exchanges, resets, resume links", runSessions},

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/search"
+	"golang.org/x/sys/unix"
+)
+
+func runSearch(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "search [flags] QUERY", `
+Search past exchanges: BM25 over the user and assistant text fused with
+vector similarity (the builtin offline embedder unless configured). Answered
+by the daemon when it runs, else from the index directly: the same answers.
+
+  continuity search "why does the build fail"
+  continuity search --chain S --since 2026-11-01 --limit 5 "sqlite lock"`)
+	var req searchRequest
+	fs.StringVar(&req.Session, "session", "", "only this session")
+	fs.StringVar(&req.Chain, "chain", "", "only this session and the sessions it resumes (session_resume links, followed back)")
+	fs.StringVar(&req.Since, "since", "", "only events at or after this time (RFC 3339 or YYYY-MM-DD)")
+	fs.StringVar(&req.Until, "until", "", "only events before this time (RFC 3339 or YYYY-MM-DD)")
+	fs.IntVar(&req.Limit, "limit", search.DefaultLimit, fmt.Sprintf("most results (1 to %d)", search.MaxLimit))
+	fs.StringVar(&req.Mode, "mode", "hybrid", "ranking: hybrid, bm25 (lexical only) or vector (vectors only)")
+	asJSON := fs.Bool("json", false, `print JSON: {"query", "results": [{"id","session_id","timestamp","user","ai","score","file","line"}]}`)
+	var ef embedFlags
+	ef.register(fs)
+	pos, err := parse(e, fs, args)
+	if err != nil {
+		return err
+	}
+	req.Query = strings.TrimSpace(strings.Join(pos, " "))
+	if req.Query == "" {
+		return usageError("what should I search for? (continuity search QUERY)")
+	}
+	p, err := e.paths()
+	if err != nil {
+		return err
+	}
+	var resp searchResponse
+	if err := queryWith(ctx, p, ef, "search", req, &resp); err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(resp)
+	}
+	printResults(e.stdout, resp, isTerminal(e.stdout))
+	return nil
+}
+
+// printResults prints one compact block per hit; on a terminal the query's
+// terms are highlighted.
+func printResults(w io.Writer, resp searchResponse, color bool) {
+	if len(resp.Results) == 0 {
+		fmt.Fprintln(w, "no match")
+		return
+	}
+	hl := func(s string) string { return s }
+	if color {
+		if re := termsPattern(resp.Query); re != nil {
+			hl = func(s string) string { return re.ReplaceAllString(s, "\033[1;33m$0\033[0m") }
+		}
+	}
+	for i, r := range resp.Results {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "%s  %s  %s:%d  (%.3f)\n", r.Timestamp.Format("2006-01-02 15:04"), r.SessionID, r.File, r.Line, r.Score)
+		if r.User != "" {
+			fmt.Fprintf(w, "  user: %s\n", hl(snippet(r.User, 300)))
+		}
+		if r.AI != "" {
+			fmt.Fprintf(w, "  ai:   %s\n", hl(snippet(r.AI, 300)))
+		}
+	}
+}
+
+// snippet folds white space and cuts s to about n bytes.
+func snippet(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && (s[cut]&0xC0) == 0x80 {
+		cut--
+	}
+	return s[:cut] + " …"
+}
+
+// termsPattern matches the query's words (not stopwords), as prefixes so
+// that "authenticate" also lights "authentication".
+func termsPattern(q string) *regexp.Regexp {
+	var alts []string
+	for _, t := range embed.Tokens(q) {
+		if len(t) < 3 || embed.IsStopword(t) {
+			continue
+		}
+		alts = append(alts, regexp.QuoteMeta(embed.Stem(t)))
+	}
+	if len(alts) == 0 {
+		return nil
+	}
+	re, err := regexp.Compile(`(?i)\b(` + strings.Join(alts, "|") + `)\w*`)
+	if err != nil {
+		return nil
+	}
+	return re
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}

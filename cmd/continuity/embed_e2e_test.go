@@ -1,0 +1,168 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeEmbedder speaks the real Ollama (POST /api/embeddings {"model","prompt"}
+// -> {"embedding"}) and OpenAI (POST /v1/embeddings {"input","model"} ->
+// {"data":[{"embedding"}]}) wire protocols, with a deterministic toy
+// embedding of dimension 8.
+type fakeEmbedder struct {
+	calls atomic.Int64
+	delay time.Duration
+}
+
+func toyVector(text string) []float64 {
+	v := make([]float64, 8)
+	for _, w := range strings.Fields(strings.ToLower(text)) {
+		h := fnv.New32a()
+		h.Write([]byte(w))
+		v[h.Sum32()%8]++
+	}
+	var n float64
+	for _, x := range v {
+		n += x * x
+	}
+	if n == 0 {
+		v[0], n = 1, 1
+	}
+	for i := range v {
+		v[i] /= math.Sqrt(n)
+	}
+	return v
+}
+
+func (f *fakeEmbedder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.calls.Add(1)
+	time.Sleep(f.delay)
+	var body struct{ Model, Prompt, Input string }
+	if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&body) != nil || body.Model != "toy" {
+		http.Error(w, `{"error":"bad request"}`, http.StatusBadRequest)
+		return
+	}
+	switch r.URL.Path {
+	case "/api/embeddings":
+		json.NewEncoder(w).Encode(map[string]any{"embedding": toyVector(body.Prompt)})
+	case "/v1/embeddings":
+		if r.Header.Get("Authorization") != "Bearer test-key" {
+			http.Error(w, `{"error":{"message":"Incorrect API key provided"}}`, http.StatusUnauthorized)
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]any{"object": "list", "model": "toy",
+			"data": []any{map[string]any{"object": "embedding", "index": 0, "embedding": toyVector(body.Input)}}})
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// TestRemoteEmbedderDown: with the embedding server down, events are still
+// indexed and lexically searchable; when it comes back, the vectors are
+// filled in. A SIGKILL during the embedding loses nothing: the queue is
+// durable and the restarted daemon finishes it.
+func TestRemoteEmbedderDown(t *testing.T) {
+	for _, tc := range []struct{ provider, path string }{{"ollama", "/api"}, {"openai", "/v1"}} {
+		t.Run(tc.provider, func(t *testing.T) {
+			t.Parallel()
+			// Reserve an address, then leave it closed: the server is down.
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := ln.Addr().String()
+			ln.Close()
+
+			ws := newWorkspace(t)
+			env := []string{"CONTINUITY_EMBEDDER=" + tc.provider, "CONTINUITY_EMBED_URL=http://" + addr + tc.path,
+				"CONTINUITY_EMBED_MODEL=toy", "CONTINUITY_EMBED_DIM=8", "CONTINUITY_EMBED_API_KEY=test-key"}
+			start := func() *daemonProc { return ws.startDaemonEnv(env) }
+			d := start()
+			const n = 200
+			var sb strings.Builder
+			for i := 0; i < n; i++ {
+				sb.WriteString(exchangeLine("emb", fmt.Sprintf("e-%d", i), fmt.Sprintf("question %d about kubernetes ingress", i), "answer"))
+			}
+			ws.appendRaw("emb.jsonl", []byte(sb.String()))
+			eventually(t, 10*time.Second, "events indexed while the embedder is down", func() bool { return ws.status().Exchanges == n })
+			out, errs, code := ws.cliEnv(env, "search", "--mode", "bm25", "--json", "kubernetes ingress")
+			if code != 0 || !strings.Contains(out, `"id": "e-`) {
+				t.Fatalf("lexical search while the embedder is down: %d %s %s", code, out, errs)
+			}
+			if p := ws.statusEnv(env).EmbedPending; p != n {
+				t.Fatalf("embed_pending %d while down, want %d", p, n)
+			}
+
+			// The server comes back, slowly; kill the daemon mid-way.
+			fake := &fakeEmbedder{delay: 5 * time.Millisecond}
+			ln, err = net.Listen("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewUnstartedServer(fake)
+			srv.Listener.Close()
+			srv.Listener = ln
+			srv.Start()
+			defer srv.Close()
+			eventually(t, 30*time.Second, "embedding under way", func() bool {
+				p := ws.statusEnv(env).EmbedPending
+				return p >= 0 && p < n
+			})
+			d.kill()
+			d = start()
+			eventually(t, 30*time.Second, "every vector filled in after restart", func() bool { return ws.statusEnv(env).EmbedPending == 0 })
+			out, errs, code = ws.cliEnv(env, "search", "--mode", "vector", "--json", "--limit", "3", "kubernetes ingress question")
+			if code != 0 || strings.Count(out, `"id": "e-`) != 3 {
+				t.Fatalf("vector search after recovery: %d %s %s", code, out, errs)
+			}
+			if st := ws.statusEnv(env); st.Vectors[st.Embedder] != n {
+				t.Errorf("vectors %v for %s, want %d", st.Vectors, st.Embedder, n)
+			}
+			d.stop(t)
+		})
+	}
+}
+
+func (w *workspace) startDaemonEnv(env []string) *daemonProc {
+	w.t.Helper()
+	cmd := exec.Command(binPath, "daemon", "--root", w.root, "--log-level", "debug")
+	cmd.Env = append(os.Environ(), env...)
+	return w.start(cmd)
+}
+
+func (w *workspace) cliEnv(env []string, args ...string) (string, string, int) {
+	w.t.Helper()
+	cmd := exec.Command(binPath, append([]string{"--root", w.root}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		w.t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func (w *workspace) statusEnv(env []string) statusReport {
+	w.t.Helper()
+	out, _, code := w.cliEnv(env, "status", "--json")
+	var st statusReport
+	if code == 0 {
+		json.Unmarshal([]byte(out), &st)
+	}
+	return st
+}
