@@ -159,7 +159,11 @@ CREATE TABLE counters (
 CREATE VIRTUAL TABLE events_fts USING fts5(
 	user, ai,
 	content = 'events', content_rowid = 'id',
-	tokenize = 'porter unicode61 remove_diacritics 2'
+	tokenize = 'porter unicode61 remove_diacritics 2',
+	-- Column-level detail: BM25 needs per-column term counts, not
+	-- positions. Measured: ~10% faster backfill (17.9k -> 19.6k lines/s)
+	-- and a smaller index; phrase and NEAR queries are not supported.
+	detail = column
 );
 CREATE TRIGGER events_fts_delete AFTER DELETE ON events WHEN old.type = 'exchange' BEGIN
 	INSERT INTO events_fts (events_fts, rowid, user, ai) VALUES ('delete', old.id, old.user, old.ai);
