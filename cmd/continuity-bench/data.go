@@ -16,11 +16,69 @@ session resume context window token budget search index vector embedding
 error handling retry backoff daemon socket config flag parse json line
 refactor function test benchmark latency throughput memory profile goroutine`)
 
-// text returns about n bytes of plausible technical prose.
+// corpus is real conversation text when the LongMemEval development set is
+// beside the repository (../shared/data/longmemeval-s-dev, or
+// $CONTINUITY_EVAL_DATA): user/ai pairs and the benchmark's questions.
+// Search cost depends on the vocabulary, so a toy vocabulary would measure
+// the wrong thing.
+type corpus struct {
+	pairs     [][2]string
+	questions []string
+}
+
+func loadCorpus() *corpus {
+	dir := os.Getenv("CONTINUITY_EVAL_DATA")
+	if dir == "" {
+		dir = filepath.Join("..", "shared", "data", "longmemeval-s-dev")
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "logs", "*.jsonl"))
+	c := &corpus{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(data), "\n") {
+			var ev struct{ Type, User, AI string }
+			if json.Unmarshal([]byte(l), &ev) == nil && ev.Type == "exchange" {
+				c.pairs = append(c.pairs, [2]string{ev.User, ev.AI})
+			}
+		}
+	}
+	if q, err := os.ReadFile(filepath.Join(dir, "queries.jsonl")); err == nil {
+		for _, l := range strings.Split(string(q), "\n") {
+			var x struct{ Question string }
+			if json.Unmarshal([]byte(l), &x) == nil && x.Question != "" {
+				c.questions = append(c.questions, x.Question)
+			}
+		}
+	}
+	if len(c.pairs) == 0 {
+		fmt.Fprintf(os.Stderr, "continuity-bench: %s not found: using synthetic Zipf text\n", dir)
+		return nil
+	}
+	return c
+}
+
+// zipfWords is a synthetic vocabulary used when no real corpus is present.
+var zipfWords = func() []string {
+	ws := make([]string, 20000)
+	for i := range ws {
+		ws[i] = fmt.Sprintf("w%x", i*2654435761%1000003)
+	}
+	return ws
+}()
+
+// text returns about n bytes of synthetic prose with a Zipf vocabulary.
 func text(rng *rand.Rand, n int) string {
+	z := rand.NewZipf(rng, 1.1, 1, uint64(len(zipfWords)-1))
 	var b strings.Builder
 	for b.Len() < n {
-		b.WriteString(words[rng.IntN(len(words))])
+		if rng.IntN(4) == 0 {
+			b.WriteString(words[rng.IntN(len(words))])
+		} else {
+			b.WriteString(zipfWords[z.Uint64()])
+		}
 		b.WriteByte(' ')
 	}
 	return b.String()[:n]
@@ -45,14 +103,22 @@ func writeLogs(logs string, n int) (int64, error) {
 		fs[i], ws[i] = f, bufio.NewWriterSize(f, 1<<20)
 	}
 	var total int64
+	c := loadCorpus()
 	for i := 0; i < n; i++ {
-		size := 200 + rng.IntN(1800)
-		if rng.IntN(50) == 0 {
-			size = 4000 + rng.IntN(28000)
+		var user, ai string
+		if c != nil {
+			p := c.pairs[i%len(c.pairs)]
+			user, ai = p[0], p[1]
+		} else {
+			size := 200 + rng.IntN(1800)
+			if rng.IntN(50) == 0 {
+				size = 4000 + rng.IntN(28000)
+			}
+			user, ai = text(rng, size/4), text(rng, size-size/4)
 		}
 		line, _ := json.Marshal(map[string]string{
 			"type": "exchange", "session_id": fmt.Sprintf("bench%d", i%files), "id": fmt.Sprintf("b-%d", i),
-			"timestamp": "2026-11-01T10:00:00Z", "user": text(rng, size/4), "ai": text(rng, size-size/4),
+			"timestamp": "2026-11-01T10:00:00Z", "user": user, "ai": ai,
 		})
 		line = append(line, '\n')
 		total += int64(len(line))

@@ -5,6 +5,7 @@
 //	go run -tags sqlite_fts5 ./cmd/continuity-bench ingest  [--lines 100000]
 //	go run -tags sqlite_fts5 ./cmd/continuity-bench latency [--lines 1000]
 //	go run -tags sqlite_fts5 ./cmd/continuity-bench idle    [--seconds 10]
+//	go run -tags sqlite_fts5 ./cmd/continuity-bench query   [--lines 10000]
 package main
 
 import (
@@ -51,6 +52,8 @@ func main() {
 		err = benchIngest(ctx, *bin, tmp, or(*lines, 100000))
 	case "latency":
 		err = benchLatency(ctx, *bin, tmp, or(*lines, 1000))
+	case "query":
+		err = benchQuery(ctx, *bin, tmp, or(*lines, 10000))
 	case "idle":
 		err = benchIdle(ctx, *bin, tmp, *seconds)
 	default:
@@ -70,7 +73,7 @@ func or(v, def int) int {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: continuity-bench ingest|latency|idle [--lines N] [--seconds N] [--bin PATH] [--keep]")
+	fmt.Fprintln(os.Stderr, "usage: continuity-bench ingest|latency|idle|query [--lines N] [--seconds N] [--bin PATH] [--keep]")
 }
 
 func fatal(err error) {
