@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/praxis-os/continuity/embed"
@@ -206,7 +207,21 @@ func query(ctx context.Context, p paths, name string, req, resp any) error {
 
 // queryWith is query with the embedder given by flags.
 func queryWith(ctx context.Context, p paths, ef embedFlags, name string, req, resp any) error {
-	err := server.NewClient(server.SocketPath(p.cache)).Call(ctx, name, req, resp)
+	c := server.NewClient(server.SocketPath(p.cache))
+	// A stopped or stuck daemon still accepts connections (the kernel
+	// queues them) but never answers: ping it with a short deadline first
+	// and answer locally if it does not.
+	pctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	var pong pingReply
+	perr := c.Call(pctx, "ping", struct{}{}, &pong)
+	cancel()
+	err := perr
+	if perr == nil {
+		err = c.Call(ctx, name, req, resp)
+	} else if !errors.Is(perr, server.ErrNoDaemon) {
+		fmt.Fprintf(os.Stderr, "continuity: the daemon does not answer (%v); answering from the index directly\n", perr)
+		err = server.ErrNoDaemon
+	}
 	var se *server.Error
 	switch {
 	case err == nil:

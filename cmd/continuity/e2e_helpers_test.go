@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -129,10 +130,15 @@ func (d *daemonProc) alive(t *testing.T) {
 }
 
 type syncWriter struct {
-	b *bytes.Buffer
+	mu sync.Mutex
+	b  *bytes.Buffer
 }
 
-func (s *syncWriter) Write(p []byte) (int, error) { return s.b.Write(p) }
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
 
 // status runs `status --json`.
 func (w *workspace) status() statusReport {
