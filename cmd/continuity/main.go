@@ -39,6 +39,7 @@ func init() {
 		{"sessions", "list the sessions: times, exchanges, resets, resume links", runSessions},
 		{"export", "print a session's events (optionally its chain) as markdown or the stored JSON lines", runExport},
 		{"doctor", "check the workspace, the daemon, the index and the embedder; say what to fix", runDoctor},
+		{"mcp", "serve the memory to an agent as an MCP server on stdio (tools: log, search, resume, sessions)", runMCP},
 	}
 }
 

@@ -1,0 +1,349 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/logformat"
+	"github.com/praxis-os/continuity/resume"
+	"github.com/praxis-os/continuity/search"
+)
+
+// The MCP server: the same calls as the CLI (through the workspace's
+// daemon when one runs, else in-process), as tools for an agent, over
+// stdio. stdout carries the MCP protocol only; logs go to stderr.
+
+// mcpTakeover is how often an MCP server that defers to another indexer
+// (a daemon, or another MCP server) tries to take the workspace lock, so
+// that indexing goes on when that process exits.
+const mcpTakeover = 2 * time.Second
+
+// mcpToolTimeout bounds one tool call, so a stuck daemon cannot hang the
+// agent forever.
+const mcpToolTimeout = 30 * time.Second
+
+const mcpInstructions = `continuity is this workspace's memory across sessions: every exchange logged here can be searched and resumed by later sessions (yours or other agents').
+- At the start of a session, or right after your context was reset or compacted, call resume_context (latest=true if you do not know your session id) with query set to what you are about to do.
+- After each answer you give, call log_exchange with the user's message and your answer, using one session_id for the whole session.
+- When the user refers to earlier work, or before re-deciding something that may have been settled before, call search_conversations.
+- list_sessions shows which sessions exist.`
+
+func runMCP(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "mcp [flags]", `
+Serve the workspace's memory to an agent as an MCP server over stdio
+(stdin/stdout carry the protocol; logs go to stderr). Tools: log_exchange,
+search_conversations, resume_context, list_sessions.
+
+When no daemon runs for the workspace, the MCP server indexes the logs
+itself for as long as it runs (it takes the workspace lock, like 'continuity
+daemon'); when a daemon (or another MCP server) already holds the lock, it
+answers through that process and takes over indexing if it exits. Register
+it in the agent's MCP settings, e.g. for Claude Code in .mcp.json:
+
+  {"mcpServers":{"continuity":{"command":"continuity","args":["mcp"]}}}
+
+The indexing flags are those of 'continuity daemon'.`)
+	var wf watchFlags
+	wf.register(fs, true)
+	var ef embedFlags
+	ef.register(fs)
+	pos, err := parse(e, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("unexpected arguments %q", pos)
+	}
+	level, err := wf.level()
+	if err != nil {
+		return err
+	}
+	p, err := e.paths()
+	if err != nil {
+		return err
+	}
+	log := e.logger(level)
+
+	// Index in-process unless another process does; the first attempt is
+	// made before serving, so the first call finds the index and the socket.
+	ictx, stopIndexing := context.WithCancel(ctx)
+	indexed := make(chan struct{})
+	ix := &mcpIndexer{p: p, wf: wf, ef: ef, log: log}
+	d := ix.open()
+	go func() {
+		defer close(indexed)
+		ix.loop(ictx, d)
+	}()
+	defer func() {
+		stopIndexing()
+		<-indexed
+	}()
+
+	var sdkLog *slog.Logger
+	if level <= slog.LevelDebug {
+		sdkLog = log.With("component", "mcp-sdk")
+	}
+	srv := newMCPServer(p, log, sdkLog)
+	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
+	switch {
+	case ctx.Err() != nil, err == nil, errors.Is(err, io.EOF), errors.Is(err, mcp.ErrConnectionClosed):
+		return nil // signal, or the client closed stdin: a normal end
+	}
+	return err
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// mcpIndexer runs the workspace's daemon in-process while this process
+// holds the workspace lock, and keeps trying to take it while another
+// process holds it: never two writers, and never none for long.
+type mcpIndexer struct {
+	p       paths
+	wf      watchFlags
+	ef      embedFlags
+	log     *slog.Logger
+	lastErr string
+}
+
+// open tries once to become the workspace's daemon; nil when another
+// process is (or the index cannot be opened: then calls are answered from
+// the index as it is).
+func (ix *mcpIndexer) open() *daemon {
+	d, err := openDaemon(ix.p, ix.wf, ix.ef, ix.log)
+	if err == nil {
+		ix.lastErr = ""
+		ix.log.Info("mcp: no daemon runs for this workspace; indexing in-process", "workspace", ix.p.root)
+		return d
+	}
+	if msg := err.Error(); msg != ix.lastErr {
+		ix.lastErr = msg
+		if errors.Is(err, index.ErrLocked) {
+			ix.log.Info("mcp: another process indexes this workspace; answering through it", "why", err)
+		} else {
+			ix.log.Warn("mcp: cannot index in-process; answering from the index as it is", "err", err)
+		}
+	}
+	return nil
+}
+
+// loop runs d (when not nil) until ctx ends, and retries open every
+// mcpTakeover while it returns nil.
+func (ix *mcpIndexer) loop(ctx context.Context, d *daemon) {
+	for {
+		if d != nil {
+			if err := d.run(ctx); err != nil && ctx.Err() == nil {
+				ix.log.Error("mcp: in-process indexing stopped", "err", err)
+				ix.lastErr = ""
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(mcpTakeover):
+		}
+		d = ix.open()
+	}
+}
+
+// Tool inputs and outputs. The jsonschema tags are the descriptions the
+// agent sees; fields without omitempty are required.
+
+type logExchangeIn struct {
+	SessionID string         `json:"session_id" jsonschema:"your session id: the same for every exchange of this session (1-128 chars of A-Z a-z 0-9 . _ : @ + -, starting with a letter or digit)"`
+	User      string         `json:"user" jsonschema:"the user's message, verbatim"`
+	AI        string         `json:"ai" jsonschema:"your answer (verbatim, or a faithful summary when very long)"`
+	Files     []string       `json:"files,omitempty" jsonschema:"paths of the files the exchange read or changed, relative to the workspace"`
+	Metadata  map[string]any `json:"metadata,omitempty" jsonschema:"any extra JSON object to keep with the exchange (model, tool names, ...)"`
+	ID        string         `json:"id,omitempty" jsonschema:"idempotency key: logging again with the same id is indexed once (default: a new UUID)"`
+}
+
+type logExchangeOut struct {
+	ID        string    `json:"id" jsonschema:"the event's id"`
+	SessionID string    `json:"session_id"`
+	Timestamp time.Time `json:"timestamp"`
+	File      string    `json:"file" jsonschema:"the log file the line was appended to, relative to the workspace"`
+}
+
+type resumeIn struct {
+	SessionID      string `json:"session_id,omitempty" jsonschema:"the session to resume into (your current session id); give this or latest"`
+	Latest         bool   `json:"latest,omitempty" jsonschema:"resume the session of the most recent event in the workspace (when you do not know your session id)"`
+	Query          string `json:"query,omitempty" jsonschema:"what you are about to do: steers which past exchanges are chosen"`
+	Budget         int    `json:"budget,omitempty" jsonschema:"most tokens of the returned text (default 2000)"`
+	IncludeCurrent *bool  `json:"include_current,omitempty" jsonschema:"also include the session's exchanges after its latest context reset, assumed to be still in your window (default: false with session_id; true with latest, as a new session has none of them in its window)"`
+}
+
+type searchIn struct {
+	Query   string `json:"query" jsonschema:"what to look for: words, an error message, a file or function name, a question"`
+	Session string `json:"session,omitempty" jsonschema:"only this session's exchanges"`
+	Chain   string `json:"chain,omitempty" jsonschema:"only this session and the sessions it resumes (its session_resume links, followed back)"`
+	Since   string `json:"since,omitempty" jsonschema:"only exchanges at or after this time: RFC 3339 (2026-11-22T10:00:00Z) or a date (2026-11-22, UTC)"`
+	Until   string `json:"until,omitempty" jsonschema:"only exchanges before this time: RFC 3339 or a date"`
+	Limit   int    `json:"limit,omitempty" jsonschema:"most results (default 10, at most 200)"`
+}
+
+type emptyIn struct{}
+
+// newMCPServer builds the MCP server and its tools.
+func newMCPServer(p paths, log, sdkLog *slog.Logger) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "continuity", Title: "continuity: memory across sessions", Version: version},
+		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: sdkLog})
+
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:  "log_exchange",
+		Title: "Log an exchange",
+		Description: "Record one exchange (the user's message and your answer) in this workspace's conversation memory, " +
+			"so later sessions can search and resume it. Call it after each answer you give, with the same session_id " +
+			"for the whole session. The line is validated and appended atomically to " +
+			".praxis-os/.conversations/session-<session_id>.jsonl; returns its id and file.",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+	}, guard(log, "log_exchange", func(ctx context.Context, _ *mcp.CallToolRequest, in logExchangeIn) (*mcp.CallToolResult, logExchangeOut, error) {
+		out, err := mcpLogExchange(p, in)
+		return nil, out, err
+	}))
+
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:  "resume_context",
+		Title: "Resume context",
+		Description: "Get what you need from this workspace's past to continue a session: a markdown text (within a token " +
+			"budget) of the relevant earlier exchanges of the session and of the sessions it resumes, what was being done " +
+			"just before the latest context reset, and the files involved. Call it at the start of a new session " +
+			"(latest=true: the workspace's most recent session, in full) or right after your context was reset or " +
+			"compacted (session_id=your session and include_current=true: its exchanges left your window), with query set " +
+			"to what you are about to do.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, guard(log, "resume_context", func(ctx context.Context, _ *mcp.CallToolRequest, in resumeIn) (*mcp.CallToolResult, *resume.Pack, error) {
+		switch {
+		case in.Latest && in.SessionID != "":
+			return nil, nil, errors.New("give session_id or latest, not both")
+		case !in.Latest && in.SessionID == "":
+			return nil, nil, errors.New("which session? give session_id, or latest=true (see list_sessions)")
+		case in.Budget < 0:
+			return nil, nil, fmt.Errorf("budget %d: must be a positive number of tokens", in.Budget)
+		}
+		includeCurrent := in.Latest
+		if in.IncludeCurrent != nil {
+			includeCurrent = *in.IncludeCurrent
+		}
+		var pack resume.Pack
+		err := query(ctx, p, "resume", resumeRequest{Session: in.SessionID, Latest: in.Latest, Query: in.Query,
+			Budget: in.Budget, IncludeCurrent: includeCurrent}, &pack)
+		if err != nil {
+			return nil, nil, err
+		}
+		text := pack.Text
+		if text == "" {
+			text = "(nothing to resume from: no earlier exchanges for this session)"
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, &pack, nil
+	}))
+
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:  "list_sessions",
+		Title: "List sessions",
+		Description: "List the sessions recorded in this workspace, oldest first: id, first and last event time (UTC), " +
+			"exchanges, context resets, and resume links (the sessions each one resumes and is resumed by). Call it to " +
+			"find a session id for resume_context or search_conversations.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, guard(log, "list_sessions", func(ctx context.Context, _ *mcp.CallToolRequest, _ emptyIn) (*mcp.CallToolResult, *sessionsResponse, error) {
+		var resp sessionsResponse
+		if err := query(ctx, p, "sessions", struct{}{}, &resp); err != nil {
+			return nil, nil, err
+		}
+		if resp.Sessions == nil {
+			resp.Sessions = []sessionRow{}
+		}
+		return nil, &resp, nil
+	}))
+
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:  "search_conversations",
+		Title: "Search past conversations",
+		Description: "Search this workspace's past conversations (every logged session, also those whose context is gone) " +
+			"for exchanges about something: returns the best-matching exchanges, best first, with their session, time, " +
+			"text and log file:line. Call it when the user refers to earlier work (\"as we did before\", \"why did we " +
+			"choose X\"), before deciding again something that may have been settled, or for the history of an error, " +
+			"a file or a feature. Filters: session, chain (a session and those it resumes), since/until, limit.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, guard(log, "search_conversations", func(ctx context.Context, _ *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, *searchResponse, error) {
+		if strings.TrimSpace(in.Query) == "" {
+			return nil, nil, errors.New("query is empty: give words to search for")
+		}
+		var resp searchResponse
+		err := query(ctx, p, "search", searchRequest{Query: in.Query, Session: in.Session, Chain: in.Chain,
+			Since: in.Since, Until: in.Until, Limit: in.Limit}, &resp)
+		if err != nil {
+			return nil, nil, err
+		}
+		if resp.Results == nil {
+			resp.Results = []search.Result{}
+		}
+		return nil, &resp, nil
+	}))
+	return srv
+}
+
+// mcpLogExchange appends an exchange through the same writer as
+// `continuity log`.
+func mcpLogExchange(p paths, in logExchangeIn) (logExchangeOut, error) {
+	r := logRequest{Type: logformat.TypeExchange, Session: in.SessionID, User: in.User, AI: in.AI, ID: in.ID, Files: in.Files}
+	if in.SessionID == "" {
+		return logExchangeOut{}, errors.New("session_id is empty: give your session's id")
+	}
+	if in.Metadata != nil {
+		m, err := json.Marshal(in.Metadata)
+		if err != nil {
+			return logExchangeOut{}, fmt.Errorf("metadata: %w", err)
+		}
+		r.Metadata = string(m)
+	}
+	line, ev, err := eventFromFlags(r)
+	if err != nil {
+		return logExchangeOut{}, err
+	}
+	to, err := logFileName("", ev)
+	if err != nil {
+		return logExchangeOut{}, err
+	}
+	if err := logformat.AppendLine(filepath.Join(p.logs, to), line); err != nil {
+		return logExchangeOut{}, err
+	}
+	rel, err := filepath.Rel(p.root, filepath.Join(p.logs, to))
+	if err != nil {
+		rel = filepath.Join(p.logs, to)
+	}
+	return logExchangeOut{ID: ev.ID, SessionID: ev.SessionID, Timestamp: ev.Timestamp, File: rel}, nil
+}
+
+// guard makes a tool handler safe to expose: a panic becomes a tool error
+// (the server goes on), and a call is bounded by mcpToolTimeout.
+func guard[In, Out any](log *slog.Logger, name string, h mcp.ToolHandlerFor[In, Out]) mcp.ToolHandlerFor[In, Out] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				log.Error("mcp: tool panicked", "tool", name, "panic", r, "stack", string(debug.Stack()))
+				var zero Out
+				res, out, err = nil, zero, fmt.Errorf("internal error in %s: %v", name, r)
+			}
+		}()
+		ctx, cancel := context.WithTimeout(ctx, mcpToolTimeout)
+		defer cancel()
+		start := time.Now()
+		res, out, err = h(ctx, req, in)
+		log.Debug("mcp: tool call", "tool", name, "took", time.Since(start), "err", err)
+		return res, out, err
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
