@@ -38,11 +38,7 @@ followed back, as resume does).`)
 	case *maxDepth <= 0:
 		return usageError("--max-depth %d: must be positive", *maxDepth)
 	}
-	p, err := e.paths()
-	if err != nil {
-		return err
-	}
-	db, err := openReader(p)
+	_, db, err := e.openIndex()
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/praxis-os/continuity/index"
@@ -19,11 +18,7 @@ a corrected line.`)
 	if _, err := parse(e, fs, args); err != nil {
 		return err
 	}
-	p, err := e.paths()
-	if err != nil {
-		return err
-	}
-	db, err := openReader(p)
+	_, db, err := e.openIndex()
 	if err != nil {
 		return err
 	}
@@ -36,9 +31,7 @@ a corrected line.`)
 		rs = []index.Reject{}
 	}
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"rejects": rs})
+		return printJSON(e.stdout, map[string]any{"rejects": rs})
 	}
 	if len(rs) == 0 {
 		fmt.Fprintln(e.stdout, "no rejected lines")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/praxis-os/continuity/resume"
@@ -62,9 +61,7 @@ exchanges are cut to their relevant part, marked […]. See protocol.md,
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(pack)
+		return printJSON(e.stdout, pack)
 	}
 	_, err = fmt.Fprint(e.stdout, pack.Text)
 	return err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -49,9 +48,7 @@ by the daemon when it runs, else from the index directly: the same answers.
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(resp)
+		return printJSON(e.stdout, resp)
 	}
 	printResults(e.stdout, resp, isTerminal(e.stdout))
 	return nil

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -46,9 +45,7 @@ one resumes and the sessions that resume it.`)
 	}
 	rows := resp.Sessions
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"sessions": rows})
+		return printJSON(e.stdout, map[string]any{"sessions": rows})
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(e.stdout, "no sessions indexed yet")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,6 +22,23 @@ func openReader(p paths) (*index.DB, error) {
 		return nil, fmt.Errorf("no index yet in %s: start 'continuity daemon' or run 'continuity ingest'", p.root)
 	}
 	return index.Open(p.cache, index.Options{ReadOnly: true})
+}
+
+// openIndex resolves the workspace and opens its index read-only.
+func (e *env) openIndex() (paths, *index.DB, error) {
+	p, err := e.paths()
+	if err != nil {
+		return p, nil, err
+	}
+	db, err := openReader(p)
+	return p, db, err
+}
+
+// printJSON writes v as indented JSON: the --json output of every command.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // fileStatus is one log file in `status`: where the index is in it.
@@ -63,11 +81,7 @@ sessions, rejected lines and duplicates skipped; files skipped as a whole
 	if _, err := parse(e, fs, args); err != nil {
 		return err
 	}
-	p, err := e.paths()
-	if err != nil {
-		return err
-	}
-	db, err := openReader(p)
+	p, db, err := e.openIndex()
 	if err != nil {
 		return err
 	}
@@ -108,9 +122,7 @@ sessions, rejected lines and duplicates skipped; files skipped as a whole
 	}
 	sort.Slice(r.Files, func(i, j int) bool { return r.Files[i].Path < r.Files[j].Path })
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return printJSON(e.stdout, r)
 	}
 	w := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "workspace\t%s\n", r.Workspace)
