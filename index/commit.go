@@ -67,6 +67,7 @@ type sessionDelta struct {
 // commitTx holds the statements of one Commit transaction, prepared on
 // first use.
 type commitTx struct {
+	db    *DB
 	ctx   context.Context
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
@@ -127,7 +128,7 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 	defer tx.Rollback()
 	// The transaction is bound to ctx (cancelling it rolls back); the
 	// statements are not, which spares go-sqlite3 a goroutine per call.
-	c := &commitTx{ctx: context.WithoutCancel(ctx), tx: tx, stmts: map[string]*sql.Stmt{}}
+	c := &commitTx{db: db, ctx: context.WithoutCancel(ctx), tx: tx, stmts: map[string]*sql.Stmt{}}
 	defer c.close()
 
 	var stored int64
@@ -142,7 +143,7 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 	nowNano := now.UnixNano()
 	sessions := map[string]*sessionDelta{}
 	var sessionOrder []string
-	var duplicates, unknownTypes, unknownFields, forgottenSkipped int64
+	var duplicates, unknownTypes, unknownFields, forgottenSkipped, redactions int64
 
 	// Most databases have forgotten nothing: then no line needs a look-up.
 	var anyForgotten bool
@@ -202,7 +203,9 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 			continue
 		}
 
-		rowID, inserted, err := c.insertEvent(b.Gen, l, &ev, nowNano)
+		raw, redacted := db.redactEvent(&ev, l.Data)
+		redactions += int64(redacted)
+		rowID, inserted, err := c.insertEvent(b.Gen, l, &ev, raw, nowNano)
 		if err != nil {
 			return fmt.Errorf("line %d: %w", l.Number, err)
 		}
@@ -280,6 +283,7 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 		{CounterUnknownTypes, unknownTypes},
 		{CounterUnknownFields, unknownFields},
 		{CounterForgottenSkipped, forgottenSkipped},
+		{CounterRedactions, redactions},
 	} {
 		if ctr.n == 0 {
 			continue
@@ -303,7 +307,7 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 
 // insertEvent stores ev; inserted is false when a uniqueness constraint
 // (position, producer id) already holds it.
-func (c *commitTx) insertEvent(g watcher.Generation, l *watcher.Line, ev *logformat.Event, now int64) (rowID int64, inserted bool, err error) {
+func (c *commitTx) insertEvent(g watcher.Generation, l *watcher.Line, ev *logformat.Event, raw []byte, now int64) (rowID int64, inserted bool, err error) {
 	eventID := ev.ID
 	if eventID == "" {
 		// UUIDv7 is time-ordered, which keeps inserts into the event_id
@@ -332,7 +336,7 @@ func (c *commitTx) insertEvent(g watcher.Generation, l *watcher.Line, ev *logfor
 		eventTime(ev.Timestamp, time.Unix(0, now)), ev.TimestampInferred,
 		nullString(ev.User), nullString(ev.AI), nullString(ev.Reason),
 		nullString(ev.PreviousSession), nullString(ev.NewSession),
-		files, metadata, unknown, l.Data, now)
+		files, metadata, unknown, raw, now)
 	if err != nil {
 		return 0, false, err
 	}
@@ -353,7 +357,7 @@ func (c *commitTx) insertEvent(g watcher.Generation, l *watcher.Line, ev *logfor
 
 // reject stores an invalid or oversize line.
 func (c *commitTx) reject(g watcher.Generation, l *watcher.Line, kind, reason string, now int64) error {
-	if _, err := c.exec(insertRejectSQL, g.ID, g.Path, l.Number, l.Start, l.End, reason, kind, excerpt(l.Data), now); err != nil {
+	if _, err := c.exec(insertRejectSQL, g.ID, g.Path, l.Number, l.Start, l.End, reason, kind, excerpt(c.db.redactBytes(l.Data)), now); err != nil {
 		return fmt.Errorf("line %d: store reject: %w", l.Number, err)
 	}
 	return nil

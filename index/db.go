@@ -14,6 +14,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/praxis-os/continuity/redact"
 	"io/fs"
 	"net/url"
 	"os"
@@ -74,13 +75,19 @@ type Options struct {
 	ReadOnly bool
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Redactor removes secrets before anything is stored; nil means
+	// redact.FromEnv(): the default patterns unless CONTINUITY_REDACT=off.
+	Redactor *redact.Redactor
+	// NoRedaction stores texts as written (tests of raw storage).
+	NoRedaction bool
 }
 
 // DB is an open index. Its methods are safe for concurrent use.
 type DB struct {
-	dir  string
-	path string
-	now  func() time.Time
+	dir      string
+	path     string
+	now      func() time.Time
+	redactor *redact.Redactor // nil: no redaction
 
 	// w is the single writer connection (nil when read-only); r is a pool
 	// of read-only connections which, thanks to WAL, never wait for w.
@@ -107,7 +114,10 @@ type DB struct {
 // exactly-once (the lines would be read again), but a reported commit must
 // stay committed. Batching keeps the cost at one fsync per batch.
 func Open(dir string, opts Options) (*DB, error) {
-	db := &DB{dir: dir, path: filepath.Join(dir, FileName), now: opts.Now}
+	db := &DB{dir: dir, path: filepath.Join(dir, FileName), now: opts.Now, redactor: opts.Redactor}
+	if db.redactor == nil && !opts.NoRedaction {
+		db.redactor = redact.FromEnv()
+	}
 	if db.now == nil {
 		db.now = time.Now
 	}

@@ -20,6 +20,7 @@ type Status struct {
 	UnknownFields     int64            `json:"unknown_fields"`
 	ForgottenSkipped  int64            `json:"forgotten_skipped"` // lines of forgotten sessions not stored again
 	Forgotten         int64            `json:"forgotten"`         // sessions deleted by DeleteSession
+	Redactions        int64            `json:"redactions"`        // secrets redacted before storage
 	EventsByType      map[string]int64 `json:"events_by_type"`
 	Vectors           map[string]int64 `json:"vectors"` // stored vectors per embedder identity
 	Files             []FileStatus     `json:"files"`
@@ -101,6 +102,8 @@ func (db *DB) Status(ctx context.Context) (st Status, err error) {
 			st.UnknownFields = n
 		case CounterForgottenSkipped:
 			st.ForgottenSkipped = n
+		case CounterRedactions:
+			st.Redactions = n
 		}
 		return nil
 	}); err != nil {

@@ -58,6 +58,7 @@ type statusReport struct {
 	Exchanges         int64               `json:"exchanges"`
 	Sessions          int64               `json:"sessions"`
 	Rejects           int64               `json:"rejects"`
+	Redactions        int64               `json:"redactions"`
 	DuplicatesSkipped int64               `json:"duplicates_skipped"`
 	UnknownTypes      int64               `json:"unknown_types"`
 	UnknownFields     int64               `json:"unknown_fields"`
@@ -92,7 +93,7 @@ sessions, rejected lines and duplicates skipped; files skipped as a whole
 	}
 	r := statusReport{
 		Workspace: p.root, Events: st.Events, Exchanges: st.Exchanges, Sessions: st.Sessions,
-		Rejects: st.Rejects, DuplicatesSkipped: st.DuplicatesSkipped, UnknownTypes: st.UnknownTypes,
+		Rejects: st.Rejects, Redactions: st.Redactions, DuplicatesSkipped: st.DuplicatesSkipped, UnknownTypes: st.UnknownTypes,
 		UnknownFields: st.UnknownFields, EventsByType: st.EventsByType, Skipped: st.Skipped,
 		Files: []fileStatus{},
 	}
@@ -142,6 +143,7 @@ sessions, rejected lines and duplicates skipped; files skipped as a whole
 	}
 	fmt.Fprintf(w, "rejected lines\t%d\t(see 'continuity rejects')\n", r.Rejects)
 	fmt.Fprintf(w, "duplicate ids skipped\t%d\n", r.DuplicatesSkipped)
+	fmt.Fprintf(w, "secrets redacted\t%d\n", r.Redactions)
 	if r.UnknownTypes+r.UnknownFields > 0 {
 		fmt.Fprintf(w, "unknown types / fields kept\t%d / %d\n", r.UnknownTypes, r.UnknownFields)
 	}

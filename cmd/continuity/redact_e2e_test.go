@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"math"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/redact"
+)
+
+// TestSecretsRedactedBeforeStorage: an exchange holding each listed kind of
+// secret is ingested by the real binary; the stored texts, the raw line and
+// the full-text index hold the redacted text only, and each stored vector is
+// the embedding of the redacted text, not of the original.
+func TestSecretsRedactedBeforeStorage(t *testing.T) {
+	ws := newWorkspace(t)
+	ex := redact.Examples()
+	names := make([]string, 0, len(ex))
+	for n := range ex {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var sb strings.Builder
+	for _, n := range names {
+		sb.WriteString(exchangeLine("sec", "sec-"+n, ex[n], "noted: "+ex[n]))
+	}
+	ws.appendRaw("sec.jsonl", []byte(sb.String()))
+	if _, errs, code := ws.cli("ingest"); code != 0 {
+		t.Fatalf("ingest: %s", errs)
+	}
+
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(ws.root, ".praxis-os", ".cache", "continuity", "index.db")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	emb, err := embed.New(embed.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		want, _ := redact.Redact(ex[n])
+		var row int64
+		var user, ai, raw string
+		var vec []byte
+		err := db.QueryRow(`SELECT e.id, e.user, e.ai, e.raw, v.vec FROM events e JOIN vectors v ON v.event = e.id
+			WHERE e.producer_id = ?`, "sec-"+n).Scan(&row, &user, &ai, &raw, &vec)
+		if err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		if user != want || ai != "noted: "+want || !strings.Contains(raw, redact.Replacement(n)) {
+			t.Errorf("%s: stored user %q ai %q, want %q", n, user, ai, want)
+		}
+		// The secret's own characters are gone from every stored form.
+		secretPart := strings.TrimPrefix(ex[n], strings.Split(want, redact.Replacement(n))[0])
+		if len(secretPart) > 12 && strings.Contains(raw, secretPart[:12]) {
+			t.Errorf("%s: raw line still holds %q", n, secretPart[:12])
+		}
+
+		got := decodeVec(vec)
+		red, _ := emb.Embed(context.Background(), []string{want})
+		orig, _ := emb.Embed(context.Background(), []string{ex[n]})
+		if cos(got, red[0]) < 0.9999 {
+			t.Errorf("%s: stored vector is not the embedding of the redacted text (cos %.4f)", n, cos(got, red[0]))
+		}
+		if cos(got, orig[0]) > 0.9999 {
+			t.Errorf("%s: stored vector equals the embedding of the unredacted text", n)
+		}
+	}
+	if st := ws.status(); st.Redactions < int64(len(names)) {
+		t.Errorf("status counts %d redactions, want at least %d", st.Redactions, len(names))
+	}
+}
+
+func decodeVec(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+func cos(a, b []float32) float64 {
+	var d, na, nb float64
+	for i := range a {
+		d += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return d / math.Sqrt(na*nb)
+}
