@@ -147,6 +147,14 @@ func openDaemon(p paths, wf watchFlags, ef embedFlags, log *slog.Logger) (*daemo
 		return pingReply{PID: os.Getpid(), Version: version}, nil
 	})
 	d.eng.register(d.srv)
+	// forget writes: only the daemon (the index's one writer) answers it.
+	d.srv.Handle("forget", func(ctx context.Context, raw json.RawMessage) (any, error) {
+		var req forgetRequest
+		if err := json.Unmarshal(raw, &req); err != nil {
+			return nil, server.BadRequest(err)
+		}
+		return forget(ctx, d.db, d.work.Vectors, req)
+	})
 	if err := d.srv.Listen(); err != nil {
 		d.close()
 		return nil, err

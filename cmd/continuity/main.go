@@ -38,6 +38,7 @@ func init() {
 		{"resume", "print the resume context of a session: its past, chain-aware, within a token budget", runResume},
 		{"sessions", "list the sessions: times, exchanges, resets, resume links", runSessions},
 		{"export", "print a session's events (optionally its chain) as markdown or the stored JSON lines", runExport},
+		{"forget", "remove a session (or its chain) from the index for good; optionally its log files", runForget},
 		{"doctor", "check the workspace, the daemon, the index and the embedder; say what to fix", runDoctor},
 		{"mcp", "serve the memory to an agent as an MCP server on stdio (tools: log, search, resume, sessions)", runMCP},
 	}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/logformat"
+	"github.com/praxis-os/continuity/search"
+	"github.com/praxis-os/continuity/server"
+)
+
+// forgetRequest asks to remove sessions from the index.
+type forgetRequest struct {
+	Session string `json:"session"`
+	Chain   bool   `json:"chain,omitempty"`
+}
+
+// forgetResponse says what was removed.
+type forgetResponse struct {
+	Sessions []string `json:"sessions"`
+	Events   int64    `json:"events"`
+}
+
+func runForget(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "forget --session ID [--chain] [--purge-logs] [--json]", `
+Remove a session from the index: its events, full-text rows and vectors. It
+stays forgotten: a later rescan or replay of its log lines does not index it
+again. The log lines themselves stay unless --purge-logs, which deletes the
+log files holding only forgotten sessions' lines (a file mixing other
+sessions is left as is and named: rewriting it would re-read everyone
+else's lines). Goes through the daemon when one runs.`)
+	session := fs.String("session", "", "the session to forget")
+	chain := fs.Bool("chain", false, "also forget the sessions it resumes (session_resume links, followed back)")
+	purge := fs.Bool("purge-logs", false, "also delete the log files that hold only forgotten sessions' lines")
+	asJSON := fs.Bool("json", false, `print JSON: {"sessions", "events", "purged", "kept"}`)
+	pos, err := parse(e, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("unexpected arguments %q", pos)
+	}
+	if err := logformat.ValidSessionID(*session); err != nil {
+		return usageError("--session: %v", err)
+	}
+	p, err := e.paths()
+	if err != nil {
+		return err
+	}
+	req := forgetRequest{Session: *session, Chain: *chain}
+	var resp forgetResponse
+	err = server.NewClient(server.SocketPath(p.cache)).Call(ctx, "forget", req, &resp)
+	var se *server.Error
+	switch {
+	case errors.As(err, &se):
+		return &exitError{code: max(se.Code, 1), err: se}
+	case errors.Is(err, server.ErrNoDaemon):
+		lock, db, oerr := openWriter(p)
+		if oerr != nil {
+			return oerr
+		}
+		resp, err = forget(ctx, db, nil, req)
+		db.Close()
+		lock.Close()
+		if errors.As(err, &se) {
+			return &exitError{code: max(se.Code, 1), err: se}
+		}
+		if err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	}
+	var purged, kept []string
+	if *purge {
+		if purged, kept, err = purgeLogs(p.logs, resp.Sessions); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		return printJSON(e.stdout, map[string]any{"sessions": resp.Sessions, "events": resp.Events,
+			"purged": nonNil(purged), "kept": nonNil(kept)})
+	}
+	fmt.Fprintf(e.stdout, "forgot %d events of %s\n", resp.Events, strings.Join(resp.Sessions, ", "))
+	for _, f := range purged {
+		fmt.Fprintf(e.stdout, "deleted log %s\n", f)
+	}
+	for _, f := range kept {
+		fmt.Fprintf(e.stdout, "kept log %s: it also holds other sessions' lines\n", f)
+	}
+	return nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// forget deletes the sessions from the index (and from the in-memory vector
+// space when vecs is given).
+func forget(ctx context.Context, db *index.DB, vecs func() *search.Vectors, req forgetRequest) (forgetResponse, error) {
+	if ok, err := db.SessionExists(ctx, req.Session); err != nil {
+		return forgetResponse{}, err
+	} else if !ok {
+		if f, err := db.Forgotten(ctx, req.Session); err == nil && f {
+			return forgetResponse{Sessions: []string{req.Session}}, nil
+		}
+		return forgetResponse{}, server.BadRequest(fmt.Errorf("unknown session %q (see 'continuity sessions')", req.Session))
+	}
+	sessions := []string{req.Session}
+	if req.Chain {
+		var err error
+		if sessions, err = db.Chain(ctx, req.Session, -1); err != nil {
+			return forgetResponse{}, err
+		}
+	}
+	resp := forgetResponse{Sessions: sessions}
+	for _, s := range sessions {
+		n, err := db.DeleteSession(ctx, s)
+		if err != nil {
+			return resp, fmt.Errorf("forget %s: %w", s, err)
+		}
+		resp.Events += n
+		if vecs != nil {
+			if v := vecs(); v != nil {
+				v.RemoveSession(s)
+			}
+		}
+	}
+	return resp, nil
+}
+
+// purgeLogs deletes the log files all of whose events belong to sessions.
+func purgeLogs(dir string, sessions []string) (purged, kept []string, err error) {
+	gone := map[string]bool{}
+	for _, s := range sessions {
+		gone[s] = true
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if err != nil {
+		return nil, nil, err
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		fi, err := os.Lstat(f)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		mine, other, err := classify(f, gone)
+		if err != nil {
+			return purged, kept, err
+		}
+		switch {
+		case mine && !other:
+			if err := os.Remove(f); err != nil {
+				return purged, kept, fmt.Errorf("delete %s: %w", f, err)
+			}
+			purged = append(purged, filepath.Base(f))
+		case mine:
+			kept = append(kept, filepath.Base(f))
+		}
+	}
+	return purged, kept, nil
+}
+
+// classify reports whether a log holds lines of the forgotten sessions, and
+// lines of anything else (other sessions, unparsable lines).
+func classify(path string, gone map[string]bool) (mine, other bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, false, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), logformat.DefaultLimits.MaxLineBytes+2)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if logformat.IsBlank(line) {
+			continue
+		}
+		ev, err := logformat.Parse(line, filepath.Base(path), time.Time{})
+		switch {
+		case err != nil:
+			other = true
+		case gone[ev.SessionID] || ev.Type == logformat.TypeSessionResume && gone[ev.NewSession]:
+			mine = true
+		default:
+			other = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return mine, true, nil // an over-long line: not ours to delete
+	}
+	return mine, other, nil
+}
