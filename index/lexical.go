@@ -154,3 +154,31 @@ func matchError(err error) error {
 	}
 	return err
 }
+
+// TermDocs returns how many exchanges hold each of terms (in the full-text
+// index's form: lower case, Porter-stemmed; terms it does not hold are
+// absent from the map) and how many exchanges there are in all.
+func (db *DB) TermDocs(ctx context.Context, terms []string) (map[string]int64, int64, error) {
+	out := make(map[string]int64, len(terms))
+	var total int64
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM events_fts_docsize`).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("index: count exchanges: %w", err)
+	}
+	if len(terms) == 0 {
+		return out, total, nil
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT term, doc FROM events_fts_vocab WHERE term IN (`+placeholders(len(terms))+`)`, stringArgs(terms)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("index: term frequencies: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t string
+		var n int64
+		if err := rows.Scan(&t, &n); err != nil {
+			return nil, 0, fmt.Errorf("index: term frequencies: %w", err)
+		}
+		out[t] = n
+	}
+	return out, total, rows.Err()
+}

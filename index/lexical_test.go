@@ -92,9 +92,7 @@ func TestLexical(t *testing.T) {
 		{name: "or, best first", match: "watcher OR fingerprints",
 			want: []string{"u-both", "u-bm25 fingerprints", "u-watcher", "u-nosession", "u-rotation"}, anyOrd: true},
 		{name: "and", match: "watcher fingerprints", want: []string{"u-both"}},
-		// detail=column (faster commits, smaller index) keeps no positions:
-		// phrases are refused clearly; search never builds one.
-		{name: "phrase refused", match: `"log rotation"`, wantErr: ErrBadMatch},
+		{name: "phrase", match: `"log rotation"`, want: []string{"u-rotation"}},
 		{name: "prefix", match: "fingerp*", want: []string{"u-both", "u-bm25 fingerprints", "u-rotation"}, anyOrd: true},
 		{name: "column filter", match: "user: fingerprints", want: []string{"u-bm25 fingerprints"}},
 		{name: "no match", match: "kubernetes"},

@@ -52,8 +52,13 @@ func queryTerms(text string, dropFiller bool) []string {
 // porter tokenizer stems the quoted terms as it stemmed the documents. It
 // returns "" when the query has no term.
 func matchExpr(text string, dropFiller bool) string {
+	return quoteTerms(queryTerms(text, dropFiller))
+}
+
+// quoteTerms joins terms, each quoted, with OR.
+func quoteTerms(terms []string) string {
 	var b strings.Builder
-	for i, t := range queryTerms(text, dropFiller) {
+	for i, t := range terms {
 		if i > 0 {
 			b.WriteString(" OR ")
 		}

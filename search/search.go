@@ -139,7 +139,20 @@ type Options struct {
 	// KeepFillerWords keeps conversational filler words (fillerWords) in
 	// the BM25 query; for evaluation.
 	KeepFillerWords bool
+	// MaxTermShare leaves out of the BM25 query the terms held by more
+	// than this share of all exchanges (keeping the rarest ones if that
+	// would leave none): FTS5 scores every match of every term, and a term
+	// in most exchanges costs the most time while its IDF ranks nothing.
+	// 0 means the default (DefaultMaxTermShare); negative keeps all.
+	MaxTermShare float64
 }
+
+// DefaultMaxTermShare: terms in more than this share of exchanges are left
+// out of BM25 queries (see Options.MaxTermShare).
+const DefaultMaxTermShare = 0.05
+
+// minCommonDocs: a term held by fewer exchanges is never left out.
+const minCommonDocs = 1000
 
 // DefaultOptions are the ranking defaults, chosen on the LongMemEval dev
 // subset with cmd/continuity-eval (see its TestSweep).
@@ -150,6 +163,55 @@ var DefaultOptions = Options{
 	UserWeight:    5,
 	AIWeight:      1,
 	LexicalWeight: 1,
+}
+
+// lexicalMatch is the BM25 query for text: its terms (queryTerms) less
+// those too common to be worth scoring (Options.MaxTermShare).
+func (s *Searcher) lexicalMatch(ctx context.Context, text string) string {
+	terms := queryTerms(text, !s.opts.KeepFillerWords)
+	share := s.opts.MaxTermShare
+	if share == 0 {
+		share = DefaultMaxTermShare
+	}
+	if share > 0 && len(terms) > 1 {
+		terms = s.dropCommon(ctx, terms, share)
+	}
+	return quoteTerms(terms)
+}
+
+// dropCommon removes the terms held by more than share of the exchanges,
+// keeping the two rarest when all are that common. FTS5 indexes Porter
+// stems; a term whose stem it does not list is kept.
+func (s *Searcher) dropCommon(ctx context.Context, terms []string, share float64) []string {
+	stems := make([]string, len(terms))
+	for i, t := range terms {
+		stems[i] = embed.Stem(t)
+	}
+	docs, total, err := s.db.TermDocs(ctx, stems)
+	if err != nil || total == 0 {
+		return terms
+	}
+	// Below minCommonDocs matches a term is cheap to score whatever its
+	// share: small indexes are never pruned.
+	limit := max(int64(share*float64(total)), minCommonDocs)
+	var kept []string
+	for i, t := range terms {
+		if docs[stems[i]] <= limit {
+			kept = append(kept, t)
+		}
+	}
+	if len(kept) > 0 {
+		return kept
+	}
+	order := make([]int, len(terms))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return docs[stems[order[a]]] < docs[stems[order[b]]] })
+	for _, i := range order[:min(2, len(order))] {
+		kept = append(kept, terms[i])
+	}
+	return kept
 }
 
 // withDefaults fills the zero fields of o.
@@ -270,7 +332,7 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 	var lex []index.LexicalHit
 	var lexErr error
 	if q.Mode != ModeVector {
-		if m := matchExpr(q.Text, !s.opts.KeepFillerWords); m != "" {
+		if m := s.lexicalMatch(ctx, q.Text); m != "" {
 			w := [2]float64{s.opts.UserWeight, s.opts.AIWeight}
 			lex, lexErr = s.db.Lexical(ctx, m, w, f, depth)
 		}
