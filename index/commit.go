@@ -28,13 +28,15 @@ const (
 	// CounterForgottenSkipped counts valid lines not stored because their
 	// session was deleted with DeleteSession.
 	CounterForgottenSkipped = "forgotten_skipped"
+	// CounterEventSeq is the highest event row id ever given.
+	CounterEventSeq = "event_seq"
 )
 
 const (
-	insertEventSQL = `INSERT INTO events (event_id, producer_id, generation, start_offset, end_offset, line, file,
+	insertEventSQL = `INSERT INTO events (id, event_id, producer_id, generation, start_offset, end_offset, line, file,
 		v, type, session_id, session_from_file, ts, ts_inferred, user, ai, reason, previous_session, new_session,
 		files, metadata, unknown_fields, raw, ingested_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT DO NOTHING`
 	insertRejectSQL = `INSERT INTO rejects (generation, file, line, start_offset, end_offset, reason, kind, excerpt, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -49,7 +51,6 @@ const (
 			events    = events + excluded.events`
 	insertLinkSQL = `INSERT INTO session_links (previous, new, event, ts) VALUES (?, ?, ?, ?)
 		ON CONFLICT DO NOTHING`
-	insertFTSSQL  = `INSERT INTO events_fts (rowid, user, ai) VALUES (?, ?, ?)`
 	addCounterSQL = `INSERT INTO counters (name, value) VALUES (?, ?)
 		ON CONFLICT (name) DO UPDATE SET value = value + excluded.value`
 )
@@ -71,6 +72,9 @@ type commitTx struct {
 	ctx   context.Context
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
+	// seq is the highest event row id given so far (CounterEventSeq);
+	// each stored event gets the next.
+	seq int64
 }
 
 func (c *commitTx) exec(query string, args ...any) (sql.Result, error) {
@@ -104,8 +108,9 @@ func (c *commitTx) close() {
 // of a session deleted by DeleteSession is not stored and counts in
 // CounterForgottenSkipped.
 //
-// An exchange enters the full-text index (events_fts) in the same
-// transaction (an explicit insert, not a trigger: see migration 2).
+// Events get row ids above any ever given (CounterEventSeq), never a
+// deleted event's: the full-text index (fulltext.go), built after the
+// commit, follows new events by row id.
 //
 // The generation's offset, line, fingerprints, path, dev and ino are set
 // from b.Gen; Gone is left alone. A stale batch (b.Gen.Offset behind the
@@ -138,6 +143,12 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 	case err != nil:
 		return err
 	}
+
+	if err := tx.QueryRowContext(ctx, `SELECT max(coalesce((SELECT value FROM counters WHERE name = ?), 0),
+		coalesce((SELECT max(id) FROM events), 0))`, CounterEventSeq).Scan(&c.seq); err != nil {
+		return err
+	}
+	firstSeq := c.seq
 
 	now := db.now()
 	nowNano := now.UnixNano()
@@ -293,6 +304,13 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 		}
 	}
 
+	if c.seq > firstSeq {
+		if _, err := c.exec(`INSERT INTO counters (name, value) VALUES (?, ?)
+			ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)`, CounterEventSeq, c.seq); err != nil {
+			return fmt.Errorf("count %s: %w", CounterEventSeq, err)
+		}
+	}
+
 	if b.Gen.Offset >= stored {
 		g := b.Gen
 		if _, err := c.exec(`UPDATE generations SET "offset" = ?, line = ?, head_len = ?, head_sum = ?,
@@ -330,7 +348,7 @@ func (c *commitTx) insertEvent(g watcher.Generation, l *watcher.Line, ev *logfor
 	if len(ev.Metadata) > 0 {
 		metadata = string(ev.Metadata)
 	}
-	res, err := c.exec(insertEventSQL,
+	res, err := c.exec(insertEventSQL, c.seq+1,
 		eventID, nullString(ev.ID), g.ID, l.Start, l.End, l.Number, g.Path,
 		ev.V, ev.Type, nullString(ev.SessionID), ev.SessionFromFile,
 		eventTime(ev.Timestamp, time.Unix(0, now)), ev.TimestampInferred,
@@ -344,15 +362,8 @@ func (c *commitTx) insertEvent(g watcher.Generation, l *watcher.Line, ev *logfor
 	if err != nil || n == 0 {
 		return 0, false, err
 	}
-	if rowID, err = res.LastInsertId(); err != nil {
-		return 0, false, err
-	}
-	if ev.Type == logformat.TypeExchange {
-		if _, err := c.exec(insertFTSSQL, rowID, nullString(ev.User), nullString(ev.AI)); err != nil {
-			return 0, false, fmt.Errorf("full-text index: %w", err)
-		}
-	}
-	return rowID, true, nil
+	c.seq++
+	return c.seq, true, nil
 }
 
 // reject stores an invalid or oversize line.

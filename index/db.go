@@ -1,8 +1,9 @@
 // Package index is continuity's durable store: one SQLite database (WAL
 // mode) holding every indexed conversation event, the tailing checkpoints of
-// the watcher (generations), rejected lines and counters. It is the single
-// source of truth; everything else (the vector index, the CLI's status) is
-// derived from it.
+// the watcher (generations), rejected lines, counters and vectors. It is
+// the single source of truth; everything else is derived from it,
+// including the full-text index, which lives in a second file
+// (fulltext.go).
 //
 // One process writes (the daemon, which holds the lock from AcquireLock);
 // any number may read, including through Open with Options.ReadOnly while
@@ -12,17 +13,20 @@ package index
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
-	"github.com/praxis-os/continuity/redact"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mattn/go-sqlite3"
+
+	"github.com/praxis-os/continuity/redact"
 )
 
 // FileName is the database file's name inside the cache folder.
@@ -94,6 +98,14 @@ type DB struct {
 	w *sql.DB
 	r *sql.DB
 
+	// ft is the writer connection of the full-text index (fulltext.go;
+	// nil when read-only), ftMu serialises its indexing steps and ftMark
+	// is its watermark.
+	ftPath string
+	ft     *sql.DB
+	ftMu   sync.Mutex
+	ftMark atomic.Int64
+
 	// hints remembers, per embedder identity, where PendingEmbeddings
 	// may start (see there).
 	hintMu sync.Mutex
@@ -115,6 +127,7 @@ type DB struct {
 // stay committed. Batching keeps the cost at one fsync per batch.
 func Open(dir string, opts Options) (*DB, error) {
 	db := &DB{dir: dir, path: filepath.Join(dir, FileName), now: opts.Now, redactor: opts.Redactor}
+	db.ftPath = fullTextPath(db.path)
 	if db.redactor == nil && !opts.NoRedaction {
 		db.redactor = redact.FromEnv()
 	}
@@ -141,10 +154,7 @@ func (db *DB) openReadOnly() error {
 		}
 		return fmt.Errorf("index: open %s: %w", db.path, err)
 	}
-	r, err := sql.Open("sqlite3", dsn(db.path, "mode=ro&_busy_timeout=5000"))
-	if err != nil {
-		return fmt.Errorf("index: open %s read-only: %w", db.path, err)
-	}
+	r := db.openReaders()
 	db.r = r
 	ctx := context.Background()
 	if err := checkFTS5(ctx, r); err != nil {
@@ -207,15 +217,48 @@ func (db *DB) openWriter() error {
 	if err := db.fixPerms(); err != nil {
 		return err
 	}
-
-	r, err := sql.Open("sqlite3", dsn(db.path, "mode=ro&_busy_timeout=5000"))
-	if err != nil {
-		return fmt.Errorf("index: open %s: %w", db.path, err)
+	if err := db.openFullText(ctx); err != nil {
+		return err
 	}
+	r := db.openReaders()
 	r.SetMaxOpenConns(4)
 	db.r = r
 	return nil
 }
+
+// openReaders opens the pool of read-only connections. Each has the
+// full-text index attached as "ft" when its file exists.
+func (db *DB) openReaders() *sql.DB {
+	return sql.OpenDB(&readConnector{
+		dsn:    dsn(db.path, "mode=ro&_busy_timeout=5000"),
+		ftPath: db.ftPath,
+		ftDSN:  dsn(db.ftPath, "mode=ro"),
+	})
+}
+
+// readConnector opens read-only connections to index.db with
+// fulltext.db attached.
+type readConnector struct {
+	dsn, ftPath, ftDSN string
+	drv                sqlite3.SQLiteDriver
+}
+
+func (c *readConnector) Connect(context.Context) (driver.Conn, error) {
+	conn, err := c.drv.Open(c.dsn)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(c.ftPath); err != nil {
+		return conn, nil // not built yet: full-text queries fail with ErrNoFullText
+	}
+	if _, err := conn.(*sqlite3.SQLiteConn).Exec(`ATTACH DATABASE ? AS ft`, []driver.Value{c.ftDSN}); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("attach %s: %w", c.ftPath, err)
+	}
+	return conn, nil
+}
+
+func (c *readConnector) Driver() driver.Driver { return &c.drv }
 
 // fixPerms makes the database files private.
 func (db *DB) fixPerms() error {
@@ -253,6 +296,10 @@ func (db *DB) Close() error {
 	if db.r != nil {
 		errs = append(errs, db.r.Close())
 		db.r = nil
+	}
+	if db.ft != nil {
+		errs = append(errs, db.ft.Close())
+		db.ft = nil
 	}
 	if db.w != nil {
 		errs = append(errs, db.w.Close())

@@ -347,7 +347,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	if got := search("naive"); !reflect.DeepEqual(got, []int64{3}) {
 		t.Errorf("naive found in %v, want row 3", got)
 	}
-	if _, err := db.w.Exec(`INSERT INTO events_fts (events_fts, rank) VALUES ('integrity-check', 0)`); err != nil {
+	if _, err := db.ft.Exec(`INSERT INTO events_fts (events_fts, rank) VALUES ('integrity-check', 0)`); err != nil {
 		t.Errorf("FTS integrity-check: %v", err)
 	}
 	if n, err := db.CountPending(ctx, "m"); err != nil || n != 3 {

@@ -50,6 +50,10 @@ type LexicalHit struct {
 // quotes free text. A query FTS5 refuses fails with an error wrapping
 // ErrBadMatch.
 //
+// The full-text index is built after the commit (see fulltext.go); in the
+// writing process Lexical first indexes a small lag itself, so that it
+// sees every exchange committed before the call.
+//
 // The ranking is done inside FTS5 (ORDER BY rank with the weights set
 // through the rank column), which needs no look-up in events; filters add
 // one look-up per matching exchange (a time range) or restrict the
@@ -73,6 +77,9 @@ func (db *DB) Lexical(ctx context.Context, match string, weights [2]float64, f F
 		if math.IsNaN(w) || math.IsInf(w, 0) {
 			return nil, fmt.Errorf("bm25 weights %v: not finite", weights)
 		}
+	}
+	if err := db.catchUpFullText(ctx); err != nil {
+		return nil, err
 	}
 	rank := "bm25(" + strconv.FormatFloat(weights[0], 'g', -1, 64) + ", " +
 		strconv.FormatFloat(weights[1], 'g', -1, 64) + ")"
@@ -105,7 +112,7 @@ func (db *DB) Lexical(ctx context.Context, match string, weights [2]float64, f F
 		}
 		q.WriteString(`WITH cand(id) AS MATERIALIZED (SELECT id FROM events
 			WHERE session_id IN (SELECT value FROM json_each(?3))` + strings.Join(timeConds, "") + `)
-			SELECT rowid, rank FROM events_fts WHERE events_fts MATCH ?1 AND rank MATCH ?2
+			SELECT rowid, rank FROM ft.events_fts WHERE events_fts MATCH ?1 AND rank MATCH ?2
 			AND rowid >= (SELECT min(id) FROM cand) AND rowid <= (SELECT max(id) FROM cand)
 			AND +rowid IN cand`)
 		args = append(args, string(sessions))
@@ -113,12 +120,12 @@ func (db *DB) Lexical(ctx context.Context, match string, weights [2]float64, f F
 	case len(timeConds) > 0:
 		// There is no index on ts alone: look up each match's time in
 		// events_meta, which holds it next to the row id.
-		q.WriteString(`SELECT rowid, rank FROM events_fts WHERE events_fts MATCH ?1 AND rank MATCH ?2
+		q.WriteString(`SELECT rowid, rank FROM ft.events_fts WHERE events_fts MATCH ?1 AND rank MATCH ?2
 			AND EXISTS (SELECT 1 FROM events INDEXED BY events_meta WHERE id = events_fts.rowid` +
 			strings.Join(timeConds, "") + `)`)
 		args = append(args, timeArgs...)
 	default:
-		q.WriteString(`SELECT rowid, rank FROM events_fts WHERE events_fts MATCH ?1 AND rank MATCH ?2`)
+		q.WriteString(`SELECT rowid, rank FROM ft.events_fts WHERE events_fts MATCH ?1 AND rank MATCH ?2`)
 	}
 	q.WriteString(` ORDER BY rank, rowid`)
 	if limit > 0 {
@@ -128,7 +135,7 @@ func (db *DB) Lexical(ctx context.Context, match string, weights [2]float64, f F
 
 	rows, err := db.r.QueryContext(ctx, q.String(), args...)
 	if err != nil {
-		return nil, matchError(err)
+		return nil, matchError(fullTextError(err))
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -148,6 +155,9 @@ func (db *DB) Lexical(ctx context.Context, match string, weights [2]float64, f F
 // matchError marks as ErrBadMatch the errors FTS5 reports for a query it
 // cannot parse or run: SQLITE_ERROR, as the SQL around it is fixed.
 func matchError(err error) error {
+	if errors.Is(err, ErrNoFullText) {
+		return err
+	}
 	var se sqlite3.Error
 	if errors.As(err, &se) && se.Code == sqlite3.ErrError {
 		return fmt.Errorf("%w: %w", ErrBadMatch, err)
@@ -161,13 +171,13 @@ func matchError(err error) error {
 func (db *DB) TermDocs(ctx context.Context, terms []string) (map[string]int64, int64, error) {
 	out := make(map[string]int64, len(terms))
 	var total int64
-	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM events_fts_docsize`).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("index: count exchanges: %w", err)
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM ft.events_fts_docsize`).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("index: count exchanges: %w", fullTextError(err))
 	}
 	if len(terms) == 0 {
 		return out, total, nil
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT term, doc FROM events_fts_vocab WHERE term IN (`+placeholders(len(terms))+`)`, stringArgs(terms)...)
+	rows, err := db.r.QueryContext(ctx, `SELECT term, doc FROM ft.events_fts_vocab WHERE term IN (`+placeholders(len(terms))+`)`, stringArgs(terms)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("index: term frequencies: %w", err)
 	}

@@ -201,35 +201,21 @@ func TestLexicalReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ro.Close()
+	// A reader sees what the writer's indexer has indexed: nothing yet.
+	if hits, err := ro.Lexical(ctx, "world", [2]float64{}, Filter{}, 10); err != nil || len(hits) != 0 {
+		t.Errorf("read-only Lexical before indexing = %+v, %v, want nothing", hits, err)
+	}
+	if n, err := ro.FullTextPending(ctx); err != nil || n != 1 {
+		t.Errorf("FullTextPending = %d, %v, want 1", n, err)
+	}
+	if err := NewFullTextIndexer(db, nil).Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := ro.FullTextPending(ctx); err != nil || n != 0 {
+		t.Errorf("FullTextPending after Drain = %d, %v, want 0", n, err)
+	}
 	hits, err := ro.Lexical(ctx, "world", [2]float64{}, Filter{Sessions: []string{"s1"}, Since: hour(0)}, 10)
 	if err != nil || len(hits) != 1 {
 		t.Errorf("read-only Lexical = %+v, %v", hits, err)
-	}
-}
-
-// Events are never updated, but if one is, the full-text index follows.
-func TestFTSFollowsUpdates(t *testing.T) {
-	db := openTest(t, testDir(t))
-	f := newFeeder(t, db, "a.jsonl")
-	commit(t, db, f.batch(exchangeAt("s1", hour(1), "alpha", "beta"), `{"type":"context_reset","session_id":"s1","reason":"gamma"}`))
-	row := rowsOf(t, db)["alpha"]
-	steps := []struct {
-		sql  string
-		want map[string]int // term: hits
-	}{
-		{`UPDATE events SET user = 'delta' WHERE type = 'exchange'`, map[string]int{"alpha": 0, "delta": 1, "beta": 1}},
-		{`UPDATE events SET type = 'note' WHERE type = 'exchange'`, map[string]int{"delta": 0, "beta": 0}},
-		{`UPDATE events SET type = 'exchange', user = 'epsilon' WHERE type = 'note'`, map[string]int{"epsilon": 1, "delta": 0}},
-	}
-	for _, s := range steps {
-		if _, err := db.w.Exec(s.sql); err != nil {
-			t.Fatal(err)
-		}
-		for term, want := range s.want {
-			got := ftsRows(t, db, term)
-			if len(got) != want || (want == 1 && got[0] != row) {
-				t.Errorf("after %s: %s found in %v, want %d hit(s)", s.sql, term, got, want)
-			}
-		}
 	}
 }

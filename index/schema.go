@@ -206,6 +206,40 @@ CREATE TABLE forgotten (
 	// own: a view of the FTS5 index), so that search can leave out terms
 	// so common that scoring them costs much and ranks nothing.
 	`CREATE VIRTUAL TABLE events_fts_vocab USING fts5vocab(events_fts, 'row');`,
+
+	// 4: the full-text index moves to its own file, fulltext.db (see
+	// fulltext.go), built from the events after they are committed
+	// instead of inside the commit: tokenising is most of a backfill's
+	// work, and in a second file it runs on a second core without
+	// holding index.db's one write lock.
+	//
+	// What stays here is what the full-text index needs to follow the
+	// events exactly: the exchanges deleted since it last looked
+	// (fulltext_deletes, filled by a trigger in the deleting
+	// transaction), the instance id that ties a fulltext.db to this
+	// database, and event_seq, the highest row id ever given: Commit
+	// gives ids above it so that a deleted row's id is never reused (the
+	// full-text index follows new rows by id).
+	`
+DROP TRIGGER events_fts_delete;
+DROP TRIGGER events_fts_update;
+DROP TABLE events_fts_vocab;
+DROP TABLE events_fts;
+
+CREATE TABLE meta (
+	key   TEXT PRIMARY KEY,
+	value TEXT NOT NULL
+);
+INSERT INTO meta (key, value) VALUES ('instance', lower(hex(randomblob(16))));
+
+CREATE TABLE fulltext_deletes (id INTEGER PRIMARY KEY);
+CREATE TRIGGER events_fulltext_delete AFTER DELETE ON events WHEN old.type = 'exchange' BEGIN
+	INSERT OR IGNORE INTO fulltext_deletes (id) VALUES (old.id);
+END;
+
+INSERT INTO counters (name, value) SELECT 'event_seq', coalesce(max(id), 0) FROM events WHERE true
+	ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value);
+`,
 }
 
 // SchemaVersion is the schema version this binary writes and reads.

@@ -99,8 +99,9 @@ func (db *DB) DeleteSession(ctx context.Context, session string) (n int64, err e
 		OR event IN (SELECT id FROM events WHERE session_id = ?1)`, session); err != nil {
 		return 0, fmt.Errorf("links: %w", err)
 	}
-	// The events_fts_delete trigger removes the exchanges' full-text
-	// entries, the foreign key cascade their vectors.
+	// The events_fulltext_delete trigger queues the exchanges for removal
+	// from the full-text index (fulltext.go), the foreign key cascade
+	// removes their vectors.
 	res, err := tx.ExecContext(ctx, `DELETE FROM events WHERE session_id = ?`, session)
 	if err != nil {
 		return 0, fmt.Errorf("events: %w", err)

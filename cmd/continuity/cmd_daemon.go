@@ -107,6 +107,7 @@ type daemon struct {
 	srv  *server.Server
 	eng  *engine
 	work *search.Worker
+	fti  *index.FullTextIndexer
 	wf   watchFlags
 }
 
@@ -130,13 +131,14 @@ func openDaemon(p paths, wf watchFlags, ef embedFlags, log *slog.Logger) (*daemo
 		d.close()
 		return nil, err
 	}
+	d.fti = index.NewFullTextIndexer(db, log)
 	if d.eng, err = newEngine(db, emb, d.work.Vectors, log); err != nil {
 		d.close()
 		return nil, err
 	}
 	d.w, err = watcher.New(watcher.Config{
 		Dir: p.logs, MaxLineBytes: wf.maxLine, Rescan: wf.rescan, NoNotify: wf.noNotify, Logger: log,
-		OnCommit: func(watcher.Batch) { d.work.Notify() },
+		OnCommit: func(watcher.Batch) { d.fti.Notify(); d.work.Notify() },
 	}, db)
 	if err != nil {
 		d.close()
@@ -175,12 +177,13 @@ func (d *daemon) run(ctx context.Context) error {
 		"socket", server.SocketPath(d.p.cache), "pid", os.Getpid(), "fsnotify", !d.wf.noNotify, "rescan", d.wf.rescan)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 3)
+	errc := make(chan error, 4)
 	go func() { errc <- d.w.Run(ctx) }()
 	go func() { errc <- d.srv.Serve(ctx) }()
 	go func() { errc <- d.work.Run(ctx) }()
+	go func() { errc <- d.fti.Run(ctx) }()
 	var first error
-	for range 3 {
+	for range 4 {
 		if err := <-errc; err != nil && first == nil {
 			first = err
 			cancel()

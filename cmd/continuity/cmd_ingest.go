@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/watcher"
 	"golang.org/x/sys/unix"
@@ -44,6 +45,13 @@ indexed are not indexed again. Fails if a daemon runs for the workspace
 	var lines, bytes int64
 	prog := newProgress(e, backlog(p.logs))
 	start := time.Now()
+	// The full-text index is built from the committed events alongside,
+	// in its own file (a second core), and finished before the end.
+	fti := index.NewFullTextIndexer(db, e.logger(level))
+	ftCtx, stopFT := context.WithCancel(ctx)
+	ftDone := make(chan error, 1)
+	go func() { ftDone <- fti.Run(ftCtx) }()
+	defer stopFT()
 	w, err := watcher.New(watcher.Config{
 		Dir: p.logs, MaxLineBytes: wf.maxLine, Logger: e.logger(level),
 		OnCommit: func(b watcher.Batch) {
@@ -52,15 +60,21 @@ indexed are not indexed again. Fails if a daemon runs for the workspace
 				bytes += b.Lines[n-1].End - b.Lines[0].Start
 			}
 			prog.update(bytes)
+			fti.Notify()
 		},
 	}, db)
 	if err != nil {
 		return err
 	}
 	err = w.CatchUp(ctx)
+	stopFT()
+	<-ftDone
 	prog.done()
 	if err != nil {
 		return err
+	}
+	if err := fti.Drain(ctx); err != nil {
+		return fmt.Errorf("full-text index (events are stored; run ingest again to finish it): %w", err)
 	}
 	el := time.Since(start)
 	fmt.Fprintf(e.stderr, "ingested %d lines (%.1f MiB) in %s (%.0f lines/s)\n",

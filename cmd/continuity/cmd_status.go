@@ -53,28 +53,32 @@ type fileStatus struct {
 }
 
 type statusReport struct {
-	Workspace         string              `json:"workspace"`
-	Events            int64               `json:"events"`
-	Exchanges         int64               `json:"exchanges"`
-	Sessions          int64               `json:"sessions"`
-	Rejects           int64               `json:"rejects"`
-	Redactions        int64               `json:"redactions"`
-	DuplicatesSkipped int64               `json:"duplicates_skipped"`
-	UnknownTypes      int64               `json:"unknown_types"`
-	UnknownFields     int64               `json:"unknown_fields"`
-	EventsByType      map[string]int64    `json:"events_by_type"`
-	Embedder          string              `json:"embedder"`
-	Vectors           map[string]int64    `json:"vectors"`
-	EmbedPending      int64               `json:"embed_pending"`
-	Files             []fileStatus        `json:"files"`
-	Skipped           []index.SkippedFile `json:"skipped_files"`
+	Workspace         string           `json:"workspace"`
+	Events            int64            `json:"events"`
+	Exchanges         int64            `json:"exchanges"`
+	Sessions          int64            `json:"sessions"`
+	Rejects           int64            `json:"rejects"`
+	Redactions        int64            `json:"redactions"`
+	DuplicatesSkipped int64            `json:"duplicates_skipped"`
+	UnknownTypes      int64            `json:"unknown_types"`
+	UnknownFields     int64            `json:"unknown_fields"`
+	EventsByType      map[string]int64 `json:"events_by_type"`
+	Embedder          string           `json:"embedder"`
+	Vectors           map[string]int64 `json:"vectors"`
+	EmbedPending      int64            `json:"embed_pending"`
+	// FullTextPending: exchanges not in the full-text index yet (plus
+	// deletions not applied); -1 when it is not built yet.
+	FullTextPending int64               `json:"fulltext_pending"`
+	Files           []fileStatus        `json:"files"`
+	Skipped         []index.SkippedFile `json:"skipped_files"`
 }
 
 func runStatus(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "status [--json]", `
 Show what the index holds: per log file its generation, committed offset,
 size and lag (bytes not indexed yet); counts of events by type, exchanges,
-sessions, rejected lines and duplicates skipped; files skipped as a whole
+sessions, rejected lines and duplicates skipped; what waits for the
+full-text index and for a vector; files skipped as a whole
 (symlinks, FIFOs, unreadable) with the reason.`)
 	asJSON := fs.Bool("json", false, "print JSON")
 	var ef embedFlags
@@ -101,6 +105,12 @@ sessions, rejected lines and duplicates skipped; files skipped as a whole
 		r.Skipped = []index.SkippedFile{}
 	}
 	r.Vectors, r.EmbedPending = st.Vectors, -1
+	switch r.FullTextPending, err = db.FullTextPending(ctx); {
+	case errors.Is(err, index.ErrNoFullText):
+		r.FullTextPending = -1
+	case err != nil:
+		return err
+	}
 	if emb, err := ef.embedder(); err == nil {
 		if id, ok := knownIdentity(emb); ok {
 			r.Embedder = id
@@ -137,6 +147,11 @@ sessions, rejected lines and duplicates skipped; files skipped as a whole
 		fmt.Fprintf(w, "  %s\t%d\n", t, r.EventsByType[t])
 	}
 	fmt.Fprintf(w, "sessions\t%d\n", r.Sessions)
+	if r.FullTextPending >= 0 {
+		fmt.Fprintf(w, "waiting for full-text indexing\t%d\n", r.FullTextPending)
+	} else {
+		fmt.Fprintf(w, "full-text index\tnot built yet\n")
+	}
 	fmt.Fprintf(w, "embedder\t%s\n", r.Embedder)
 	if r.EmbedPending >= 0 {
 		fmt.Fprintf(w, "  waiting for a vector\t%d\n", r.EmbedPending)

@@ -3,6 +3,7 @@ package main
 import (
 	"database/sql"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -42,6 +43,61 @@ func storedLines(t *testing.T, root string) map[string][]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// checkFullText checks that the full-text index (fulltext.db) holds
+// exactly the exchanges of index.db, once each.
+func checkFullText(t *testing.T, root string) {
+	t.Helper()
+	cache := filepath.Join(root, ".praxis-os", ".cache", "continuity")
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(cache, "index.db")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(`ATTACH DATABASE ? AS ft`, "file:"+filepath.Join(cache, "fulltext.db")+"?mode=ro"); err != nil {
+		t.Fatal(err)
+	}
+	var exchanges, docs, missing, extra int64
+	err = db.QueryRow(`SELECT
+		(SELECT count(*) FROM events WHERE type = 'exchange'),
+		(SELECT count(*) FROM ft.events_fts_docsize),
+		(SELECT count(*) FROM events WHERE type = 'exchange' AND id NOT IN (SELECT id FROM ft.events_fts_docsize)),
+		(SELECT count(*) FROM ft.events_fts_docsize WHERE id NOT IN (SELECT id FROM events WHERE type = 'exchange'))`).
+		Scan(&exchanges, &docs, &missing, &extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if docs != exchanges || missing != 0 || extra != 0 {
+		t.Errorf("full-text index: %d documents for %d exchanges (%d missing, %d extra)", docs, exchanges, missing, extra)
+	}
+}
+
+// checkPrivate checks that everything under dir is private to the user:
+// folders 0700, files (and the socket) 0600.
+func checkPrivate(t *testing.T, dir string) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		want := fs.FileMode(0o600)
+		if d.IsDir() {
+			want = 0o700
+		}
+		if info.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v", p, info.Mode().Perm(), want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestCrashSoak: 8 concurrent writers append 10,000 exchange lines of mixed
@@ -138,9 +194,11 @@ func crashSoak(t *testing.T, daemonArgs []string) {
 				return false
 			}
 		}
-		return true
+		return st.FullTextPending == 0
 	})
 	d.stop(t)
+	checkFullText(t, ws.root)
+	checkPrivate(t, filepath.Join(ws.root, ".praxis-os", ".cache"))
 
 	st := ws.status()
 	if st.Exchanges != int64(total) || st.Rejects != 0 || st.DuplicatesSkipped != 0 {
