@@ -12,8 +12,9 @@ package main
 // and the same budget (minus the pack's header):
 //   - resume, ranking by hybrid search (what `continuity resume` does with
 //     a daemon), and by BM25 alone;
-//   - resume with the default chain depth cap (20 links; the haystacks are
-//     chains of about 50 sessions, so older evidence is out of reach);
+//   - resume with a chain depth cap of 20 links (the default before it
+//     became 100: the haystacks are chains of about 50 sessions, so older
+//     evidence is out of reach);
 //   - BM25 fill: whole exchanges in plain BM25 order (k1 1.2, b 0.75,
 //     lowercase words, no stemming: the dataset README's reference), while
 //     they fit;
@@ -60,8 +61,9 @@ func resumePolicy() (*resume.Policy, error) {
 const (
 	resumeEvalBudget   = resume.DefaultBudget
 	resumeEvalMinChars = 200
-	// resumeEvalDepth covers a whole haystack's chain.
-	resumeEvalDepth = 100
+	// resumeEvalDepth is the default cap, which covers a whole
+	// haystack's chain.
+	resumeEvalDepth = resume.DefaultMaxDepth
 )
 
 // resumeVariant is one way of filling the budget.
@@ -106,7 +108,7 @@ func resumeVariants() []resumeVariant {
 	return []resumeVariant{
 		{Name: "resume (hybrid)", pack: build(hybrid, resumeEvalDepth)},
 		{Name: "resume (bm25)", pack: build(lexical, resumeEvalDepth)},
-		{Name: "resume (hybrid, depth 20)", pack: build(hybrid, resume.DefaultMaxDepth)},
+		{Name: "resume (hybrid, depth 20)", pack: build(hybrid, 20)},
 		{Name: "bm25 fill", pack: fillBaseline(func(q question, evs []index.Event) []index.Event { return bm25Order(evs, q.Text) })},
 		{Name: "newest first", pack: fillBaseline(func(_ question, evs []index.Event) []index.Event {
 			out := slices.Clone(evs)
