@@ -103,6 +103,7 @@ type DB struct {
 	// is its watermark.
 	ftPath string
 	ft     *sql.DB
+	rc     *readConnector
 	ftMu   sync.Mutex
 	ftMark atomic.Int64
 
@@ -229,11 +230,12 @@ func (db *DB) openWriter() error {
 // openReaders opens the pool of read-only connections. Each has the
 // full-text index attached as "ft" when its file exists.
 func (db *DB) openReaders() *sql.DB {
-	return sql.OpenDB(&readConnector{
+	db.rc = &readConnector{
 		dsn:    dsn(db.path, "mode=ro&_busy_timeout=5000"),
 		ftPath: db.ftPath,
 		ftDSN:  dsn(db.ftPath, "mode=ro"),
-	})
+	}
+	return sql.OpenDB(db.rc)
 }
 
 // readConnector opens read-only connections to index.db with
@@ -241,6 +243,9 @@ func (db *DB) openReaders() *sql.DB {
 type readConnector struct {
 	dsn, ftPath, ftDSN string
 	drv                sqlite3.SQLiteDriver
+	// attachErr is why the last connection could not attach fulltext.db
+	// (nil when it could): the events stay readable without it.
+	attachErr atomic.Pointer[error]
 }
 
 func (c *readConnector) Connect(context.Context) (driver.Conn, error) {
@@ -252,9 +257,14 @@ func (c *readConnector) Connect(context.Context) (driver.Conn, error) {
 		return conn, nil // not built yet: full-text queries fail with ErrNoFullText
 	}
 	if _, err := conn.(*sqlite3.SQLiteConn).Exec(`ATTACH DATABASE ? AS ft`, []driver.Value{c.ftDSN}); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("attach %s: %w", c.ftPath, err)
+		// A damaged full-text index must not take the events with it:
+		// full-text queries report this error, the rest works.
+		err = fmt.Errorf("%s cannot be read (%w): stop the daemon, delete %s*, start it again: it rebuilds the file",
+			c.ftPath, err, c.ftPath)
+		c.attachErr.Store(&err)
+		return conn, nil
 	}
+	c.attachErr.Store(nil)
 	return conn, nil
 }
 

@@ -103,18 +103,20 @@ func (db *DB) openFullText(ctx context.Context) error {
 	}
 	for attempt := 0; ; attempt++ {
 		ok, err := db.openFullTextFile(ctx, instance)
-		if err != nil {
-			return err
-		}
-		if ok {
+		switch {
+		case ok:
 			return nil
-		}
-		if attempt > 0 {
+		case err != nil && attempt > 0:
+			return err
+		case attempt > 0:
 			return fmt.Errorf("index: %s does not match %s even after a rebuild", db.ftPath, db.path)
 		}
-		// Another layout or another index.db: drop it, build anew.
-		db.ft.Close()
-		db.ft = nil
+		// Unreadable (damaged, not a database), another layout or
+		// another index.db: it is derived, so drop it and build anew.
+		if db.ft != nil {
+			db.ft.Close()
+			db.ft = nil
+		}
 		for _, p := range []string{db.ftPath, db.ftPath + "-wal", db.ftPath + "-shm"} {
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("index: remove stale full-text index: %w", err)
@@ -124,8 +126,8 @@ func (db *DB) openFullText(ctx context.Context) error {
 }
 
 // openFullTextFile opens fulltext.db into db.ft; ok is false when the file
-// is of another version or another instance (db.ft is then open, to be
-// closed by the caller).
+// is unreadable (err says why), of another version or of another instance
+// (db.ft may then be open, to be closed by the caller).
 func (db *DB) openFullTextFile(ctx context.Context, instance string) (ok bool, err error) {
 	f, err := os.OpenFile(db.ftPath, os.O_RDWR|os.O_CREATE, filePerm)
 	if err != nil {
@@ -361,18 +363,24 @@ func (db *DB) FullTextPending(ctx context.Context) (int64, error) {
 		(SELECT count(*) FROM events WHERE type = 'exchange' AND id > (SELECT value FROM ft.state WHERE key = ?))
 		+ (SELECT count(*) FROM fulltext_deletes)`, stateWatermark).Scan(&n)
 	if err != nil {
-		return 0, fmt.Errorf("index: full-text pending: %w", fullTextError(err))
+		return 0, fmt.Errorf("index: full-text pending: %w", db.fullTextError(err))
 	}
 	return n, nil
 }
 
 // fullTextError turns the error of a query on a reader without the
-// full-text index attached into ErrNoFullText.
-func fullTextError(err error) error {
-	if err != nil && strings.Contains(err.Error(), "no such table: ft.") {
-		return ErrNoFullText
+// full-text index attached into ErrNoFullText, or the reason it could not
+// be attached.
+func (db *DB) fullTextError(err error) error {
+	if err == nil || !strings.Contains(err.Error(), "no such table: ft.") {
+		return err
 	}
-	return err
+	if db.rc != nil {
+		if aerr := db.rc.attachErr.Load(); aerr != nil {
+			return *aerr
+		}
+	}
+	return ErrNoFullText
 }
 
 // fullTextPath is the full-text index's path next to the database at path.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -103,6 +104,14 @@ func TestFullTextRebuild(t *testing.T) {
 		{"reopen", func() {}, 0},
 		{"missing", func() { os.Remove(ftFile) }, 2},
 		{"another index", func() { copyFile(filepath.Join(other, FullTextFileName), ftFile) }, 2},
+		{"garbage", func() {
+			for _, p := range []string{ftFile, ftFile + "-wal", ftFile + "-shm"} {
+				os.Remove(p)
+			}
+			if err := os.WriteFile(ftFile, []byte(strings.Repeat("not a database. ", 4096)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, 2},
 		{"another layout", func() {
 			db := openTest(t, dir)
 			if _, err := db.ft.Exec(fmt.Sprintf("PRAGMA user_version = %d", fullTextVersion+1)); err != nil {
@@ -177,5 +186,34 @@ func TestLexicalWithoutFullTextFile(t *testing.T) {
 	}
 	if _, err := ro.FullTextPending(ctx); !errors.Is(err, ErrNoFullText) {
 		t.Errorf("FullTextPending without fulltext.db: %v, want ErrNoFullText", err)
+	}
+}
+
+// A damaged full-text index does not take the events with it: a reader
+// still reads them, and full-text queries say what is wrong and how to fix
+// it.
+func TestReaderWithDamagedFullText(t *testing.T) {
+	dir := testDir(t)
+	db := openTest(t, dir)
+	commit(t, db, newFeeder(t, db, "a.jsonl").batch(exchangeAt("s", hour(1), "words", "")))
+	db.Close()
+	ft := filepath.Join(dir, FullTextFileName)
+	for _, p := range []string{ft, ft + "-wal", ft + "-shm"} {
+		os.Remove(p)
+	}
+	if err := os.WriteFile(ft, []byte(strings.Repeat("not a database. ", 4096)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := Open(dir, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("read-only open with a damaged fulltext.db: %v", err)
+	}
+	defer ro.Close()
+	if st, err := ro.Status(ctx); err != nil || st.Exchanges != 1 {
+		t.Errorf("Status = %d exchanges, %v; want 1", st.Exchanges, err)
+	}
+	_, err = ro.Lexical(ctx, "words", [2]float64{}, Filter{}, 1)
+	if err == nil || !strings.Contains(err.Error(), "cannot be read") || !strings.Contains(err.Error(), "rebuilds") {
+		t.Errorf("Lexical with a damaged fulltext.db: %v", err)
 	}
 }

@@ -135,7 +135,7 @@ func (db *DB) Lexical(ctx context.Context, match string, weights [2]float64, f F
 
 	rows, err := db.r.QueryContext(ctx, q.String(), args...)
 	if err != nil {
-		return nil, matchError(fullTextError(err))
+		return nil, matchError(db.fullTextError(err))
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -172,7 +172,7 @@ func (db *DB) TermDocs(ctx context.Context, terms []string) (map[string]int64, i
 	out := make(map[string]int64, len(terms))
 	var total int64
 	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM ft.events_fts_docsize`).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("index: count exchanges: %w", fullTextError(err))
+		return nil, 0, fmt.Errorf("index: count exchanges: %w", db.fullTextError(err))
 	}
 	if len(terms) == 0 {
 		return out, total, nil

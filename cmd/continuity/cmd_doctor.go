@@ -118,6 +118,7 @@ type doctor struct {
 
 	logFiles map[string]int64 // regular *.jsonl files of the logs folder: size
 	cacheOK  bool             // the cache folder exists
+	indexOK  bool             // index.db passed its check
 	status   *index.Status    // nil when the index cannot be read
 	locked   bool             // a process holds the index lock
 	ingest   bool             // it is `continuity ingest`, not a daemon
@@ -145,6 +146,7 @@ func (d *doctor) run(ctx context.Context) {
 	d.checkLock()
 	d.checkSocket(ctx)
 	d.checkIndex(ctx)
+	d.checkFullText(ctx)
 	d.checkLag()
 	d.checkRejects()
 	d.checkEmbedder(ctx)
@@ -261,7 +263,8 @@ func (d *doctor) checkCache() {
 		fix = append(fix, "chmod 700 "+dir)
 	}
 	var files []string
-	for _, f := range []string{index.FileName, index.FileName + "-wal", index.FileName + "-shm", index.LockFileName} {
+	for _, f := range []string{index.FileName, index.FileName + "-wal", index.FileName + "-shm", index.LockFileName,
+		index.FullTextFileName, index.FullTextFileName + "-wal", index.FullTextFileName + "-shm"} {
 		path := filepath.Join(dir, f)
 		if fi, err := os.Lstat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
 			open = append(open, fmt.Sprintf("%s (mode %04o)", f, fi.Mode().Perm()))
@@ -405,11 +408,50 @@ func (d *doctor) checkIndex(ctx context.Context) {
 		return
 	}
 	db.Close()
+	d.indexOK = true
 	events := ""
 	if d.status != nil {
 		events = fmt.Sprintf(", %d %s", d.status.Events, plural(int(d.status.Events), "event", "events"))
 	}
 	d.add(name, statusOK, fmt.Sprintf("%s passes quick_check (schema version %d%s, %s)", path, schema, events, humanBytes(fi.Size())), "")
+}
+
+// checkFullText checks the full-text index (fulltext.db): derived from
+// index.db, so the fix for any damage is to let the daemon rebuild it.
+func (d *doctor) checkFullText(ctx context.Context) {
+	const name = "full-text index"
+	if !d.indexOK {
+		return // checkIndex said what is wrong
+	}
+	path := filepath.Join(d.p.cache, index.FullTextFileName)
+	rebuild := fmt.Sprintf("stop the daemon, delete %s*, start it again: it rebuilds the file from the index", path)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		d.add(name, statusWarn, "not built yet ("+path+" does not exist); search finds nothing lexically", "start `continuity daemon` or run `continuity ingest`")
+		return
+	}
+	problems, _, err := quickCheck(ctx, path)
+	if err == nil && len(problems) > 0 {
+		err = errors.New(strings.Join(problems[:min(3, len(problems))], "; "))
+	}
+	if err != nil {
+		d.add(name, statusFail, fmt.Sprintf("%s is damaged: %v", path, err), rebuild)
+		return
+	}
+	db, err := index.Open(d.p.cache, index.Options{ReadOnly: true})
+	if err != nil {
+		return // checkIndex said it
+	}
+	defer db.Close()
+	pending, err := db.FullTextPending(ctx)
+	if err != nil {
+		d.add(name, statusFail, fmt.Sprintf("cannot read %s: %v", path, err), rebuild)
+		return
+	}
+	if pending > 0 && !d.locked {
+		d.add(name, statusWarn, fmt.Sprintf("%d exchanges wait to be indexed and no daemon runs", pending), "start `continuity daemon` or run `continuity ingest`")
+		return
+	}
+	d.add(name, statusOK, fmt.Sprintf("%s passes quick_check, %d exchanges waiting", path, pending), "")
 }
 
 // quickCheck runs PRAGMA quick_check on the database at path, opened

@@ -43,6 +43,9 @@ func doctorIngest(t *testing.T, ws *workspace) {
 	if err := wt.CatchUp(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	if err := index.NewFullTextIndexer(db, nil).Drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func doctorCache(ws *workspace) string {
@@ -101,15 +104,16 @@ type doctorWant struct {
 
 func TestDoctor(t *testing.T) {
 	healthyChecks := map[string]doctorWant{
-		"logs folder":   {statusOK, []string{"private folder", "0700"}},
-		"log files":     {statusOK, []string{"2 log files"}},
-		"skipped files": {statusOK, nil},
-		"index files":   {statusOK, []string{"private"}},
-		"daemon":        {statusWarn, []string{"no daemon running", "continuity daemon"}},
-		"index":         {statusOK, []string{"quick_check", "3 events"}},
-		"lag":           {statusOK, []string{"every complete line is indexed"}},
-		"rejects":       {statusOK, []string{"no rejected lines"}},
-		"embedder":      {statusOK, []string{"builtin"}},
+		"logs folder":     {statusOK, []string{"private folder", "0700"}},
+		"log files":       {statusOK, []string{"2 log files"}},
+		"skipped files":   {statusOK, nil},
+		"index files":     {statusOK, []string{"private"}},
+		"daemon":          {statusWarn, []string{"no daemon running", "continuity daemon"}},
+		"index":           {statusOK, []string{"quick_check", "3 events"}},
+		"full-text index": {statusOK, []string{"quick_check", "exchanges waiting"}},
+		"lag":             {statusOK, []string{"every complete line is indexed"}},
+		"rejects":         {statusOK, []string{"no rejected lines"}},
+		"embedder":        {statusOK, []string{"builtin"}},
 	}
 	cases := []struct {
 		name       string
@@ -162,7 +166,7 @@ func TestDoctor(t *testing.T) {
 			code: 1,
 			doctorWant: map[string]doctorWant{
 				"index":         {statusFail, []string{"is not a SQLite database", "continuity ingest"}},
-				"skipped files": {}, "lag": {}, "rejects": {},
+				"skipped files": {}, "lag": {}, "rejects": {}, "full-text index": {},
 			},
 		},
 		{
@@ -186,8 +190,32 @@ func TestDoctor(t *testing.T) {
 			code: 1,
 			doctorWant: map[string]doctorWant{
 				"index":         {statusFail, []string{"is damaged", "rebuild it from the logs"}},
-				"skipped files": {}, "lag": {}, "rejects": {},
+				"skipped files": {}, "lag": {}, "rejects": {}, "full-text index": {},
 			},
+		},
+		{
+			name: "full-text index is garbage",
+			setup: func(t *testing.T, ws *workspace) {
+				garbage := bytes.Repeat([]byte("not a database. "), 4096)
+				for _, s := range []string{"-wal", "-shm"} {
+					os.Remove(filepath.Join(doctorCache(ws), index.FullTextFileName+s))
+				}
+				if err := os.WriteFile(filepath.Join(doctorCache(ws), index.FullTextFileName), garbage, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			},
+			code:       1,
+			doctorWant: map[string]doctorWant{"full-text index": {statusFail, []string{"is damaged", "rebuilds"}}},
+		},
+		{
+			name: "full-text index missing",
+			setup: func(t *testing.T, ws *workspace) {
+				for _, s := range []string{"", "-wal", "-shm"} {
+					os.Remove(filepath.Join(doctorCache(ws), index.FullTextFileName+s))
+				}
+			},
+			code:       0,
+			doctorWant: map[string]doctorWant{"full-text index": {statusWarn, []string{"not built yet", "continuity daemon"}}},
 		},
 		{
 			name: "lag without daemon",
@@ -273,7 +301,7 @@ func TestDoctor(t *testing.T) {
 			code: 0,
 			doctorWant: map[string]doctorWant{
 				"index files":   {statusWarn, []string{"no index yet", "continuity ingest"}},
-				"skipped files": {}, "index": {}, "lag": {}, "rejects": {},
+				"skipped files": {}, "index": {}, "lag": {}, "rejects": {}, "full-text index": {},
 			},
 		},
 	}
@@ -411,8 +439,8 @@ func TestDoctorText(t *testing.T) {
 			checks++
 		}
 	}
-	if checks != 9 {
-		t.Errorf("%d check lines, doctorWant 9:\n%s", checks, out.String())
+	if checks != 10 {
+		t.Errorf("%d check lines, doctorWant 10:\n%s", checks, out.String())
 	}
 	for _, s := range []string{"WARN  logs folder", "chmod 700 " + ws.logs, "FAIL  embedder", "ollama serve", "1 failure"} {
 		if !strings.Contains(out.String(), s) {
