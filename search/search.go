@@ -88,6 +88,9 @@ type Query struct {
 	Types []string
 	Limit int  // DefaultLimit when 0; at most MaxLimit
 	Mode  Mode // ModeHybrid when zero
+	// Now is when the query is asked: relative times in Text ("two weeks
+	// ago") are read against it. Zero means time.Now().
+	Now time.Time
 }
 
 // Result is one found exchange.
@@ -136,6 +139,10 @@ type Options struct {
 	// word and character features mostly agree with BM25 and make a
 	// weaker vote, 1 for model embedders.
 	LexicalWeight, VectorWeight float64
+	// TimeWeight weighs, relative to their whole-history counterparts,
+	// the candidate lists searched within the time span a query names
+	// ("two weeks ago"; see Search). Negative turns this off.
+	TimeWeight float64
 	// KeepFillerWords keeps conversational filler words (fillerWords) in
 	// the BM25 query; for evaluation.
 	KeepFillerWords bool
@@ -163,6 +170,7 @@ var DefaultOptions = Options{
 	UserWeight:    5,
 	AIWeight:      1,
 	LexicalWeight: 1,
+	TimeWeight:    1,
 }
 
 // lexicalMatch is the BM25 query for text: its terms (queryTerms) less
@@ -235,6 +243,9 @@ func (o Options) withDefaults() Options {
 	if o.VectorWeight > 0 {
 		d.VectorWeight = o.VectorWeight
 	}
+	if o.TimeWeight != 0 {
+		d.TimeWeight = o.TimeWeight
+	}
 	d.KeepFillerWords = o.KeepFillerWords
 	return d
 }
@@ -287,17 +298,45 @@ func New(cfg Config) (*Searcher, error) {
 	return s, nil
 }
 
-// candidate is one exchange proposed by a retriever.
+// candidate is one exchange proposed by the retrievers.
 type candidate struct {
-	row              int64
-	lex, vec         float64 // retriever scores
-	lexRank, vecRank int     // 1-based; 0 when not proposed
-	score            float64
+	row   int64
+	score float64
+}
+
+// ranked is one retriever's candidate list, best first, and its weight in
+// the fusion.
+type ranked struct {
+	rows   []int64
+	scores []float64
+	weight float64
+}
+
+func lexicalList(hs []index.LexicalHit, weight float64) ranked {
+	r := ranked{rows: make([]int64, len(hs)), scores: make([]float64, len(hs)), weight: weight}
+	for i, h := range hs {
+		r.rows[i], r.scores[i] = h.Row, h.Score
+	}
+	return r
+}
+
+func vectorList(hs []VectorHit, weight float64) ranked {
+	r := ranked{rows: make([]int64, len(hs)), scores: make([]float64, len(hs)), weight: weight}
+	for i, h := range hs {
+		r.rows[i], r.scores[i] = h.Row, h.Score
+	}
+	return r
 }
 
 // Search runs q and returns at most q.Limit results, best first.
 // Exchanges with identical texts (same user and ai, as when a log is
 // copied) are returned once, at the best rank.
+//
+// In hybrid mode, a query that names a time relative to when it is asked
+// ("two weeks ago", "last Saturday": ParseTimeRef, read against q.Now)
+// and sets no time bounds of its own is also run within that span, and
+// those in-span lists join the fusion (weight Options.TimeWeight): the
+// exchanges of the span rise, the others stay findable.
 func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 	if strings.TrimSpace(q.Text) == "" {
 		return nil, ErrEmptyQuery
@@ -316,33 +355,47 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 	}
 	depth := max(s.opts.Depth, 2*limit)
 
-	// The two retrievers run concurrently.
+	var inSpan *index.Filter // the filter within the named time span
+	if ref, ok := s.TimeSpan(q); ok {
+		g := f
+		g.Since, g.Until = ref.From, ref.To
+		inSpan = &g
+	}
+
+	// The vector side runs concurrently with BM25.
 	type vecAnswer struct {
-		hits []VectorHit
-		err  error
+		hits, inSpan []VectorHit
+		err          error
 	}
 	var vch chan vecAnswer
 	if q.Mode != ModeLexical {
 		vch = make(chan vecAnswer, 1)
 		go func() {
-			h, err := s.vectorCandidates(ctx, q.Text, depth, f)
-			vch <- vecAnswer{h, err}
+			var a vecAnswer
+			a.hits, a.err = s.vectorCandidates(ctx, q.Text, depth, f)
+			if a.err == nil && inSpan != nil {
+				a.inSpan, a.err = s.vectorCandidates(ctx, q.Text, depth, *inSpan)
+			}
+			vch <- a
 		}()
 	}
-	var lex []index.LexicalHit
+	var lex, lexIn []index.LexicalHit
 	var lexErr error
 	if q.Mode != ModeVector {
 		if m := s.lexicalMatch(ctx, q.Text); m != "" {
 			w := [2]float64{s.opts.UserWeight, s.opts.AIWeight}
 			lex, lexErr = s.db.Lexical(ctx, m, w, f, depth)
+			if lexErr == nil && inSpan != nil {
+				lexIn, lexErr = s.db.Lexical(ctx, m, w, *inSpan, depth)
+			}
 		}
 	}
-	var vec []VectorHit
+	var vec, vecIn []VectorHit
 	if vch != nil {
 		a := <-vch
 		switch {
 		case a.err == nil:
-			vec = a.hits
+			vec, vecIn = a.hits, a.inSpan
 		case q.Mode == ModeVector:
 			return nil, a.err
 		default:
@@ -354,7 +407,25 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 	if lexErr != nil {
 		return nil, fmt.Errorf("search: %w", lexErr)
 	}
-	return s.results(ctx, s.fuse(lex, vec), limit)
+	o := s.opts
+	return s.results(ctx, s.fuse(
+		lexicalList(lex, o.LexicalWeight), vectorList(vec, s.vw),
+		lexicalList(lexIn, o.LexicalWeight*o.TimeWeight), vectorList(vecIn, s.vw*o.TimeWeight),
+	), limit)
+}
+
+// TimeSpan is the span of time q names relative to when it is asked, if
+// Search ranks its exchanges higher: in hybrid mode, with time anchoring
+// on (Options.TimeWeight) and no Since or Until in q.
+func (s *Searcher) TimeSpan(q Query) (TimeRef, bool) {
+	if q.Mode != ModeHybrid || s.opts.TimeWeight <= 0 || !q.Since.IsZero() || !q.Until.IsZero() {
+		return TimeRef{}, false
+	}
+	now := q.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	return ParseTimeRef(q.Text, now)
 }
 
 // filter turns q's constraints into an index filter; none is true when
@@ -412,54 +483,31 @@ func (s *Searcher) vectorCandidates(ctx context.Context, text string, depth int,
 
 // fuse combines the candidate lists into one ranking, best first. With a
 // single non-empty list, its own scores rank it.
-func (s *Searcher) fuse(lex []index.LexicalHit, vec []VectorHit) []*candidate {
-	byRow := make(map[int64]*candidate, len(lex)+len(vec))
-	out := make([]*candidate, 0, len(lex)+len(vec))
-	get := func(row int64) *candidate {
-		c := byRow[row]
-		if c == nil {
-			c = &candidate{row: row}
-			byRow[row] = c
-			out = append(out, c)
+func (s *Searcher) fuse(lists ...ranked) []*candidate {
+	byRow := map[int64]*candidate{}
+	var out []*candidate
+	var used []ranked
+	for _, l := range lists {
+		if len(l.rows) > 0 {
+			used = append(used, l)
 		}
-		return c
 	}
-	for i, h := range lex {
-		c := get(h.Row)
-		c.lex, c.lexRank = h.Score, i+1
-	}
-	for i, h := range vec {
-		c := get(h.Row)
-		c.vec, c.vecRank = h.Score, i+1
-	}
-	o := s.opts
-	switch {
-	case len(vec) == 0:
-		for _, c := range out {
-			c.score = c.lex
-		}
-	case len(lex) == 0:
-		for _, c := range out {
-			c.score = c.vec
-		}
-	case o.Fusion == FusionScore:
-		lmin, lmax := span(lex, func(h index.LexicalHit) float64 { return h.Score })
-		vmin, vmax := span(vec, func(h VectorHit) float64 { return h.Score })
-		for _, c := range out {
-			if c.lexRank > 0 {
-				c.score += o.LexicalWeight * norm(c.lex, lmin, lmax)
+	for _, l := range used {
+		lo, hi := span(l.scores)
+		for i, row := range l.rows {
+			c := byRow[row]
+			if c == nil {
+				c = &candidate{row: row}
+				byRow[row] = c
+				out = append(out, c)
 			}
-			if c.vecRank > 0 {
-				c.score += s.vw * norm(c.vec, vmin, vmax)
-			}
-		}
-	default:
-		for _, c := range out {
-			if c.lexRank > 0 {
-				c.score += o.LexicalWeight / (o.RRFK + float64(c.lexRank))
-			}
-			if c.vecRank > 0 {
-				c.score += s.vw / (o.RRFK + float64(c.vecRank))
+			switch {
+			case len(used) == 1:
+				c.score = l.scores[i]
+			case s.opts.Fusion == FusionScore:
+				c.score += l.weight * norm(l.scores[i], lo, hi)
+			default:
+				c.score += l.weight / (s.opts.RRFK + float64(i+1))
 			}
 		}
 	}
@@ -473,10 +521,9 @@ func (s *Searcher) fuse(lex []index.LexicalHit, vec []VectorHit) []*candidate {
 	return out
 }
 
-// span returns the smallest and largest score of hs.
-func span[T any](hs []T, score func(T) float64) (lo, hi float64) {
-	for i, h := range hs {
-		x := score(h)
+// span returns the smallest and largest of xs.
+func span(xs []float64) (lo, hi float64) {
+	for i, x := range xs {
 		if i == 0 || x < lo {
 			lo = x
 		}

@@ -6,20 +6,24 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // question is one line of queries.jsonl. Only the fields the evaluation
 // needs are decoded; the logs' metadata.has_answer (ground truth) is never
 // read by anything in this command: the indexer stores it, nobody looks.
 type question struct {
-	QID            string   `json:"qid"`
-	Type           string   `json:"question_type"`
-	Abstention     bool     `json:"is_abstention"`
-	Text           string   `json:"question"`
-	AnswerSessions []string `json:"answer_sessions"`
-	Evidence       []string `json:"evidence_exchange_ids"`
-	ResumeSession  string   `json:"resume_session"`
-	LogFile        string   `json:"log_file"`
+	QID        string `json:"qid"`
+	Type       string `json:"question_type"`
+	Abstention bool   `json:"is_abstention"`
+	Text       string `json:"question"`
+	// QueryTime is when the question is asked: search reads "two weeks
+	// ago" against it. Zero when the dataset does not say.
+	QueryTime      time.Time `json:"query_time"`
+	AnswerSessions []string  `json:"answer_sessions"`
+	Evidence       []string  `json:"evidence_exchange_ids"`
+	ResumeSession  string    `json:"resume_session"`
+	LogFile        string    `json:"log_file"`
 }
 
 // loadQuestions reads the non-abstention questions of dir/queries.jsonl

@@ -40,6 +40,7 @@ type config struct {
 	data   string
 	ks     []int
 	json   bool
+	misses bool
 	emb    embed.Embedder
 	stdout io.Writer
 	stderr io.Writer
@@ -71,6 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	kList := fs.String("k", "5,10", "cut-offs, comma-separated")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
 	mode := fs.String("mode", "retrieval", "what to evaluate: "+strings.Join(taskNames(), ", "))
+	misses := fs.Bool("misses", false, "retrieval: also list the questions some variant misses, with the evidence ranks")
 	dim := fs.Int("dim", 0, "builtin embedder dimension (default: the embedder's default)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: continuity-eval [flags]\n\nRetrieval quality of continuity search on a LongMemEval-style dataset.\n\nFlags:")
@@ -86,7 +88,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !ok {
 		return fmt.Errorf("unknown --mode %q (want %s)", *mode, strings.Join(taskNames(), ", "))
 	}
-	c := &config{data: *data, json: *asJSON, stdout: stdout, stderr: stderr}
+	c := &config{data: *data, json: *asJSON, misses: *misses, stdout: stdout, stderr: stderr}
 	if c.data == "" {
 		c.data = os.Getenv(EnvData)
 	}
@@ -171,5 +173,9 @@ func runRetrieval(ctx context.Context, c *config, qs []question) error {
 	fmt.Fprintf(c.stdout, "any/all@k: one/all evidence exchanges in the top k; sess@k: all answer sessions among the first k distinct sessions;\n"+
 		"latency: one query with limit %d, warm, per question\n\n", c.ks[len(c.ks)-1])
 	run.printTable(c.stdout, sums)
+	if c.misses {
+		fmt.Fprintln(c.stdout)
+		run.printMisses(c.stdout, qs)
+	}
 	return nil
 }

@@ -77,7 +77,7 @@ func TestRetrievalJSON(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	if got.Questions != 2 || got.Embedder != "builtin:hash-v1:256#user" || len(got.Results) != 3 {
+	if got.Questions != 2 || got.Embedder != "builtin:hash-v1:256#user" || len(got.Results) != len(defaultVariants()) {
 		t.Fatalf("got %+v", got)
 	}
 	for _, sums := range got.Results {
@@ -103,6 +103,23 @@ func TestRetrievalTable(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+func TestRetrievalMisses(t *testing.T) {
+	dir := miniDataset(t)
+	var out, errb bytes.Buffer
+	// At k=1 the commute question misses one of its two exchanges.
+	if err := run(context.Background(), []string{"--data", dir, "--misses", "--k", "1"}, &out, &errb); err != nil {
+		t.Fatalf("run: %v\n%s", err, errb.String())
+	}
+	for _, want := range []string{"q2 knowledge-update: How long is my commute now?", "  bm25 ", "evidence ranks ", "outside some variant's top 1"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("misses lack %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "q1 single-session-user") {
+		t.Errorf("q1 is found by every variant, yet listed:\n%s", out.String())
 	}
 }
 
@@ -137,6 +154,11 @@ func TestScore(t *testing.T) {
 	s = score(q, res, []int{3, 4}, 0)
 	if s.SessAt[0] || !s.SessAt[1] {
 		t.Errorf("session recall: %v", s.SessAt)
+	}
+	// Ranks are 1-based, in the evidence's order; 0 when not found.
+	q.Evidence = []string{"e2", "gone", "e1"}
+	if s = score(q, res, []int{5}, 0); fmt.Sprint(s.Ranks) != "[5 0 1]" {
+		t.Errorf("ranks %v, want [5 0 1]", s.Ranks)
 	}
 }
 

@@ -24,6 +24,7 @@ type variant struct {
 func defaultVariants() []variant {
 	return []variant{
 		{Name: "hybrid", Mode: search.ModeHybrid},
+		{Name: "hybrid, no time anchoring", Mode: search.ModeHybrid, Options: search.Options{TimeWeight: -1}},
 		{Name: "bm25", Mode: search.ModeLexical},
 		{Name: "vector", Mode: search.ModeVector},
 	}
@@ -35,6 +36,9 @@ type scored struct {
 	// AnyAt[i], AllAt[i], SessAt[i] are the hits at ks[i].
 	AnyAt, AllAt, SessAt []bool
 	Latency              time.Duration
+	// Ranks holds, per evidence exchange in the question's order, its
+	// 1-based rank in the results, 0 when it is not among them.
+	Ranks []int
 }
 
 // retrievalRun holds every question's outcome, per variant.
@@ -87,7 +91,7 @@ func scoreQuestion(ctx context.Context, ws *workspace, q question, v variant, ks
 	if err != nil {
 		return scored{}, err
 	}
-	query := search.Query{Text: q.Text, Mode: v.Mode, Limit: slices.Max(ks)}
+	query := search.Query{Text: q.Text, Mode: v.Mode, Limit: slices.Max(ks), Now: q.QueryTime}
 	if _, err := s.Search(ctx, query); err != nil {
 		return scored{}, err
 	}
@@ -107,9 +111,12 @@ func scoreQuestion(ctx context.Context, ws *workspace, q question, v variant, ks
 
 // score compares the results of a question with its evidence.
 func score(q question, res []search.Result, ks []int, lat time.Duration) scored {
-	out := scored{QID: q.QID, Type: q.Type, Latency: lat}
+	out := scored{QID: q.QID, Type: q.Type, Latency: lat, Ranks: make([]int, len(q.Evidence))}
 	var sessions []string // distinct, in rank order
-	for _, r := range res {
+	for i, r := range res {
+		if j := slices.Index(q.Evidence, r.ID); j >= 0 && out.Ranks[j] == 0 {
+			out.Ranks[j] = i + 1
+		}
 		if !slices.Contains(sessions, r.SessionID) {
 			sessions = append(sessions, r.SessionID)
 		}
@@ -233,6 +240,44 @@ func (r *retrievalRun) printTable(w io.Writer, sums [][]summary) {
 		}
 	}
 	tw.Flush()
+}
+
+// printMisses writes, for each question that some variant does not answer
+// fully within the largest k (evidence or answer sessions), its text, where
+// each variant ranked each evidence exchange ("-" when not in the results)
+// and at which k it had every answer session: the starting point for work
+// on quality.
+func (r *retrievalRun) printMisses(w io.Writer, qs []question) {
+	k := slices.Max(r.ks)
+	for qi, q := range qs {
+		missed := false
+		for vi := range r.variants {
+			last := len(r.ks) - 1
+			missed = missed || !r.scores[vi][qi].AllAt[last] || !r.scores[vi][qi].SessAt[last]
+		}
+		if !missed {
+			continue
+		}
+		fmt.Fprintf(w, "%s %s: %s\n", q.QID, q.Type, q.Text)
+		for vi, v := range r.variants {
+			var ranks []string
+			for _, n := range r.scores[vi][qi].Ranks {
+				if n == 0 {
+					ranks = append(ranks, "-")
+				} else {
+					ranks = append(ranks, fmt.Sprint(n))
+				}
+			}
+			var sess []string
+			for ki, k := range r.ks {
+				if r.scores[vi][qi].SessAt[ki] {
+					sess = append(sess, fmt.Sprintf("sess@%d", k))
+				}
+			}
+			fmt.Fprintf(w, "  %-26s evidence ranks %-16s answer sessions found at %s\n", v.Name, strings.Join(ranks, " "), strings.Join(sess, " "))
+		}
+	}
+	fmt.Fprintf(w, "(questions with an evidence exchange or answer session outside some variant's top %d)\n", k)
 }
 
 func percentile(d []time.Duration, p float64) time.Duration {

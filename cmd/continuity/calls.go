@@ -42,12 +42,25 @@ type searchRequest struct {
 	Until   string `json:"until,omitempty"`
 	Limit   int    `json:"limit,omitempty"`
 	Mode    string `json:"mode,omitempty"` // hybrid (default), bm25, vector
+	// AsOf is when the query is asked, for its relative times ("two
+	// weeks ago"); now when "".
+	AsOf string `json:"as_of,omitempty"`
 }
 
 // searchResponse is the answer of a search.
 type searchResponse struct {
 	Query   string          `json:"query"`
 	Results []search.Result `json:"results"`
+	// TimeSpan is the span the query named ("two weeks ago"), whose
+	// exchanges ranked higher; absent when it named none.
+	TimeSpan *timeSpan `json:"time_span,omitempty"`
+}
+
+// timeSpan is a search.TimeRef in JSON.
+type timeSpan struct {
+	Phrase string    `json:"phrase"`
+	From   time.Time `json:"from"`
+	To     time.Time `json:"to"`
 }
 
 // sessionsResponse lists the sessions.
@@ -78,6 +91,12 @@ func handleSearch(ctx context.Context, eng *engine, raw json.RawMessage) (any, e
 	if q.Until, err = parseTime("until", req.Until); err != nil {
 		return nil, server.BadRequest(err)
 	}
+	if q.Now, err = parseTime("as-of", req.AsOf); err != nil {
+		return nil, server.BadRequest(err)
+	}
+	if q.Now.IsZero() {
+		q.Now = time.Now()
+	}
 	if req.Mode != "" {
 		if q.Mode, err = search.ParseMode(req.Mode); err != nil {
 			return nil, server.BadRequest(err)
@@ -96,7 +115,11 @@ func handleSearch(ctx context.Context, eng *engine, raw json.RawMessage) (any, e
 	if res == nil {
 		res = []search.Result{}
 	}
-	return searchResponse{Query: req.Query, Results: res}, nil
+	resp := searchResponse{Query: req.Query, Results: res}
+	if ref, ok := eng.searcher.TimeSpan(q); ok {
+		resp.TimeSpan = &timeSpan{Phrase: ref.Phrase, From: ref.From, To: ref.To}
+	}
+	return resp, nil
 }
 
 // parseTime reads an RFC 3339 time or a date (YYYY-MM-DD, UTC); "" is the

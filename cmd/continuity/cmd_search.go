@@ -19,6 +19,10 @@ Search past exchanges: BM25 over the user and assistant text fused with
 vector similarity (the builtin offline embedder unless configured). Answered
 by the daemon when it runs, else from the index directly: the same answers.
 
+A query that names a time ("two weeks ago", "last Saturday", "yesterday",
+"in March", "over the past month") ranks the exchanges of that span higher,
+without hiding the others; --since and --until bound the time strictly.
+
   continuity search "why does the build fail"
   continuity search --chain S --since 2026-11-01 --limit 5 "sqlite lock"`)
 	var req searchRequest
@@ -27,6 +31,7 @@ by the daemon when it runs, else from the index directly: the same answers.
 	fs.StringVar(&req.Since, "since", "", "only events at or after this time (RFC 3339 or YYYY-MM-DD)")
 	fs.StringVar(&req.Until, "until", "", "only events before this time (RFC 3339 or YYYY-MM-DD)")
 	fs.IntVar(&req.Limit, "limit", search.DefaultLimit, fmt.Sprintf("most results (1 to %d)", search.MaxLimit))
+	fs.StringVar(&req.AsOf, "as-of", "", `read the query's relative times ("two weeks ago", "last Saturday") as of this time, not now (RFC 3339 or YYYY-MM-DD)`)
 	fs.StringVar(&req.Mode, "mode", "hybrid", "ranking: hybrid, bm25 (lexical only) or vector (vectors only)")
 	asJSON := fs.Bool("json", false, `print JSON: {"query", "results": [{"id","session_id","timestamp","user","ai","score","file","line"}]}`)
 	var ef embedFlags
@@ -57,6 +62,10 @@ by the daemon when it runs, else from the index directly: the same answers.
 // printResults prints one compact block per hit; on a terminal the query's
 // terms are highlighted.
 func printResults(w io.Writer, resp searchResponse, color bool) {
+	if t := resp.TimeSpan; t != nil {
+		fmt.Fprintf(w, "(%q: exchanges from %s to %s rank higher)\n\n", t.Phrase,
+			t.From.Local().Format("2006-01-02 15:04"), t.To.Local().Format("2006-01-02 15:04"))
+	}
 	if len(resp.Results) == 0 {
 		fmt.Fprintln(w, "no match")
 		return

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestSearchTimeSpan: a query naming a time ranks that span's exchanges
+// first, says which span it read, and --as-of moves "now".
+func TestSearchTimeSpan(t *testing.T) {
+	root := t.TempDir()
+	for _, l := range []string{
+		`{"type":"exchange","id":"march","session_id":"s1","timestamp":"2026-03-02T10:00:00Z","user":"The concert with my sister, what a concert, best concert ever","ai":"Glad the concert was good."}`,
+		`{"type":"exchange","id":"april","session_id":"s2","timestamp":"2026-04-01T10:00:00Z","user":"We went to a concert downtown","ai":"Sounds fun."}`,
+	} {
+		if _, errs, code := runCLI(t, l, "--root", root, "log", "-"); code != 0 {
+			t.Fatalf("log: %s", errs)
+		}
+	}
+	if _, errs, code := runCLI(t, "", "--root", root, "ingest"); code != 0 {
+		t.Fatalf("ingest: %s", errs)
+	}
+	search := func(args ...string) (resp searchResponse) {
+		t.Helper()
+		out, errs, code := runCLI(t, "", append([]string{"--root", root, "search", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("search %v: exit %d: %s", args, code, errs)
+		}
+		if err := json.Unmarshal([]byte(out), &resp); err != nil {
+			t.Fatalf("search %v: %v\n%s", args, err, out)
+		}
+		return resp
+	}
+	tests := []struct {
+		args   []string
+		first  string
+		phrase string // "" = no time_span
+	}{
+		{[]string{"--as-of", "2026-04-15", "the concert two weeks ago"}, "april", "two weeks ago"},
+		{[]string{"--as-of", "2026-03-16T12:00:00Z", "the concert two weeks ago"}, "march", "two weeks ago"},
+		{[]string{"--as-of", "2026-04-15", "the concert"}, "march", ""},
+		{[]string{"--as-of", "2026-04-15", "--mode", "bm25", "the concert two weeks ago"}, "march", ""},
+		{[]string{"--as-of", "2026-04-15", "--since", "2026-01-01", "the concert two weeks ago"}, "march", ""},
+	}
+	for _, tc := range tests {
+		resp := search(tc.args...)
+		if len(resp.Results) != 2 || resp.Results[0].ID != tc.first {
+			t.Errorf("search %v: got %+v, want %s first", tc.args, resp.Results, tc.first)
+		}
+		switch {
+		case tc.phrase == "" && resp.TimeSpan != nil:
+			t.Errorf("search %v: time span %+v, want none", tc.args, resp.TimeSpan)
+		case tc.phrase != "" && (resp.TimeSpan == nil || resp.TimeSpan.Phrase != tc.phrase || !resp.TimeSpan.From.Before(resp.TimeSpan.To)):
+			t.Errorf("search %v: time span %+v, want %q", tc.args, resp.TimeSpan, tc.phrase)
+		}
+	}
+
+	out, _, code := runCLI(t, "", "--root", root, "search", "--as-of", "2026-04-15", "concert two weeks ago")
+	if code != 0 || !strings.Contains(out, `("two weeks ago": exchanges from `) || !strings.Contains(out, "rank higher)") {
+		t.Errorf("human output does not say which span it read:\n%s", out)
+	}
+	if _, errs, code := runCLI(t, "", "--root", root, "search", "--as-of", "last tuesday", "concert"); code != 2 || !strings.Contains(errs, "--as-of") {
+		t.Errorf("bad --as-of: exit %d, %s", code, errs)
+	}
+}
