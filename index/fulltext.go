@@ -252,8 +252,12 @@ func (db *DB) fullTextDeletes(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer del.Close()
+	quiet := context.WithoutCancel(ctx) // see fullTextAdd
 	for _, id := range ids {
-		if _, err := del.ExecContext(ctx, id); err != nil {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		if _, err := del.ExecContext(quiet, id); err != nil {
 			return 0, fmt.Errorf("remove exchange %d: %w", id, err)
 		}
 	}
@@ -314,8 +318,16 @@ func (db *DB) fullTextAdd(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer ins.Close()
+	// The rows are inserted without ctx: go-sqlite3 runs each statement
+	// bound to a cancellable context in a goroutine of its own, a
+	// goroutine and two context switches per exchange. ctx is checked
+	// between rows instead.
+	quiet := context.WithoutCancel(ctx)
 	for _, e := range todo {
-		if _, err := ins.ExecContext(ctx, e.row, e.user, e.ai); err != nil {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		if _, err := ins.ExecContext(quiet, e.row, e.user, e.ai); err != nil {
 			return 0, fmt.Errorf("index exchange %d: %w", e.row, err)
 		}
 	}
