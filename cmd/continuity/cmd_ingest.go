@@ -67,6 +67,7 @@ indexed are not indexed again. Fails if a daemon runs for the workspace
 		return err
 	}
 	err = w.CatchUp(ctx)
+	stored := time.Since(start)
 	stopFT()
 	<-ftDone
 	prog.done()
@@ -77,8 +78,9 @@ indexed are not indexed again. Fails if a daemon runs for the workspace
 		return fmt.Errorf("full-text index (events are stored; run ingest again to finish it): %w", err)
 	}
 	el := time.Since(start)
-	fmt.Fprintf(e.stderr, "ingested %d lines (%.1f MiB) in %s (%.0f lines/s)\n",
-		lines, float64(bytes)/(1<<20), el.Round(time.Millisecond), float64(lines)/max(el.Seconds(), 1e-9))
+	fmt.Fprintf(e.stderr, "ingested %d lines (%.1f MiB) in %s (%.0f lines/s; events stored in %s, full-text index done %s later)\n",
+		lines, float64(bytes)/(1<<20), el.Round(time.Millisecond), float64(lines)/max(el.Seconds(), 1e-9),
+		stored.Round(time.Millisecond), (el - stored).Round(time.Millisecond))
 	if *noEmbed {
 		return nil
 	}
