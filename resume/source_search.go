@@ -3,6 +3,7 @@ package resume
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/praxis-os/continuity/search"
 )
@@ -11,12 +12,17 @@ import (
 // restricted to the chain of the first session given (S): the ranking
 // resume uses when a Searcher is at hand. Results of sessions beyond the
 // chain's depth cap are dropped by the selection.
-func SearchRanker(s *search.Searcher) Ranker {
+func SearchRanker(s *search.Searcher) Ranker { return SearchRankerAt(s, time.Time{}) }
+
+// SearchRankerAt is SearchRanker for a query asked at a given time: the
+// relative times it names ("what we did last week") are read against at
+// (see search.Query.Now); the zero time means now.
+func SearchRankerAt(s *search.Searcher, at time.Time) Ranker {
 	return RankFunc(func(ctx context.Context, query string, sessions []string, limit int) ([]int64, error) {
 		if len(sessions) == 0 {
 			return nil, nil
 		}
-		res, err := s.Search(ctx, search.Query{Text: query, Chain: sessions[0], Limit: min(limit, search.MaxLimit)})
+		res, err := s.Search(ctx, search.Query{Text: query, Chain: sessions[0], Limit: min(limit, search.MaxLimit), Now: at})
 		if errors.Is(err, search.ErrEmptyQuery) {
 			return nil, nil
 		}

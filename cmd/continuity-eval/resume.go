@@ -74,9 +74,9 @@ type resumeVariant struct {
 }
 
 func resumeVariants() []resumeVariant {
-	build := func(rank func(ws *workspace) (resume.Ranker, error), depth int) func(context.Context, *workspace, question, []index.Event) ([]resume.Exchange, time.Duration, error) {
+	build := func(rank func(ws *workspace, q question) (resume.Ranker, error), depth int) func(context.Context, *workspace, question, []index.Event) ([]resume.Exchange, time.Duration, error) {
 		return func(ctx context.Context, ws *workspace, q question, _ []index.Event) ([]resume.Exchange, time.Duration, error) {
-			r, err := rank(ws)
+			r, err := rank(ws, q)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -97,14 +97,16 @@ func resumeVariants() []resumeVariant {
 			return p.Exchanges, lat, nil
 		}
 	}
-	hybrid := func(ws *workspace) (resume.Ranker, error) {
+	// The question is asked at its query_time: "two weeks ago" is read
+	// against it, as search does in the retrieval mode.
+	hybrid := func(ws *workspace, q question) (resume.Ranker, error) {
 		s, err := ws.searcher(search.Options{})
 		if err != nil {
 			return nil, err
 		}
-		return resume.SearchRanker(s), nil
+		return resume.SearchRankerAt(s, q.QueryTime), nil
 	}
-	lexical := func(ws *workspace) (resume.Ranker, error) { return resume.LexicalRanker(ws.db), nil }
+	lexical := func(ws *workspace, _ question) (resume.Ranker, error) { return resume.LexicalRanker(ws.db), nil }
 	return []resumeVariant{
 		{Name: "resume (hybrid)", pack: build(hybrid, resumeEvalDepth)},
 		{Name: "resume (bm25)", pack: build(lexical, resumeEvalDepth)},
