@@ -185,7 +185,7 @@ type resumeIn struct {
 }
 
 type searchIn struct {
-	Query   string `json:"query" jsonschema:"what to look for: words, an error message, a file or function name, a question"`
+	Query   string `json:"query" jsonschema:"what to look for: words, an error message, a file or function name, a question; a time it names ('last week', 'two days ago', 'yesterday') ranks that span's exchanges higher"`
 	Session string `json:"session,omitempty" jsonschema:"only this session's exchanges"`
 	Chain   string `json:"chain,omitempty" jsonschema:"only this session and the sessions it resumes (its session_resume links, followed back)"`
 	Since   string `json:"since,omitempty" jsonschema:"only exchanges at or after this time: RFC 3339 (2026-11-22T10:00:00Z) or a date (2026-11-22, UTC)"`
