@@ -73,11 +73,14 @@ line exactly once, until SIGINT or SIGTERM. The index lives in
 <workspace>/.praxis-os/.cache/continuity/ (private to the user). One daemon (or
 ingest) runs per workspace; a second one exits with an error naming the first.
 Queries (search, resume, sessions) are served on a unix socket in that folder.
-Logs go to stderr.`)
+Logs go to stderr. With --wait-lock, a daemon started while another process
+holds the workspace waits and takes over when that process exits (what the
+systemd unit in recipes/ does).`)
 	var wf watchFlags
 	wf.register(fs, true)
 	var ef embedFlags
 	ef.register(fs)
+	waitLock := fs.Bool("wait-lock", false, "when another process holds the workspace (a daemon, an MCP server indexing in-process), wait and take over when it exits, instead of failing")
 	if _, err := parse(e, fs, args); err != nil {
 		return err
 	}
@@ -89,12 +92,33 @@ Logs go to stderr.`)
 	if err != nil {
 		return err
 	}
-	d, err := openDaemon(p, wf, ef, e.logger(level))
-	if err != nil {
-		return err
+	log := e.logger(level)
+	waiting := false
+	for {
+		d, err := openDaemon(p, wf, ef, log)
+		if err == nil {
+			if waiting {
+				log.Info("took over the workspace")
+			}
+			return d.run(ctx)
+		}
+		if !*waitLock || !errors.Is(err, index.ErrLocked) {
+			return err
+		}
+		if !waiting {
+			waiting = true
+			log.Info("waiting for the workspace: another process indexes it", "why", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil // stopped while waiting: a normal end
+		case <-time.After(lockPoll):
+		}
 	}
-	return d.run(ctx)
 }
+
+// lockPoll is how often a daemon run with --wait-lock tries the lock.
+const lockPoll = time.Second
 
 // daemon is a workspace being served: the index lock held, the index open
 // for writing, the watcher and the query server ready to run.

@@ -440,7 +440,7 @@ func TestSystemdUnit(t *testing.T) {
 		}
 	}
 	for k, want := range map[string]string{
-		"Service.ExecStart":        "%h/.local/bin/continuity daemon --root %f",
+		"Service.ExecStart":        "%h/.local/bin/continuity daemon --wait-lock --root %f",
 		"Service.WorkingDirectory": "%f",
 		"Service.Restart":          "on-failure",
 		"Service.StandardError":    "journal",
