@@ -60,6 +60,13 @@ exchanges are cut to their relevant part, marked […]. See protocol.md,
 	}, &pack); err != nil {
 		return err
 	}
+	if len(pack.Exchanges) == 0 && pack.InContext > 0 {
+		// The pack is for pasting, so the hint goes to stderr: the usual
+		// case is an agent in a new session resuming --latest, whose
+		// previous session has no reset.
+		fmt.Fprintf(e.stderr, "continuity: the %d exchanges of %s after its latest context reset count as still in the agent's context; "+
+			"--include-current includes them (for an agent that starts a new session)\n", pack.InContext, pack.SessionID)
+	}
 	if *asJSON {
 		return printJSON(e.stdout, pack)
 	}
