@@ -114,14 +114,18 @@ var timePatterns = []struct {
 		return now.Add(-timeUnits[m[1]]), now.Add(day), true
 	}},
 	// "in February", "last March", "during June": the latest such month
-	// that has begun, and three days either side.
-	{regexp.MustCompile(`\b(?:in|during|last|since) (january|february|march|april|may|june|july|august|september|october|november|december)\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
-		mo := months[m[1]]
+	// that has begun, and three days either side; "since June": from
+	// then until now.
+	{regexp.MustCompile(`\b(in|during|last|since) (january|february|march|april|may|june|july|august|september|october|november|december)\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
+		mo := months[m[2]]
 		y := now.Year()
 		if mo > now.Month() {
 			y--
 		}
 		start := time.Date(y, mo, 1, 0, 0, 0, 0, now.Location())
+		if m[1] == "since" {
+			return start.Add(-3 * day), now.Add(day), true
+		}
 		return start.Add(-3 * day), start.AddDate(0, 1, 0).Add(3 * day), true
 	}},
 }

@@ -41,6 +41,7 @@ func TestParseTimeRef(t *testing.T) {
 		{text: "the trip in June", phrase: "in june", // June has not begun: last year's
 			from: time.Date(2025, 5, 29, 0, 0, 0, 0, time.UTC), to: time.Date(2025, 7, 4, 0, 0, 0, 0, time.UTC)},
 		{text: "In April", phrase: "in april", from: date(3, 29, 0), to: date(5, 4, 0)},
+		{text: "everything since February", phrase: "since february", from: date(1, 29, 0), to: now.Add(day)},
 
 		{text: "How many days ago did I launch my website?"},
 		{text: "How many weeks ago was the workshop?"},
