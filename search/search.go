@@ -371,10 +371,17 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 	if q.Mode != ModeLexical {
 		vch = make(chan vecAnswer, 1)
 		go func() {
+			filters := []index.Filter{f}
+			if inSpan != nil {
+				filters = append(filters, *inSpan)
+			}
 			var a vecAnswer
-			a.hits, a.err = s.vectorCandidates(ctx, q.Text, depth, f)
-			if a.err == nil && inSpan != nil {
-				a.inSpan, a.err = s.vectorCandidates(ctx, q.Text, depth, *inSpan)
+			var lists [][]VectorHit
+			if lists, a.err = s.vectorCandidates(ctx, q.Text, depth, filters...); a.err == nil {
+				a.hits = lists[0]
+				if inSpan != nil {
+					a.inSpan = lists[1]
+				}
 			}
 			vch <- a
 		}()
@@ -454,31 +461,38 @@ func (s *Searcher) filter(ctx context.Context, q Query) (f index.Filter, none bo
 	return f, false, nil
 }
 
-// vectorCandidates embeds the query and returns its nearest neighbours
-// under f; nothing when there is no vector space of the embedder's
-// identity (none yet, or still being built for a new embedder).
-func (s *Searcher) vectorCandidates(ctx context.Context, text string, depth int, f index.Filter) ([]VectorHit, error) {
+// vectorCandidates embeds the query once and returns its nearest
+// neighbours under each filter, in order; nothing when there is no vector
+// space of the embedder's identity (none yet, or still being built for a
+// new embedder).
+func (s *Searcher) vectorCandidates(ctx context.Context, text string, depth int, filters ...index.Filter) ([][]VectorHit, error) {
+	out := make([][]VectorHit, len(filters))
 	if s.emb == nil || s.space == nil {
-		return nil, nil
+		return out, nil
 	}
 	v := s.space()
 	// Dimension 0: a remote embedder that has not reached its server yet;
 	// asking for its identity would probe the server on every search.
 	if v == nil || v.Len() == 0 || s.emb.Dimension() == 0 || v.Identity() != SpaceIdentity(s.emb) {
-		return nil, nil
+		return out, nil
 	}
 	qv, err := s.emb.Embed(ctx, []string{text})
 	if err != nil {
 		return nil, fmt.Errorf("search: embed query: %w", err)
 	}
-	vf := vectorFilter{sessions: f.Sessions}
-	if !f.Since.IsZero() {
-		vf.since = f.Since.UnixNano()
+	for i, f := range filters {
+		vf := vectorFilter{sessions: f.Sessions}
+		if !f.Since.IsZero() {
+			vf.since = f.Since.UnixNano()
+		}
+		if !f.Until.IsZero() {
+			vf.until = f.Until.UnixNano()
+		}
+		if out[i], err = v.Query(ctx, qv[0], depth, vf); err != nil {
+			return nil, err
+		}
 	}
-	if !f.Until.IsZero() {
-		vf.until = f.Until.UnixNano()
-	}
-	return v.Query(ctx, qv[0], depth, vf)
+	return out, nil
 }
 
 // fuse combines the candidate lists into one ranking, best first. With a

@@ -1,8 +1,12 @@
 package search
 
 import (
+	"context"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/praxis-os/continuity/embed"
 )
 
 func TestParseTimeRef(t *testing.T) {
@@ -87,6 +91,11 @@ func TestSearchTimeAnchoring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	counting := &countingEmbedder{Embedder: e}
+	counted, err := New(Config{DB: f.db, Embedder: counting, Vectors: w.Vectors})
+	if err != nil {
+		t.Fatal(err)
+	}
 	const text = "the concert two weeks ago"
 	tests := []struct {
 		name  string
@@ -96,6 +105,7 @@ func TestSearchTimeAnchoring(t *testing.T) {
 		span  bool
 	}{
 		{"hybrid, anchored", anchored, Query{Text: text, Now: now}, "then", true},
+		{"query embedded once", counted, Query{Text: text, Now: now}, "then", true},
 		{"anchoring off", plain, Query{Text: text, Now: now}, "old", false},
 		{"bm25 is plain", anchored, Query{Text: text, Now: now, Mode: ModeLexical}, "old", false},
 		{"no time named", anchored, Query{Text: "the concert", Now: now}, "old", false},
@@ -116,4 +126,19 @@ func TestSearchTimeAnchoring(t *testing.T) {
 			}
 		})
 	}
+	// A remote embedder is asked once per search, in-span list or not.
+	if counting.calls.Load() != 1 {
+		t.Errorf("the query was embedded %d times, want 1", counting.calls.Load())
+	}
+}
+
+// countingEmbedder counts Embed calls.
+type countingEmbedder struct {
+	embed.Embedder
+	calls atomic.Int64
+}
+
+func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	c.calls.Add(1)
+	return c.Embedder.Embed(ctx, texts)
 }
