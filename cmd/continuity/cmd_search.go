@@ -33,7 +33,7 @@ without hiding the others; --since and --until bound the time strictly.
 	fs.IntVar(&req.Limit, "limit", search.DefaultLimit, fmt.Sprintf("most results (1 to %d)", search.MaxLimit))
 	fs.StringVar(&req.AsOf, "as-of", "", `read the query's relative times ("two weeks ago", "last Saturday") as of this time, not now (RFC 3339 or YYYY-MM-DD)`)
 	fs.StringVar(&req.Mode, "mode", "hybrid", "ranking: hybrid, bm25 (lexical only) or vector (vectors only)")
-	asJSON := fs.Bool("json", false, `print JSON: {"query", "results": [{"id","session_id","timestamp","user","ai","score","file","line"}]}`)
+	asJSON := fs.Bool("json", false, `print JSON: {"query", "results": [{"id","session_id","timestamp","user","ai","score","file","line"}], "time_span": {"phrase","from","to"} when the query names a time}`)
 	var ef embedFlags
 	ef.register(fs)
 	pos, err := parse(e, fs, args)
