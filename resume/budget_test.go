@@ -169,7 +169,11 @@ func TestCut(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			u, a, cut, ok := c.cut(tt.user, tt.ai, tt.limit, render)
+			cx, ok := c.cut(tt.user, tt.ai, tt.limit, render)
+			u, a, cut := cx.user, cx.ai, cx.truncated
+			if ok && (cx.block != render(u, a) || cx.tokens != c.counter.Count(cx.block)) {
+				t.Errorf("block %q with %d tokens, want render(user, ai) and its count", cx.block, cx.tokens)
+			}
 			if ok != tt.ok || cut != tt.cut {
 				t.Fatalf("ok=%v cut=%v, want %v %v", ok, cut, tt.ok, tt.cut)
 			}

@@ -107,8 +107,9 @@ type cutter struct {
 
 // analysis is what cutting needs to know of one exchange.
 type analysis struct {
-	full     int // tokens of the whole block
-	overhead int // tokens of the block with both texts a Marker
+	block    string // the whole block, rendered
+	full     int    // tokens of the whole block
+	overhead int    // tokens of the block with both texts a Marker
 	sides    [2]sideText
 	segs     []segment // best first
 }
@@ -118,7 +119,7 @@ func (c *cutter) analyse(user, ai string, render func(u, a string) string) *anal
 	if a, ok := c.cache[key]; ok {
 		return a
 	}
-	a := &analysis{full: c.counter.Count(key)}
+	a := &analysis{block: key, full: c.counter.Count(key)}
 	a.overhead = c.counter.Count(render(Marker, Marker))
 	a.sides = [2]sideText{{text: user, segs: split(user)}, {text: ai, segs: split(ai)}}
 	a.segs = c.score(a.sides)
@@ -135,18 +136,26 @@ type sideText struct {
 	segs [][2]int
 }
 
-// cut returns the user and AI texts of an exchange cut so that
-// render(user, ai) has at most limit tokens, and whether anything was cut.
-// ok is false when not even a useful part fits (less than minKeep tokens of
-// text, for an exchange longer than that).
-func (c *cutter) cut(user, ai string, limit int, render func(u, a string) string) (cu, ca string, truncated, ok bool) {
+// cutExchange is an exchange as cut: its texts, its rendered block and the
+// block's tokens (counted once, here).
+type cutExchange struct {
+	user, ai  string
+	block     string
+	tokens    int
+	truncated bool // something was left out
+}
+
+// cut returns the exchange cut so that its block, render(user, ai), has at
+// most limit tokens. ok is false when not even a useful part fits (less
+// than minKeep tokens of text, for an exchange longer than that).
+func (c *cutter) cut(user, ai string, limit int, render func(u, a string) string) (out cutExchange, ok bool) {
 	a := c.analyse(user, ai, render)
 	if a.full <= limit {
-		return user, ai, false, true
+		return cutExchange{user: user, ai: ai, block: a.block, tokens: a.full}, true
 	}
 	room := limit - a.overhead
 	if room < minKeep {
-		return "", "", false, false
+		return cutExchange{}, false
 	}
 	sides, segs := a.sides, a.segs
 
@@ -177,9 +186,12 @@ func (c *cutter) cut(user, ai string, limit int, render func(u, a string) string
 		window = c.windowOf(sides, s, from, n)
 	}
 
+	var cu, ca, block string
+	var tokens int
 	for {
 		cu, ca = assemble(sides, kept, window)
-		if c.counter.Count(render(cu, ca)) <= limit {
+		block = render(cu, ca)
+		if tokens = c.counter.Count(block); tokens <= limit {
 			break
 		}
 		// The sum of the parts under-counted: shrink the window, else drop
@@ -194,13 +206,13 @@ func (c *cutter) cut(user, ai string, limit int, render func(u, a string) string
 		case len(kept) > 0:
 			kept = kept[:len(kept)-1]
 		default:
-			return "", "", false, false
+			return cutExchange{}, false
 		}
 	}
 	if c.counter.Count(cu)+c.counter.Count(ca) < minKeep && len(user)+len(ai) > len(cu)+len(ca) {
-		return "", "", false, false
+		return cutExchange{}, false
 	}
-	return cu, ca, true, true
+	return cutExchange{user: cu, ai: ca, block: block, tokens: tokens, truncated: true}, true
 }
 
 // minKeep is the fewest tokens of text worth showing of a cut exchange;

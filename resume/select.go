@@ -306,13 +306,12 @@ func (p *plan) try(ctx context.Context, src Source, ci, room int, next []int) (*
 	}
 	st := stamp(ev.Timestamp, p.sess[ev.SessionID].oneDay())
 	render := func(u, a string) string { return renderExchange(st, u, a) }
-	user, ai, truncated, ok := p.cut.cut(ev.User, ev.AI, room, render)
+	cx, ok := p.cut.cut(ev.User, ev.AI, room, render)
 	if !ok {
 		return nil, nil
 	}
-	block := render(user, ai)
-	pk := &pick{cand: ci, ev: ev, user: user, ai: ai, truncated: truncated, block: block,
-		tokens: p.counter.Count(block), extra: extra}
+	pk := &pick{cand: ci, ev: ev, user: cx.user, ai: cx.ai, truncated: cx.truncated, block: cx.block,
+		tokens: cx.tokens, extra: extra}
 	p.picks = append(p.picks, pk)
 	p.picked[ci] = true
 	p.keys[key] = true
@@ -330,17 +329,12 @@ func (p *plan) grow(pk *pick, room int) {
 	}
 	st := stamp(pk.ev.Timestamp, p.sess[pk.ev.SessionID].oneDay())
 	render := func(u, a string) string { return renderExchange(st, u, a) }
-	user, ai, truncated, ok := p.cut.cut(pk.ev.User, pk.ev.AI, room, render)
-	if !ok {
+	cx, ok := p.cut.cut(pk.ev.User, pk.ev.AI, room, render)
+	if !ok || cx.tokens <= pk.tokens {
 		return
 	}
-	block := render(user, ai)
-	n := p.counter.Count(block)
-	if n <= pk.tokens {
-		return
-	}
-	p.used += n - pk.tokens
-	pk.user, pk.ai, pk.truncated, pk.block, pk.tokens = user, ai, truncated, block, n
+	p.used += cx.tokens - pk.tokens
+	pk.user, pk.ai, pk.truncated, pk.block, pk.tokens = cx.user, cx.ai, cx.truncated, cx.block, cx.tokens
 }
 
 // event returns candidate ci's event, reading it and the next few of the
