@@ -63,7 +63,10 @@ var timePatterns = []struct {
 			return time.Time{}, time.Time{}, false
 		}
 		unit := timeUnits[m[2]]
-		back := time.Duration(n) * unit
+		back, ok := distance(n, unit)
+		if !ok {
+			return time.Time{}, time.Time{}, false
+		}
 		slack := max(back/4, unit/2, day)
 		at := now.Add(-back)
 		return at.Add(-slack), at.Add(slack + day), true
@@ -83,7 +86,11 @@ var timePatterns = []struct {
 		if m[1] == "" && strings.Contains(m[0], "last") {
 			n = 2
 		}
-		return now.Add(-time.Duration(n) * unit), now.Add(day), true
+		back, ok := distance(n, unit)
+		if !ok {
+			return time.Time{}, time.Time{}, false
+		}
+		return now.Add(-back), now.Add(day), true
 	}},
 	// "last Saturday": the latest such day before today, and the two
 	// days after it, when it is told about.
@@ -162,6 +169,19 @@ func count(s string) (int, bool) {
 	}
 	n, err := strconv.Atoi(s)
 	return n, err == nil && n > 0
+}
+
+// maxBack is the furthest back a relative time phrase is read: beyond,
+// it is not about this workspace's history (and would overflow a
+// time.Duration, about 292 years).
+const maxBack = 100 * 365 * day
+
+// distance is n units, if within maxBack.
+func distance(n int, unit time.Duration) (time.Duration, bool) {
+	if n <= 0 || n > int(maxBack/unit) {
+		return 0, false
+	}
+	return time.Duration(n) * unit, true
 }
 
 func startOfDay(t time.Time) time.Time {

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -52,6 +53,9 @@ func TestParseTimeRef(t *testing.T) {
 		{text: "the last time the build failed"},
 		{text: "plans for this weekend"},
 		{text: "0 days ago"},
+		{text: "the past 999 years"}, // beyond maxBack (and a time.Duration)
+		{text: "100 years ago", phrase: "100 years ago",
+			from: now.Add(-36500*day - 9125*day), to: now.Add(-36500*day + 9125*day + day)},
 		{text: "may I ask about the watcher"},
 		{text: "sqlite lock contention"},
 	}
@@ -141,4 +145,27 @@ type countingEmbedder struct {
 func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	c.calls.Add(1)
 	return c.Embedder.Embed(ctx, texts)
+}
+
+// FuzzParseTimeRef: any text, any time: no panic, and a span found is a
+// non-empty interval named by words of the text.
+//
+//	go test -tags sqlite_fts5 -fuzz=FuzzParseTimeRef ./search/
+func FuzzParseTimeRef(f *testing.F) {
+	for _, s := range []string{"two weeks ago", "last Saturday", "İstanbul in March", "the past 999 years", "a couple of days ago", "yesterday\x00today"} {
+		f.Add(s, int64(1776254400))
+	}
+	f.Fuzz(func(t *testing.T, text string, unix int64) {
+		now := time.Unix(unix%(1<<40), 0).UTC()
+		ref, ok := ParseTimeRef(text, now)
+		if !ok {
+			return
+		}
+		if !ref.From.Before(ref.To) {
+			t.Fatalf("%q at %s: empty span %s .. %s", text, now, ref.From, ref.To)
+		}
+		if ref.Phrase == "" || !strings.Contains(strings.ToLower(text), ref.Phrase) {
+			t.Fatalf("%q: phrase %q is not in the text", text, ref.Phrase)
+		}
+	})
 }
