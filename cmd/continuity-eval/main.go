@@ -72,7 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	kList := fs.String("k", "5,10", "cut-offs, comma-separated")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
 	mode := fs.String("mode", "retrieval", "what to evaluate: "+strings.Join(taskNames(), ", "))
-	misses := fs.Bool("misses", false, "retrieval: also list the questions some variant misses, with the evidence ranks")
+	misses := fs.Bool("misses", false, "retrieval: also list the questions some variant misses, with the evidence ranks (in the JSON: \"misses\")")
 	dim := fs.Int("dim", 0, "builtin embedder dimension (default: the embedder's default)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: continuity-eval [flags]\n\nRetrieval quality of continuity search on a LongMemEval-style dataset.\n\nFlags:")
@@ -158,15 +158,19 @@ func runRetrieval(ctx context.Context, c *config, qs []question) error {
 	}
 	sums := run.summarize()
 	if c.json {
-		enc := json.NewEncoder(c.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{
+		out := map[string]any{
 			"data":      c.data,
 			"questions": len(qs),
 			"embedder":  run.identity,
 			"k":         c.ks,
 			"results":   sums,
-		})
+		}
+		if c.misses {
+			out["misses"] = run.misses(qs)
+		}
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
 	}
 	fmt.Fprintf(c.stdout, "retrieval on %d questions of %s (embedder %s; indexing %.1fs, embedding %.1fs in all)\n",
 		len(qs), c.data, run.identity, run.index.Seconds(), run.embed.Seconds())

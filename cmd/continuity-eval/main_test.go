@@ -121,6 +121,21 @@ func TestRetrievalMisses(t *testing.T) {
 	if strings.Contains(out.String(), "q1 single-session-user") {
 		t.Errorf("q1 is found by every variant, yet listed:\n%s", out.String())
 	}
+
+	out.Reset()
+	if err := run(context.Background(), []string{"--data", dir, "--misses", "--json", "--k", "1"}, &out, &errb); err != nil {
+		t.Fatalf("run: %v\n%s", err, errb.String())
+	}
+	var got struct {
+		Misses []miss `json:"misses"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Misses) != 1 || got.Misses[0].QID != "q2" || len(got.Misses[0].Variants) != len(defaultVariants()) ||
+		len(got.Misses[0].Variants[0].Ranks) != 2 {
+		t.Errorf("JSON misses: %+v", got.Misses)
+	}
 }
 
 func TestRunErrors(t *testing.T) {

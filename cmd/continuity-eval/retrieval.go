@@ -242,42 +242,75 @@ func (r *retrievalRun) printTable(w io.Writer, sums [][]summary) {
 	tw.Flush()
 }
 
-// printMisses writes, for each question that some variant does not answer
-// fully within the largest k (evidence or answer sessions), its text, where
-// each variant ranked each evidence exchange ("-" when not in the results)
-// and at which k it had every answer session: the starting point for work
-// on quality.
-func (r *retrievalRun) printMisses(w io.Writer, qs []question) {
-	k := slices.Max(r.ks)
+// miss is a question that some variant does not answer fully within the
+// largest k (an evidence exchange or an answer session outside it), with
+// what each variant found: the starting point for work on quality.
+type miss struct {
+	QID      string        `json:"qid"`
+	Type     string        `json:"question_type"`
+	Question string        `json:"question"`
+	Variants []missVariant `json:"variants"`
+}
+
+// missVariant is what one variant found for a missed question.
+type missVariant struct {
+	Variant string `json:"variant"`
+	// Ranks are the 1-based ranks of the evidence exchanges, in the
+	// question's order; 0 when not among the results.
+	Ranks []int `json:"evidence_ranks"`
+	// SessionsAt are the ks at which every answer session was found.
+	SessionsAt []int `json:"answer_sessions_at"`
+}
+
+// misses lists the questions some variant misses, in question order.
+func (r *retrievalRun) misses(qs []question) []miss {
+	last := len(r.ks) - 1
+	out := []miss{}
 	for qi, q := range qs {
 		missed := false
 		for vi := range r.variants {
-			last := len(r.ks) - 1
 			missed = missed || !r.scores[vi][qi].AllAt[last] || !r.scores[vi][qi].SessAt[last]
 		}
 		if !missed {
 			continue
 		}
-		fmt.Fprintf(w, "%s %s: %s\n", q.QID, q.Type, q.Text)
+		m := miss{QID: q.QID, Type: q.Type, Question: q.Text}
 		for vi, v := range r.variants {
-			var ranks []string
-			for _, n := range r.scores[vi][qi].Ranks {
+			mv := missVariant{Variant: v.Name, Ranks: r.scores[vi][qi].Ranks, SessionsAt: []int{}}
+			for ki, k := range r.ks {
+				if r.scores[vi][qi].SessAt[ki] {
+					mv.SessionsAt = append(mv.SessionsAt, k)
+				}
+			}
+			m.Variants = append(m.Variants, mv)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// printMisses writes the misses, a block per question: each variant's
+// evidence ranks ("-" when not found) and the ks at which it had every
+// answer session.
+func (r *retrievalRun) printMisses(w io.Writer, qs []question) {
+	for _, m := range r.misses(qs) {
+		fmt.Fprintf(w, "%s %s: %s\n", m.QID, m.Type, m.Question)
+		for _, v := range m.Variants {
+			var ranks, sess []string
+			for _, n := range v.Ranks {
 				if n == 0 {
 					ranks = append(ranks, "-")
 				} else {
 					ranks = append(ranks, fmt.Sprint(n))
 				}
 			}
-			var sess []string
-			for ki, k := range r.ks {
-				if r.scores[vi][qi].SessAt[ki] {
-					sess = append(sess, fmt.Sprintf("sess@%d", k))
-				}
+			for _, k := range v.SessionsAt {
+				sess = append(sess, fmt.Sprintf("sess@%d", k))
 			}
-			fmt.Fprintf(w, "  %-26s evidence ranks %-16s answer sessions found at %s\n", v.Name, strings.Join(ranks, " "), strings.Join(sess, " "))
+			fmt.Fprintf(w, "  %-26s evidence ranks %-16s answer sessions found at %s\n", v.Variant, strings.Join(ranks, " "), strings.Join(sess, " "))
 		}
 	}
-	fmt.Fprintf(w, "(questions with an evidence exchange or answer session outside some variant's top %d)\n", k)
+	fmt.Fprintf(w, "(questions with an evidence exchange or answer session outside some variant's top %d)\n", slices.Max(r.ks))
 }
 
 func percentile(d []time.Duration, p float64) time.Duration {
