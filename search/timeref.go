@@ -137,8 +137,9 @@ var timePatterns = []struct {
 	}},
 }
 
-// ParseTimeRef finds the first phrase of text that names a span of time
-// relative to now, in English. ok is false when there is none.
+// ParseTimeRef finds a phrase of text that names a span of time relative
+// to now, in English; when several do, the one of the first pattern in
+// timePatterns' order. ok is false when there is none.
 func ParseTimeRef(text string, now time.Time) (ref TimeRef, ok bool) {
 	lower := strings.ToLower(text)
 	for _, p := range timePatterns {
