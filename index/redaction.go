@@ -24,15 +24,17 @@ func (db *DB) redactEvent(ev *logformat.Event, raw []byte) ([]byte, int) {
 	ev.Reason, n = r.Redact(ev.Reason)
 	fields += n
 	if len(ev.Metadata) > 0 {
-		ev.Metadata, n = r.RedactBytes(ev.Metadata)
+		ev.Metadata, n = r.RedactJSON(ev.Metadata)
 		fields += n
 	}
-	raw, n = r.RedactBytes(raw)
+	// RedactJSON: a secret spelled with JSON escapes ("\/", "\u0041")
+	// is found in the decoded fields, and must not stay in the raw line.
+	raw, n = r.RedactJSON(raw)
 	return raw, max(n, fields)
 }
 
 // redactBytes redacts a rejected line's excerpt.
 func (db *DB) redactBytes(b []byte) []byte {
-	out, _ := db.redactor.RedactBytes(b)
+	out, _ := db.redactor.RedactJSON(b)
 	return out
 }
