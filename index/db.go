@@ -214,6 +214,9 @@ func (db *DB) openWriter() error {
 	if err := migrate(ctx, w, db.path); err != nil {
 		return err
 	}
+	if err := db.redactStoredRaw(ctx); err != nil {
+		return err
+	}
 	// The first write created -wal and -shm; make sure of their mode.
 	if err := db.fixPerms(); err != nil {
 		return err

@@ -1,0 +1,83 @@
+package index
+
+import (
+	"database/sql"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRedactStoredRaw: raw lines stored by a version whose raw redaction
+// missed secrets hidden by JSON escapes are redacted at the next Open,
+// once; lines without secrets stay byte for byte; with redaction off,
+// nothing happens until it is on again.
+func TestRedactStoredRaw(t *testing.T) {
+	const (
+		hidden   = `{"type":"exchange","session_id":"s","id":"e1","user":"key \u0041KIAIOSFODNN7EXAMPLE here","ai":"ok"}`
+		harmless = `{"type":"exchange","session_id":"s","id":"e2","user":"caf\u00e9 \/ \u0041","ai":"ok"}`
+	)
+	dir := testDir(t)
+	db := openTest(t, dir)
+	f := newFeeder(t, db, "a.jsonl")
+	if err := db.Commit(ctx, f.batch(hidden, harmless)); err != nil {
+		t.Fatal(err)
+	}
+	if got := rawOf(t, db, "e1"); strings.Contains(got, "IOSFODNN7") {
+		t.Fatalf("Commit stored the hidden secret: %s", got)
+	}
+	// What an older version left: the secret in raw, no version counter.
+	if _, err := db.w.Exec(`UPDATE events SET raw = ? WHERE producer_id = 'e1'`, []byte(hidden)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.w.Exec(`DELETE FROM counters WHERE name = ?`, counterRawRedaction); err != nil {
+		t.Fatal(err)
+	}
+	before := counter(t, db, CounterRedactions)
+	db.Close()
+
+	// Redaction off: left as it is, and the pass stays due.
+	off, err := Open(dir, Options{Now: func() time.Time { return fixedNow }, NoRedaction: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rawOf(t, off, "e1"); got != hidden || counter(t, off, counterRawRedaction) != 0 {
+		t.Errorf("redaction off changed raw or marked it done: %s", got)
+	}
+	off.Close()
+
+	for i := 0; i < 2; i++ { // the second Open has nothing left to do
+		db := openTest(t, dir)
+		if got := rawOf(t, db, "e1"); strings.Contains(got, "IOSFODNN7") || !strings.Contains(got, "[REDACTED:aws-access-key-id]") {
+			t.Errorf("open %d: raw still holds the secret: %s", i, got)
+		}
+		if got := rawOf(t, db, "e2"); got != harmless {
+			t.Errorf("open %d: a line without secrets changed: %s", i, got)
+		}
+		if n := counter(t, db, CounterRedactions); n != before+1 {
+			t.Errorf("open %d: redactions %d, want %d", i, n, before+1)
+		}
+		if v := counter(t, db, counterRawRedaction); v != rawRedactionVersion {
+			t.Errorf("open %d: raw redaction version %d, want %d", i, v, rawRedactionVersion)
+		}
+		db.Close()
+	}
+}
+
+func rawOf(t *testing.T, db *DB, producerID string) string {
+	t.Helper()
+	var raw []byte
+	if err := db.w.QueryRow(`SELECT raw FROM events WHERE producer_id = ?`, producerID).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
+func counter(t *testing.T, db *DB, name string) int64 {
+	t.Helper()
+	var n int64
+	err := db.w.QueryRow(`SELECT value FROM counters WHERE name = ?`, name).Scan(&n)
+	if err != nil && err != sql.ErrNoRows {
+		t.Fatal(err)
+	}
+	return n
+}
