@@ -214,7 +214,7 @@ func (db *DB) openWriter() error {
 	if err := migrate(ctx, w, db.path); err != nil {
 		return err
 	}
-	if err := db.redactStoredRaw(ctx); err != nil {
+	if err := db.redactStored(ctx); err != nil {
 		return err
 	}
 	// The first write created -wal and -shm; make sure of their mode.

@@ -3,6 +3,8 @@ package index
 import (
 	"bytes"
 	"context"
+	"database/sql"
+	"encoding/json"
 	"fmt"
 
 	"github.com/praxis-os/continuity/logformat"
@@ -12,8 +14,8 @@ import (
 const CounterRedactions = "redactions"
 
 // redactEvent removes secrets (see package redact) from everything of an
-// event that is stored or embedded: its texts, its metadata and the raw
-// line. Vectors are computed from the stored texts, so they never see a
+// event that is stored or embedded: its texts, its file paths, its
+// metadata and the raw line. Vectors are computed from the stored texts, so they never see a
 // secret either. It returns the raw line to store and the number of
 // redactions (the larger of the raw line's and the fields' counts: the
 // same secret usually appears in both).
@@ -29,6 +31,12 @@ func (db *DB) redactEvent(ev *logformat.Event, raw []byte) ([]byte, int) {
 	fields += n
 	ev.Reason, n = r.Redact(ev.Reason)
 	fields += n
+	// Paths can hold a secret too (a clone URL with its password); they
+	// are shown by resume. The slice is the parser's own: no copy needed.
+	for i := range ev.Files {
+		ev.Files[i], n = r.Redact(ev.Files[i])
+		fields += n
+	}
 	if len(ev.Metadata) > 0 {
 		ev.Metadata, n = r.RedactJSON(ev.Metadata)
 		fields += n
@@ -45,28 +53,29 @@ func (db *DB) redactBytes(b []byte) []byte {
 	return out
 }
 
-// counterRawRedaction is the version of the raw-line redaction the stored
-// raw lines have been through; rawRedactionVersion the current one.
-// Version 1: RedactJSON, which also finds secrets hidden by JSON escapes
-// (before it, such a secret was redacted in the fields, not in raw).
+// counterStoredRedaction is the version of redaction the stored events
+// have been through; storedRedactionVersion the current one. Version 1:
+// secrets hidden by JSON escapes are redacted in the raw line too
+// (RedactJSON), and file paths are redacted (before, both were stored as
+// written while the texts were redacted).
 const (
-	counterRawRedaction = "raw_redaction"
-	rawRedactionVersion = 1
+	counterStoredRedaction = "stored_redaction"
+	storedRedactionVersion = 1
 )
 
-// redactStoredRaw brings the raw lines stored under an older raw-line
-// redaction up to the current one, once (the writer runs it at Open).
-// Only lines holding an escape that can hide a secret ("\/", "\u00..")
-// are looked at; a line changes only when a secret is found in it, and
-// CounterRedactions counts them. With redaction off it does nothing, and
-// runs when redaction is on again.
-func (db *DB) redactStoredRaw(ctx context.Context) (err error) {
+// redactStored brings the events stored under an older redaction up to
+// the current one, once (the writer runs it at Open). Only events whose
+// raw line holds an escape that can hide a secret ("\/", "\u00..") or
+// that list files are looked at; an event changes only when a secret is
+// found in it, and CounterRedactions counts them. With redaction off it
+// does nothing, and runs when redaction is on again.
+func (db *DB) redactStored(ctx context.Context) (err error) {
 	if db.redactor == nil {
 		return nil
 	}
 	defer func() {
 		if err != nil {
-			err = fmt.Errorf("index: redact stored raw lines: %w", err)
+			err = fmt.Errorf("index: redact stored events: %w", err)
 		}
 	}()
 	tx, err := db.w.BeginTx(ctx, nil)
@@ -76,33 +85,61 @@ func (db *DB) redactStoredRaw(ctx context.Context) (err error) {
 	defer tx.Rollback()
 	var done int64
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce((SELECT value FROM counters WHERE name = ?), 0)`,
-		counterRawRedaction).Scan(&done); err != nil {
+		counterStoredRedaction).Scan(&done); err != nil {
 		return err
 	}
-	if done >= rawRedactionVersion {
+	if done >= storedRedactionVersion {
 		return nil
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT id, raw FROM events
-		WHERE instr(raw, CAST('\/' AS BLOB)) > 0 OR instr(raw, CAST('\u00' AS BLOB)) > 0`)
+	rows, err := tx.QueryContext(ctx, `SELECT id, raw, files FROM events
+		WHERE instr(raw, CAST('\/' AS BLOB)) > 0 OR instr(raw, CAST('\u00' AS BLOB)) > 0 OR files IS NOT NULL`)
 	if err != nil {
 		return err
 	}
 	type fix struct {
-		id  int64
-		raw []byte
+		id    int64
+		raw   []byte
+		files any
 	}
 	var fixes []fix
 	var found int64
 	for rows.Next() {
 		var id int64
 		var raw []byte
-		if err := rows.Scan(&id, &raw); err != nil {
+		var files sql.NullString
+		if err := rows.Scan(&id, &raw, &files); err != nil {
 			rows.Close()
 			return err
 		}
+		f := fix{id: id, raw: raw}
+		if files.Valid {
+			f.files = files.String
+		}
+		changed := false
 		if out, n := db.redactor.RedactJSON(raw); n > 0 && !bytes.Equal(out, raw) {
-			fixes = append(fixes, fix{id, out})
+			f.raw, changed = out, true
 			found += int64(n)
+		}
+		var paths []string
+		if files.Valid && json.Unmarshal([]byte(files.String), &paths) == nil {
+			var k int
+			for i := range paths {
+				var n int
+				paths[i], n = db.redactor.Redact(paths[i])
+				k += n
+			}
+			if k > 0 {
+				b, err := json.Marshal(paths)
+				if err != nil {
+					rows.Close()
+					return err
+				}
+				f.files, changed = string(b), true
+				found += int64(k)
+			}
+		}
+		if changed {
+			fixes = append(fixes, f)
 		}
 	}
 	rows.Close()
@@ -110,7 +147,7 @@ func (db *DB) redactStoredRaw(ctx context.Context) (err error) {
 		return err
 	}
 	for _, f := range fixes {
-		if _, err := tx.ExecContext(ctx, `UPDATE events SET raw = ? WHERE id = ?`, f.raw, f.id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE events SET raw = ?, files = ? WHERE id = ?`, f.raw, f.files, f.id); err != nil {
 			return err
 		}
 	}
@@ -120,7 +157,7 @@ func (db *DB) redactStoredRaw(ctx context.Context) (err error) {
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO counters (name, value) VALUES (?, ?)
-		ON CONFLICT (name) DO UPDATE SET value = excluded.value`, counterRawRedaction, rawRedactionVersion); err != nil {
+		ON CONFLICT (name) DO UPDATE SET value = excluded.value`, counterStoredRedaction, storedRedactionVersion); err != nil {
 		return err
 	}
 	return tx.Commit()
