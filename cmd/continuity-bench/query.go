@@ -90,6 +90,10 @@ func benchQuery(ctx context.Context, bin, tmp string, n int) error {
 	if err != nil {
 		return err
 	}
+	vector, err := lat("search", func(q string) any { return map[string]any{"query": q, "mode": "vector"} })
+	if err != nil {
+		return err
+	}
 	hybrid, err := lat("search", func(q string) any { return map[string]any{"query": q} })
 	if err != nil {
 		return err
@@ -108,6 +112,7 @@ func benchQuery(ctx context.Context, bin, tmp string, n int) error {
 	fmt.Printf("daemon start-to-ready (vector space loaded, nothing re-embedded): %s\n", ready.Round(time.Millisecond))
 	fmt.Printf("daemon RSS after the queries: %.1f MiB\n", float64(rss)/1024)
 	fmt.Printf("search bm25 only (baseline): p50 %s ms, p95 %s ms\n", ms(q(bm25, 50)), ms(q(bm25, 95)))
+	fmt.Printf("search vectors only:         p50 %s ms, p95 %s ms  (%.2fx baseline p50)\n", ms(q(vector, 50)), ms(q(vector, 95)), float64(q(vector, 50))/float64(q(bm25, 50)))
 	fmt.Printf("search hybrid:               p50 %s ms, p95 %s ms  (%.2fx baseline p50)\n", ms(q(hybrid, 50)), ms(q(hybrid, 95)), float64(q(hybrid, 50))/float64(q(bm25, 50)))
 	fmt.Printf("resume (budget 2000, query): p50 %s ms, p95 %s ms  (%.2fx baseline p50)\n", ms(q(res, 50)), ms(q(res, 95)), float64(q(res, 50))/float64(q(bm25, 50)))
 	return nil
