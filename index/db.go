@@ -106,6 +106,9 @@ type DB struct {
 	rc     *readConnector
 	ftMu   sync.Mutex
 	ftMark atomic.Int64
+	// ftChanges counts the steps that changed the full-text index (see
+	// FullTextState).
+	ftChanges atomic.Int64
 
 	// hints remembers, per embedder identity, where PendingEmbeddings
 	// may start (see there).

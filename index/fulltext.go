@@ -264,6 +264,7 @@ func (db *DB) fullTextDeletes(ctx context.Context) (int, error) {
 	if err := tx.Commit(); err != nil {
 		return 0, err
 	}
+	db.ftChanges.Add(1)
 	if _, err := db.w.ExecContext(ctx, `DELETE FROM fulltext_deletes WHERE id IN (`+placeholders(len(ids))+`)`,
 		int64Args(ids)...); err != nil {
 		return 0, err
@@ -338,7 +339,22 @@ func (db *DB) fullTextAdd(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	db.ftMark.Store(last)
+	if len(todo) > 0 {
+		db.ftChanges.Add(1)
+	}
 	return n, nil
+}
+
+// FullTextState identifies the state of the full-text index as this
+// process writes it: it changes whenever an indexing step adds or removes
+// exchanges, so what was read from the index under one state (document
+// counts, say) stays exact while the state is the same. ok is false in a
+// read-only process, which cannot tell.
+func (db *DB) FullTextState() (state int64, ok bool) {
+	if db.ft == nil {
+		return 0, false
+	}
+	return db.ftChanges.Load(), true
 }
 
 // catchUpFullText, in the writing process, indexes what the full-text

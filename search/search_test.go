@@ -2,6 +2,8 @@ package search
 
 import (
 	"errors"
+	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -351,3 +353,64 @@ type renamedEmbedder struct {
 }
 
 func (r renamedEmbedder) Identity() string { return r.id }
+
+// TestTermDocsCache: in the writing process the document counts that
+// decide which common terms to leave out are cached, and dropped whenever
+// the full-text index changes: the BM25 query is always the one an
+// uncached (read-only) searcher builds.
+func TestTermDocsCache(t *testing.T) {
+	f := newFixture(t)
+	var lines []string
+	for i := range 10 {
+		lines = append(lines, exchange(fmt.Sprintf("a%d", i), "s1", at(i), "alpha gamma", "ok"))
+	}
+	f.commit(append(lines, exchange("b", "s1", at(20), "beta", "ok"))...)
+	drainFullText(t, f.db)
+	s := searcher(t, f.db, nil, nil)
+	reader, err := index.Open(filepath.Dir(f.db.Path()), index.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	plain := searcher(t, reader, nil, nil)
+
+	check := func(want string, alphaDocs int64) {
+		t.Helper()
+		for range 2 { // the second time from the cache
+			if got := s.lexicalMatch(ctx, "alpha beta"); got != want {
+				t.Fatalf("match %q, want %q", got, want)
+			}
+		}
+		if got := plain.lexicalMatch(ctx, "alpha beta"); got != want {
+			t.Fatalf("read-only searcher: match %q, want %q", got, want)
+		}
+		s.df.mu.Lock()
+		defer s.df.mu.Unlock()
+		if n, ok := s.df.docs["alpha"]; !ok || n != alphaDocs {
+			t.Errorf("cached count of alpha: %d (cached %v), want %d", n, ok, alphaDocs)
+		}
+	}
+	check(`"alpha" OR "beta"`, 10)
+
+	// alpha becomes common: in more than minCommonDocs exchanges.
+	lines = lines[:0]
+	for i := range minCommonDocs + 100 {
+		lines = append(lines, exchange(fmt.Sprintf("c%d", i), "s2", at(100+i), fmt.Sprintf("alpha filler %d", i), "ok"))
+	}
+	f.commit(lines...)
+	drainFullText(t, f.db)
+	check(`"beta"`, minCommonDocs+110)
+}
+
+func drainFullText(t *testing.T, db *index.DB) {
+	t.Helper()
+	for {
+		n, err := db.IndexFullText(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+	}
+}
