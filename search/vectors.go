@@ -36,7 +36,10 @@ import (
 // spends about 40% more CPU converting components (100k×256 on 2 cores:
 // about 9 ms instead of 6.5). Components sit in fixed-size blocks without
 // pointers: the collector does not scan them, and growth never copies
-// the whole space.
+// the whole space. A sparse query (the builtin embedder's, for a short
+// text: about 90 of 256 components are non-zero) is scored over its
+// non-zero components only, a third of the work: at 100k exchanges of
+// real text, vector-only search went from 16.9 to 9.8 ms a query.
 //
 // Why not a chromem-go collection, which also scans exhaustively: on 2
 // cores at 100k×256 (BenchmarkVectorScan) its QueryEmbedding takes 55-75
@@ -260,6 +263,14 @@ func (v *Vectors) Query(ctx context.Context, q []float32, n int, f vectorFilter)
 			(f.since == 0 || v.ts[i] >= f.since) && (f.until == 0 || v.ts[i] < f.until)
 	}
 
+	// The builtin embedder's queries are sparse (short texts hash to
+	// about 90 of 256 components): a dot product over the query's
+	// non-zero components alone does a third of the work.
+	sim := func(i int) float32 { return dotInt8(q, v.vector(i)) }
+	if sq, ok := sparseOf(q); ok {
+		sim = func(i int) float32 { return sq.dotInt8(v.vector(i)) }
+	}
+
 	// Each worker keeps the best n of its share in a min-heap.
 	workers := 1
 	if total >= parallelMin {
@@ -276,7 +287,7 @@ func (v *Vectors) Query(ctx context.Context, q []float32, n int, f vectorFilter)
 				if !pass(i) {
 					continue
 				}
-				t.offer(dotInt8(q, v.vector(i))*v.scale[i], int32(i))
+				t.offer(sim(i)*v.scale[i], int32(i))
 			}
 		}
 		if workers == 1 {
@@ -364,6 +375,57 @@ func dotInt8(a []float32, b []int8) float32 {
 		s0 += a[i] * float32(b[i])
 	}
 	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
+}
+
+// sparseQuery is a query vector's non-zero components: their positions
+// and values.
+type sparseQuery struct {
+	idx  []int32
+	vals []float32
+}
+
+// sparseMax is the largest share of non-zero components for which the
+// sparse dot product (an index load per component) beats the dense one.
+const sparseMax = 0.6
+
+// sparseOf returns q's non-zero components, ok false when q is too dense
+// for them to pay (model embeddings are dense).
+func sparseOf(q []float32) (sq sparseQuery, ok bool) {
+	nz := 0
+	for _, x := range q {
+		if x != 0 {
+			nz++
+		}
+	}
+	if float64(nz) > sparseMax*float64(len(q)) {
+		return sq, false
+	}
+	sq.idx, sq.vals = make([]int32, 0, nz), make([]float32, 0, nz)
+	for j, x := range q {
+		if x != 0 {
+			sq.idx = append(sq.idx, int32(j))
+			sq.vals = append(sq.vals, x)
+		}
+	}
+	return sq, true
+}
+
+// dotInt8 is dotInt8(q, b) for the query q whose non-zero components sq
+// holds, with four independent accumulators.
+func (sq sparseQuery) dotInt8(b []int8) float32 {
+	idx, vals := sq.idx, sq.vals[:len(sq.idx)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(idx); i += 4 {
+		s0 += vals[i] * float32(b[idx[i]])
+		s1 += vals[i+1] * float32(b[idx[i+1]])
+		s2 += vals[i+2] * float32(b[idx[i+2]])
+		s3 += vals[i+3] * float32(b[idx[i+3]])
+	}
+	for ; i < len(idx); i++ {
+		s0 += vals[i] * float32(b[idx[i]])
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // dot is the dot product of two vectors of the same length, with eight

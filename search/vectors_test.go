@@ -55,7 +55,11 @@ func bruteForce(docs []vectorDoc, q []float32, n int, f vectorFilter) []int64 {
 		// filtering, not rounding.
 		codes := make([]int8, len(d.vec))
 		scale := quantize(codes, d.vec, math.Sqrt(float64(dot(d.vec, d.vec))))
-		hs = append(hs, hit{d.row, float64(dotInt8(q, codes) * scale)})
+		sim := dotInt8(q, codes)
+		if sq, ok := sparseOf(q); ok {
+			sim = sq.dotInt8(codes)
+		}
+		hs = append(hs, hit{d.row, float64(sim * scale)})
 	}
 	sort.SliceStable(hs, func(i, j int) bool {
 		if hs[i].sim != hs[j].sim {
@@ -108,8 +112,11 @@ func testVectorsQueryFilters(t *testing.T, n int) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			for range 5 {
+			for k := range 6 {
 				q := randomUnit(r, dim)
+				if k%2 == 1 {
+					sparsify(r, q) // the sparse dot product's path
+				}
 				hits, err := v.Query(ctx, q, tc.k, tc.f)
 				if err != nil {
 					t.Fatal(err)
@@ -126,6 +133,50 @@ func testVectorsQueryFilters(t *testing.T, n int) {
 				}
 			}
 		})
+	}
+}
+
+// sparsify keeps a quarter of q's components (at least one) and zeroes
+// the others, as short texts leave most of the builtin embedder's
+// components at zero.
+func sparsify(r *rand.Rand, q []float32) {
+	keep := make([]bool, len(q))
+	for range max(1, len(q)/4) {
+		keep[r.IntN(len(q))] = true
+	}
+	for j := range q {
+		if !keep[j] {
+			q[j] = 0
+		} else if q[j] == 0 {
+			q[j] = 0.5
+		}
+	}
+}
+
+// TestSparseDot: the dot product over a query's non-zero components is
+// the dense one, and dense queries keep the dense path.
+func TestSparseDot(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, dim := range []int{7, 32, 256, 768} {
+		for range 50 {
+			q := randomUnit(r, dim)
+			if _, ok := sparseOf(q); ok {
+				t.Fatalf("dim %d: a dense query took the sparse path", dim)
+			}
+			sparsify(r, q)
+			sq, ok := sparseOf(q)
+			if !ok {
+				t.Fatalf("dim %d: a sparse query took the dense path", dim)
+			}
+			b := make([]int8, dim)
+			for j := range b {
+				b[j] = int8(r.IntN(255) - 127)
+			}
+			dense, sparse := dotInt8(q, b), sq.dotInt8(b)
+			if math.Abs(float64(dense-sparse)) > 1e-4*(1+math.Abs(float64(dense))) {
+				t.Fatalf("dim %d: sparse %v, dense %v", dim, sparse, dense)
+			}
+		}
 	}
 }
 
