@@ -13,9 +13,11 @@
 // the chunks, so one vector per text keeps the index and the search as they
 // are.
 //
-// Matrix products run on AVX2/FMA kernels (github.com/viterin/vek) when the
-// CPU has them, and over all cores; the tokens of a whole batch of texts go
-// through each dense layer as one matrix.
+// The dense layers run on an AVX2/FMA assembly micro-kernel (gemm_amd64.s;
+// a portable Go kernel elsewhere) over pre-packed weights, shared among
+// Options.Threads goroutines; the tokens of a whole batch of texts go
+// through each dense layer as one matrix. Vector helpers and the small
+// attention products use github.com/viterin/vek.
 package uselite
 
 //go:generate go run ./internal/gen -out model
@@ -25,6 +27,7 @@ import (
 	_ "embed"
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 )
 
@@ -59,6 +62,9 @@ type Options struct {
 	// MaxChunks is the most chunks of MaxTokens tokens embedded per text
 	// (default DefaultMaxChunks).
 	MaxChunks int
+	// Threads is how many goroutines share a matrix product (default
+	// GOMAXPROCS).
+	Threads int
 }
 
 // Encoder embeds texts with USE-lite. It is safe for concurrent use.
@@ -67,6 +73,7 @@ type Encoder struct {
 	m         *model
 	timing    []float32
 	maxChunks int
+	threads   int
 	pool      sync.Pool // *workspace
 }
 
@@ -105,7 +112,10 @@ func New(opts Options) (*Encoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Encoder{tok: s.tok, m: s.m, timing: s.timing, maxChunks: opts.MaxChunks}, nil
+	if opts.Threads <= 0 {
+		opts.Threads = runtime.GOMAXPROCS(0)
+	}
+	return &Encoder{tok: s.tok, m: s.m, timing: s.timing, maxChunks: opts.MaxChunks, threads: opts.Threads}, nil
 }
 
 // Identity names the vector space, e.g. "uselite:use-lite-en-0.2.0-f16:512";
