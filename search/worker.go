@@ -69,9 +69,9 @@ type Worker struct {
 	wake  chan struct{}
 	space atomic.Pointer[Vectors] // nil until the identity is known and loaded
 
-	step    sync.Mutex   // one batch at a time (Run and Drain may overlap)
-	pending atomic.Int64 // exchanges without a vector; -1 until counted
-	stored  atomic.Int64 // vectors stored by this worker
+	step    sync.Mutex    // one batch at a time (Run and Drain may overlap)
+	pending atomic.Int64  // exchanges without a vector; -1 until counted
+	stored  atomic.Int64  // vectors stored by this worker
 	rate    atomic.Uint64 // float64 bits: exchanges embedded per second, smoothed; 0 until measured
 	pruned  atomic.Bool
 	lastErr atomic.Pointer[string]
