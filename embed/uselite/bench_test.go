@@ -38,7 +38,7 @@ func benchEmbed(b *testing.B, e *Encoder, texts []string) {
 // BenchmarkEmbedShort: background embedding of short exchanges (~20
 // tokens), a worker batch at a time.
 func BenchmarkEmbedShort(b *testing.B) {
-	e, err := New(Options{})
+	e, err := newLoaded(Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func BenchmarkEmbedShort(b *testing.B) {
 
 // BenchmarkEmbedLong: texts of at least 128 tokens, one chunk each.
 func BenchmarkEmbedLong(b *testing.B) {
-	e, err := New(Options{MaxChunks: 1})
+	e, err := newLoaded(Options{MaxChunks: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func BenchmarkEmbedLong(b *testing.B) {
 
 // BenchmarkQuery: one 20-word query, as search embeds it (target ≤ 10 ms).
 func BenchmarkQuery(b *testing.B) {
-	e, err := New(Options{})
+	e, err := newLoaded(Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func BenchmarkQuery(b *testing.B) {
 }
 
 func BenchmarkTokenize(b *testing.B) {
-	e, err := New(Options{})
+	e, err := newLoaded(Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 func TestEmbedBlankAndChunks(t *testing.T) {
-	e, err := New(Options{MaxChunks: 3})
+	e, err := newLoaded(Options{MaxChunks: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestEmbedBlankAndChunks(t *testing.T) {
 // TestParaphrase: the point of a sentence encoder — a paraphrase sharing
 // few words is closer than an unrelated text.
 func TestParaphrase(t *testing.T) {
-	e, err := New(Options{})
+	e, err := newLoaded(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestParaphrase(t *testing.T) {
 }
 
 func TestEmbedCancelled(t *testing.T) {
-	e, err := New(Options{})
+	e, err := newLoaded(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func cosine(a, b []float32) float64 {
 // ids on every golden text.
 func TestGoldenTokens(t *testing.T) {
 	g := readGolden(t)
-	e, err := New(Options{})
+	e, err := newLoaded(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestGoldenTokens(t *testing.T) {
 // one batch, so stacking sequences of different lengths is covered too.
 func TestGoldenVectors(t *testing.T) {
 	g := readGolden(t)
-	e, err := New(Options{})
+	e, err := newLoaded(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func quantize8(p packed) packed {
 // reports: the committed weights are fp16.
 func TestGoldenInt8(t *testing.T) {
 	g := readGolden(t)
-	e, err := New(Options{})
+	e, err := newLoaded(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,4 +173,13 @@ func TestGoldenInt8(t *testing.T) {
 		sum += cos
 	}
 	t.Logf("int8 weights: worst cosine %.5f, mean %.5f over %d texts (fp16: see TestGoldenVectors)", worst, sum/float64(len(g.Texts)), len(g.Texts))
+}
+
+// newLoaded is New with the model read, for tests that reach into it.
+func newLoaded(opts Options) (*Encoder, error) {
+	e, err := New(opts)
+	if err != nil {
+		return nil, err
+	}
+	return e, e.init()
 }
