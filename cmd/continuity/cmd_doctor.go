@@ -584,6 +584,11 @@ func (d *doctor) checkEmbedder(ctx context.Context) {
 	}
 	p, remote := e.(embed.Prober)
 	if !remote {
+		// In the binary: embedding a probe checks the model reads and runs.
+		if _, err := e.Embed(ctx, []string{"continuity doctor probe"}); err != nil {
+			d.add(name, statusFail, fmt.Sprintf("%s embedder (%s) fails: %v", providerName(cfg.Provider), e.Identity(), err), "rebuild the binary; meanwhile "+envFix)
+			return
+		}
 		d.add(name, statusOK, fmt.Sprintf("%s embedder (%s), in the binary, offline", providerName(cfg.Provider), e.Identity()), "")
 		return
 	}
