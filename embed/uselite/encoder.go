@@ -11,7 +11,10 @@
 // text's vector is the normalised mean of the chunk vectors. The cosine of
 // a query with that mean is proportional to the mean of its cosines with
 // the chunks, so one vector per text keeps the index and the search as they
-// are.
+// are. (A max over chunk similarities would need several vectors per
+// exchange; not measured.) With the worker's default recipe, the user's
+// text, chunking rarely matters: on the first 20 tune questions of the dev
+// set, 1 chunk and 8 chunks give the same recall.
 //
 // The dense layers run on an AVX2/FMA assembly micro-kernel (gemm_amd64.s;
 // a portable Go kernel elsewhere) over pre-packed weights, shared among
