@@ -6,9 +6,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 )
 
 // AppendLine appends line, which must be one complete line ending in "\n",
@@ -28,6 +30,17 @@ import (
 // next line is not glued to it (the daemon rejects the fragment alone).
 // Network filesystems such as NFS give no such guarantee.
 //
+// A file that does not end in "\n" holds the unfinished last line of a
+// writer that crashed (or is still writing it in several calls): the line
+// is then written as "\n" + line, in the same single write, so that it
+// starts on a fresh line instead of being glued onto the fragment (which
+// becomes a line of its own, rejected alone with a reason, while this one
+// is indexed). After the write, the byte before the line is read back: if
+// another writer's fragment slipped in between the check and the write,
+// the line was glued after all, and it is written once more on a fresh line
+// (the glued copy is rejected; the second one is indexed). An error means
+// the line may not be in the file whole: callers must not report success.
+//
 // The last path element must be a regular file: O_NOFOLLOW refuses a
 // symbolic link, and FIFOs, devices, sockets and directories are refused
 // (O_NONBLOCK keeps a FIFO from blocking the open).
@@ -41,7 +54,14 @@ func AppendLine(path string, line []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0o600)
+	const flags = os.O_APPEND | os.O_CREATE | syscall.O_NOFOLLOW | syscall.O_NONBLOCK | syscall.O_NOCTTY
+	// Read access lets AppendLine look at the byte before the line; a
+	// write-only file is still appended to, without that check.
+	f, err := os.OpenFile(path, os.O_RDWR|flags, 0o600)
+	readable := err == nil
+	if errors.Is(err, os.ErrPermission) {
+		f, err = os.OpenFile(path, os.O_WRONLY|flags, 0o600)
+	}
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {
 			return fmt.Errorf("logformat: AppendLine: %s is a symbolic link: %w", path, err)
@@ -56,17 +76,67 @@ func AppendLine(path string, line []byte) error {
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("logformat: AppendLine: %s is not a regular file (%s)", path, fi.Mode().Type())
 	}
-	n, err := writeOnce(f, line)
-	if err == nil && n != len(line) {
-		err = fmt.Errorf("logformat: AppendLine: short write to %s: %d of %d bytes", path, n, len(line))
+	buf := line
+	if readable && !endsLine(f, fi.Size()) && unfinished(f, fi.Size()) {
+		buf = append([]byte{'\n'}, line...)
 	}
-	if err != nil {
-		if n > 0 && n < len(line) {
-			writeOnce(f, []byte{'\n'}) // best effort: end the fragment
+	for attempt := 0; ; attempt++ {
+		n, err := writeOnce(f, buf)
+		if err == nil && n != len(buf) {
+			err = fmt.Errorf("logformat: AppendLine: short write to %s: %d of %d bytes", path, n, len(buf))
 		}
-		return err
+		if err != nil {
+			if n > 0 && n < len(buf) {
+				writeOnce(f, []byte{'\n'}) // best effort: end the fragment
+			}
+			return err
+		}
+		if !readable {
+			break
+		}
+		// With O_APPEND the file offset is now just past the bytes
+		// written: check that the line starts a line.
+		end, err := f.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return fmt.Errorf("logformat: AppendLine: %s: %w", path, err)
+		}
+		if start := end - int64(len(line)); start <= 0 || endsLine(f, start) {
+			break
+		}
+		if attempt > 0 {
+			return fmt.Errorf("logformat: AppendLine: %s: the line was glued onto another writer's unfinished line twice", path)
+		}
+		buf = append([]byte{'\n'}, line...)
 	}
 	return f.Close()
+}
+
+// settle is how long an unterminated end of file must stay unchanged to be
+// taken for a crashed writer's fragment rather than another writer's line
+// being copied into the file right now (a reader can see a large write
+// half done).
+const settle = 20 * time.Millisecond
+
+// unfinished reports whether f, size bytes long and not ending in "\n",
+// is still that after settle: a file that grew meanwhile is being written
+// (its writer ends its line; if not, the check after the write catches it).
+func unfinished(f *os.File, size int64) bool {
+	time.Sleep(settle)
+	fi, err := f.Stat()
+	return err == nil && fi.Size() == size
+}
+
+// endsLine reports whether the first size bytes of f are empty or end in
+// "\n" (an unreadable byte counts as a line end: nothing to repair).
+func endsLine(f *os.File, size int64) bool {
+	if size <= 0 {
+		return true
+	}
+	var b [1]byte
+	if n, err := f.ReadAt(b[:], size-1); n != 1 && err != nil {
+		return true
+	}
+	return b[0] == '\n'
 }
 
 // writeOnce makes exactly one write(2) call (repeated only when it was
