@@ -48,8 +48,13 @@ func openWriter(p paths) (*index.Lock, *index.DB, error) {
 	if fi, err := os.Lstat(p.logs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return nil, nil, fmt.Errorf("%s is a symbolic link: continuity only reads a real folder inside the workspace", p.logs)
 	}
-	if err := os.MkdirAll(p.cache, 0o700); err != nil {
-		return nil, nil, fmt.Errorf("create cache folder: %w", err)
+	// Both folders, private and git-ignored (also in a workspace made
+	// before continuity wrote ignore files).
+	if err := p.layout().PrepareCache(); err != nil {
+		return nil, nil, err
+	}
+	if err := p.layout().PrepareLogs(); err != nil {
+		return nil, nil, err
 	}
 	lock, err := index.AcquireLock(p.cache)
 	if err != nil {

@@ -80,6 +80,9 @@ names another. With "-", the event is read as one JSON object from stdin
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
+	if err := p.layout().PrepareLogs(); err != nil {
+		return err
+	}
 	if err := logformat.AppendLine(filepath.Join(p.logs, to), line); err != nil {
 		return err
 	}

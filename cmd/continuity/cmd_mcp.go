@@ -316,6 +316,9 @@ func mcpLogExchange(p paths, in logExchangeIn) (logExchangeOut, error) {
 	if err != nil {
 		return logExchangeOut{}, err
 	}
+	if err := p.layout().PrepareLogs(); err != nil {
+		return logExchangeOut{}, err
+	}
 	if err := logformat.AppendLine(filepath.Join(p.logs, to), line); err != nil {
 		return logExchangeOut{}, err
 	}
