@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
-	"time"
 )
 
 // AppendLine appends line, which must be one complete line ending in "\n",
@@ -30,16 +29,20 @@ import (
 // next line is not glued to it (the daemon rejects the fragment alone).
 // Network filesystems such as NFS give no such guarantee.
 //
-// A file that does not end in "\n" holds the unfinished last line of a
-// writer that crashed (or is still writing it in several calls): the line
-// is then written as "\n" + line, in the same single write, so that it
-// starts on a fresh line instead of being glued onto the fragment (which
-// becomes a line of its own, rejected alone with a reason, while this one
-// is indexed). After the write, the byte before the line is read back: if
-// another writer's fragment slipped in between the check and the write,
-// the line was glued after all, and it is written once more on a fresh line
-// (the glued copy is rejected; the second one is indexed). An error means
-// the line may not be in the file whole: callers must not report success.
+// A file that does not end in "\n" may hold the unfinished last line of a
+// writer that crashed: the line is then written as "\n" + line, in the same
+// single write, so that it starts on a fresh line instead of being glued
+// onto the fragment (which becomes a line of its own, rejected alone with a
+// reason, while this one is indexed). Another writer's line still being
+// copied in is told apart by where the file ends (see fragment). After the
+// write, the byte before the line is read back: if the line was glued onto
+// something after all (a fragment that slipped in, or one taken for a write
+// in progress), it is written once more, now on a fresh line (the glued
+// copy is rejected; the second one is indexed). An error means the line may not be
+// in the file whole: callers must not report success.
+//
+// This needs read access to the file; a write-only log is appended to
+// without these checks.
 //
 // The last path element must be a regular file: O_NOFOLLOW refuses a
 // symbolic link, and FIFOs, devices, sockets and directories are refused
@@ -77,7 +80,7 @@ func AppendLine(path string, line []byte) error {
 		return fmt.Errorf("logformat: AppendLine: %s is not a regular file (%s)", path, fi.Mode().Type())
 	}
 	buf := line
-	if readable && !endsLine(f, fi.Size()) && unfinished(f, fi.Size()) {
+	if readable && !endsLine(f, fi.Size()) && fragment(fi.Size()) {
 		buf = append([]byte{'\n'}, line...)
 	}
 	for attempt := 0; ; attempt++ {
@@ -106,24 +109,20 @@ func AppendLine(path string, line []byte) error {
 		if attempt > 0 {
 			return fmt.Errorf("logformat: AppendLine: %s: the line was glued onto another writer's unfinished line twice", path)
 		}
-		buf = append([]byte{'\n'}, line...)
+		buf = line // the glued copy ended in "\n"
 	}
 	return f.Close()
 }
 
-// settle is how long an unterminated end of file must stay unchanged to be
-// taken for a crashed writer's fragment rather than another writer's line
-// being copied into the file right now (a reader can see a large write
-// half done).
-const settle = 20 * time.Millisecond
-
-// unfinished reports whether f, size bytes long and not ending in "\n",
-// is still that after settle: a file that grew meanwhile is being written
-// (its writer ends its line; if not, the check after the write catches it).
-func unfinished(f *os.File, size int64) bool {
-	time.Sleep(settle)
-	fi, err := f.Stat()
-	return err == nil && fi.Size() == size
+// fragment reports whether a file of size bytes whose last byte is not
+// "\n" ends in a crashed writer's fragment rather than in another
+// writer's line still being copied into the file: a reader can see a large
+// write half done, but only at a page boundary (the kernel copies a
+// buffered write page by page, growing the file after each), so an
+// unterminated end off a page boundary is a fragment. One on a boundary is
+// left to the check after the write.
+func fragment(size int64) bool {
+	return size%int64(os.Getpagesize()) != 0
 }
 
 // endsLine reports whether the first size bytes of f are empty or end in

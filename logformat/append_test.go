@@ -200,3 +200,23 @@ func TestAppendLineAfterPartialLine(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendLineGluedAfterAll: an unterminated end on a page boundary is
+// taken for another writer's line in progress, so the line is not
+// prefixed; the check after the write finds it glued and writes it again
+// on a fresh line.
+func TestAppendLineGluedAfterAll(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "session-a.jsonl")
+	frag := strings.Repeat("x", os.Getpagesize())
+	if err := os.WriteFile(path, []byte(frag), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	line := "{\"type\":\"exchange\",\"session_id\":\"a\",\"user\":\"kept\"}\n"
+	if err := AppendLine(path, []byte(line)); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	if want := frag + line + line; string(got) != want {
+		t.Fatalf("file holds %q..., want the glued copy then the line", got[len(frag)-4:])
+	}
+}
