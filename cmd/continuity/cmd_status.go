@@ -71,6 +71,8 @@ type statusReport struct {
 	FullTextPending int64               `json:"fulltext_pending"`
 	Files           []fileStatus        `json:"files"`
 	Skipped         []index.SkippedFile `json:"skipped_files"`
+
+	producerCounts
 }
 
 func runStatus(ctx context.Context, e *env, args []string) error {
@@ -99,7 +101,7 @@ full-text index and for a vector; files skipped as a whole
 		Workspace: p.root, Events: st.Events, Exchanges: st.Exchanges, Sessions: st.Sessions,
 		Rejects: st.Rejects, Redactions: st.Redactions, DuplicatesSkipped: st.DuplicatesSkipped, UnknownTypes: st.UnknownTypes,
 		UnknownFields: st.UnknownFields, EventsByType: st.EventsByType, Skipped: st.Skipped,
-		Files: []fileStatus{},
+		Files: []fileStatus{}, producerCounts: producerCountsOf(st),
 	}
 	if r.Skipped == nil {
 		r.Skipped = []index.SkippedFile{}
@@ -162,6 +164,7 @@ full-text index and for a vector; files skipped as a whole
 	if r.UnknownTypes+r.UnknownFields > 0 {
 		fmt.Fprintf(w, "unknown types / fields kept\t%d / %d\n", r.UnknownTypes, r.UnknownFields)
 	}
+	r.producerCounts.print(w)
 	w.Flush()
 	if len(r.Files) > 0 {
 		fmt.Fprintln(e.stdout, "\nfiles:")
