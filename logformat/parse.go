@@ -245,8 +245,8 @@ func (p *parser) event(members []member, fileName string, now time.Time) (Event,
 	e.KnownType = typ == TypeExchange || typ == TypeContextReset || typ == TypeSessionResume
 	if !e.KnownType {
 		if known := LooksLikeKnownType(typ); known != "" {
-			return e, invalidField(fType, "%s is not a type of protocol version %d but a typo of %q, it seems: write %q (a type this close to a known one is rejected, not kept as unknown)",
-				excerpt(typ), Version, known, known)
+			return e, invalidField(fType, "unknown type %s looks like a typo of %q: write %q (a type this close to a known one is rejected, not kept as an unknown type)",
+				excerpt(typ), known, known)
 		}
 	}
 

@@ -92,7 +92,7 @@ daemon when one runs.`)
 				fmt.Fprintf(e.stdout, "would delete log %s\n", f)
 			}
 			for _, f := range kept {
-				fmt.Fprintf(e.stdout, "would keep log %s: it also holds other sessions' lines\n", f)
+				fmt.Fprintf(e.stdout, "would keep log %s: it also holds other sessions' lines (or unreadable ones)\n", f)
 			}
 			return nil
 		}
@@ -139,7 +139,7 @@ daemon when one runs.`)
 		fmt.Fprintf(e.stdout, "deleted log %s\n", f)
 	}
 	for _, f := range kept {
-		fmt.Fprintf(e.stdout, "kept log %s: it also holds other sessions' lines\n", f)
+		fmt.Fprintf(e.stdout, "kept log %s: it also holds other sessions' lines (or unreadable ones)\n", f)
 	}
 	return nil
 }
