@@ -7,9 +7,10 @@ var KnownTypes = []string{TypeExchange, TypeContextReset, TypeSessionResume}
 
 // LooksLikeKnownType returns the known type that typ, an unknown type, is
 // most likely a typo of, or "" when it is not close to any: equal once
-// the '_' are removed ("contextreset"), or at most two edits away (a
+// the '_' are removed ("contextreset"), or at most one edit away (a
 // character added, removed or changed, or two neighbours swapped:
-// "exchnage", "exchanges", "context_rest"). Unknown types are otherwise
+// "exchnage", "exchanges", "context_rest"), two from a type of 10 or more
+// characters ("session_resumd_"). Unknown types are otherwise
 // accepted (forward compatibility), so a typo would make a known event
 // vanish from every answer; a later protocol version will not name a new
 // type this close to an existing one.
@@ -21,11 +22,20 @@ func LooksLikeKnownType(typ string) string {
 	}
 	bare := strings.ReplaceAll(typ, "_", "")
 	for _, k := range KnownTypes {
-		if bare == strings.ReplaceAll(k, "_", "") || editDistance(typ, k, 2) <= 2 {
+		if bare == strings.ReplaceAll(k, "_", "") || editDistance(typ, k, maxTypo(k)) <= maxTypo(k) {
 			return k
 		}
 	}
 	return ""
+}
+
+// maxTypo is how many edits away from known a typo may be: two edits
+// from a short name reach other words ("change" from "exchange").
+func maxTypo(known string) int {
+	if len(known) >= 10 {
+		return 2
+	}
+	return 1
 }
 
 // editDistance is the optimal string alignment distance between a and b
