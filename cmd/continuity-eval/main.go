@@ -13,6 +13,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +22,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +39,7 @@ const defaultData = "../shared/data/longmemeval-s-dev"
 
 // config is what every task gets.
 type config struct {
+	set    string
 	data   string
 	ks     []int
 	json   bool
@@ -44,6 +47,23 @@ type config struct {
 	emb    embed.Embedder
 	stdout io.Writer
 	stderr io.Writer
+	// open gives a question its indexed haystack; done releases it.
+	open func(ctx context.Context, q question) (ws *workspace, done func(), err error)
+	// note, when set, is printed under a task's title line (what the set
+	// adds to the report, such as the coding set's word overlap).
+	note string
+}
+
+// perQuestionWorkspaces is the haystack of the LongMemEval set: each
+// question's log in a fresh workspace.
+func perQuestionWorkspaces(c *config) func(ctx context.Context, q question) (*workspace, func(), error) {
+	return func(ctx context.Context, q question) (*workspace, func(), error) {
+		ws, err := openWorkspace(ctx, filepath.Join(c.data, q.LogFile), c.emb)
+		if err != nil {
+			return nil, nil, err
+		}
+		return ws, ws.close, nil
+	}
 }
 
 // task is one kind of evaluation (--mode).
@@ -68,7 +88,10 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("continuity-eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	data := fs.String("data", "", "dataset folder (default $"+EnvData+", else "+defaultData+")")
+	set := fs.String("set", setLongMemEval, "which questions: "+setLongMemEval+" (a LongMemEval-format dataset, --data) or "+setCoding+
+		" (hand-written questions about the real coding-agent transcripts of --data, default $"+EnvTranscripts+", else "+defaultTranscripts+")")
+	data := fs.String("data", "", "dataset folder (default $"+EnvData+", else "+defaultData+"; with --set "+setCoding+": the transcripts folder)")
+	questionsFile := fs.String("questions", "", "with --set "+setCoding+": the question file (default: the one compiled in, testdata/coding-questions.jsonl)")
 	kList := fs.String("k", "5,10", "cut-offs, comma-separated")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
 	mode := fs.String("mode", "retrieval", "what to evaluate: "+strings.Join(taskNames(), ", "))
@@ -76,7 +99,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	split := fs.String("split", splitAll, "which questions: all, tune (fnv32a(qid) even: choose settings here) or heldout (odd: report here)")
 	dim := fs.Int("dim", 0, "builtin embedder dimension (default: the embedder's default)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: continuity-eval [flags]\n\nRetrieval quality of continuity search on a LongMemEval-style dataset.\n\nFlags:")
+		fmt.Fprintln(stderr, "usage: continuity-eval [flags]\n\nRetrieval and resume quality of continuity on a LongMemEval-style dataset (--set longmemeval)\n"+
+			"or on hand-written questions about real coding-agent transcripts (--set coding).\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -89,12 +113,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !ok {
 		return fmt.Errorf("unknown --mode %q (want %s)", *mode, strings.Join(taskNames(), ", "))
 	}
-	c := &config{data: *data, json: *asJSON, misses: *misses, stdout: stdout, stderr: stderr}
-	if c.data == "" {
-		c.data = os.Getenv(EnvData)
-	}
-	if c.data == "" {
-		c.data = defaultData
+	c := &config{set: *set, data: *data, json: *asJSON, misses: *misses, stdout: stdout, stderr: stderr}
+	switch c.set {
+	case setLongMemEval:
+		if *questionsFile != "" {
+			return fmt.Errorf("--questions is for --set %s", setCoding)
+		}
+		c.data = cmp.Or(c.data, os.Getenv(EnvData), defaultData)
+	case setCoding:
+		c.data = cmp.Or(c.data, os.Getenv(EnvTranscripts), defaultTranscripts)
+	default:
+		return fmt.Errorf("unknown --set %q (want %s or %s)", c.set, setLongMemEval, setCoding)
 	}
 	var err error
 	if c.ks, err = parseKs(*kList); err != nil {
@@ -103,6 +132,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if c.emb, err = embed.New(embed.Config{Provider: embed.ProviderBuiltin, Dimension: *dim}); err != nil {
 		return err
 	}
+	if c.set == setCoding {
+		return runCoding(ctx, c, t, *questionsFile, *split)
+	}
 	qs, err := loadQuestions(c.data)
 	if err != nil {
 		return err
@@ -110,6 +142,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if qs, err = filterSplit(qs, *split); err != nil {
 		return err
 	}
+	c.open = perQuestionWorkspaces(c)
 	return t(ctx, c, qs)
 }
 
@@ -178,6 +211,9 @@ func runRetrieval(ctx context.Context, c *config, qs []question) error {
 	}
 	fmt.Fprintf(c.stdout, "retrieval on %d questions of %s (embedder %s; indexing %.1fs, embedding %.1fs in all)\n",
 		len(qs), c.data, run.identity, run.index.Seconds(), run.embed.Seconds())
+	if c.note != "" {
+		fmt.Fprintln(c.stdout, c.note)
+	}
 	fmt.Fprintf(c.stdout, "any/all@k: one/all evidence exchanges in the top k; sess@k: all answer sessions among the first k distinct sessions;\n"+
 		"latency: one query with limit %d, warm, per question\n\n", c.ks[len(c.ks)-1])
 	run.printTable(c.stdout, sums)
