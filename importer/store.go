@@ -52,8 +52,8 @@ func (r *Result) Add(r2 Result) {
 // The logs themselves are the state: no side file. Opening a store reads
 // the agent's files in the logs folder once.
 type Store struct {
-	dir   string
-	agent string
+	dir      string
+	agent    string
 	ids      map[string]string // event id -> session
 	turns    map[string]*turnState
 	sessions map[string]bool // sessions with events in the logs
