@@ -284,6 +284,11 @@ type codingHaystack struct {
 	byTranscript map[string][]importedExchange
 	// skipped lists the files the importer did not take, with why.
 	skipped []string
+	// imported tells which transcripts the importer took.
+	imported map[string]bool
+	// leftOut lists the questions whose transcript was not imported
+	// (an agent the importer does not read yet), with why.
+	leftOut []string
 	// all is every exchange of the workspace.
 	all []importedExchange
 }
@@ -347,19 +352,20 @@ func openCodingHaystack(ctx context.Context, dir string, conv transcriptConverte
 	if err != nil {
 		return nil, err
 	}
-	h := &codingHaystack{byTranscript: map[string][]importedExchange{}}
+	h := &codingHaystack{byTranscript: map[string][]importedExchange{}, imported: map[string]bool{}}
 	sessionsOf := map[string][]string{} // transcript -> sessions written
 	fill := func(logs string) error {
 		before := map[string]string{}
 		for _, rel := range files {
 			err := conv(ctx, agentOf(rel), filepath.Join(dir, rel), logs)
 			if errors.Is(err, errNotTranscript) {
-				h.skipped = append(h.skipped, rel+": "+err.Error())
+				h.skipped = append(h.skipped, rel+": "+oneLine(strings.TrimPrefix(err.Error(), errNotTranscript.Error()+": "), 200))
 				continue
 			}
 			if err != nil {
 				return fmt.Errorf("import %s: %w", rel, err)
 			}
+			h.imported[rel] = true
 			after, err := logIDs(logs)
 			if err != nil {
 				return err
@@ -418,6 +424,16 @@ func (h *codingHaystack) questions(cqs []codingQuestion) ([]question, error) {
 		if cq.Abstention {
 			continue
 		}
+		if !h.imported[cq.Transcript] {
+			why := "not in the transcripts folder"
+			for _, sk := range h.skipped {
+				if rest, ok := strings.CutPrefix(sk, cq.Transcript+": "); ok {
+					why = rest
+				}
+			}
+			h.leftOut = append(h.leftOut, cq.QID+" ("+cq.Transcript+": "+oneLine(why, 160)+")")
+			continue
+		}
 		ev, err := mapEvidence(cq, h.candidates(cq.Transcript))
 		if err != nil {
 			errs = append(errs, err)
@@ -439,6 +455,9 @@ func (h *codingHaystack) questions(cqs []codingQuestion) ([]question, error) {
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("coding set: %d question(s) without evidence:\n%w", len(errs), errors.Join(errs...))
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("coding set: no question left: %d left out (transcripts not imported)", len(h.leftOut))
 	}
 	return out, nil
 }
@@ -508,8 +527,8 @@ func allExchanges(ctx context.Context, db *index.DB) ([]index.Event, error) {
 	return out, nil
 }
 
-// convertTranscript converts one native transcript; tests replace it.
-var convertTranscript transcriptConverter = importTranscript
+// convertTranscript makes the converter of one haystack; tests replace it.
+var convertTranscript = importConverter
 
 // runCoding runs task t on the coding set: one workspace of every
 // transcript of c.data, the questions of questionsFile (the compiled-in
@@ -522,7 +541,7 @@ func runCoding(ctx context.Context, c *config, t task, questionsFile, split stri
 	if _, err := os.Stat(c.data); err != nil {
 		return fmt.Errorf("transcripts folder: %w", err)
 	}
-	h, err := openCodingHaystack(ctx, c.data, convertTranscript, c.emb)
+	h, err := openCodingHaystack(ctx, c.data, convertTranscript(), c.emb)
 	if err != nil {
 		return err
 	}
@@ -541,9 +560,23 @@ func runCoding(ctx context.Context, c *config, t task, questionsFile, split stri
 		sumAll += overlap(q.Text, a)
 	}
 	n := float64(len(qs))
+	if len(h.leftOut) > 0 {
+		fmt.Fprintf(c.stderr, "continuity-eval: %d question(s) left out, their transcript was not imported:\n  %s\n",
+			len(h.leftOut), strings.Join(h.leftOut, "\n  "))
+	}
 	c.note = fmt.Sprintf("coding set: %d questions, one workspace of %d exchanges from %d transcript files (%d files not imported);\n"+
+		"%d question(s) left out (transcript not imported: see stderr);\n"+
 		"question/evidence term overlap (share of a question's terms found in its evidence): prompt side %.3f, whole exchange %.3f (mean)",
-		len(qs), len(h.all), len(h.byTranscript), len(h.skipped), sumUser/n, sumAll/n)
+		len(qs), len(h.all), len(h.imported), len(h.skipped), len(h.leftOut), sumUser/n, sumAll/n)
 	c.open = func(context.Context, question) (*workspace, func(), error) { return h.ws, func() {}, nil }
 	return t(ctx, c, qs)
+}
+
+// oneLine folds s to one line of at most n bytes.
+func oneLine(s string, n int) string {
+	s = normalize(s)
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
 }

@@ -7,9 +7,15 @@
 //
 //	go run -tags sqlite_fts5 ./cmd/continuity-eval [--data DIR] [--k 5,10] [--json]
 //
-// --mode selects the task; "retrieval" is the only one so far. A task is a
-// function in the tasks table below: it gets the parsed configuration and
-// the questions, and prints its own report.
+// --set selects the questions: "longmemeval" (the default: a dataset in
+// the LongMemEval export format, each question with its own haystack) or
+// "coding" (coding.go: hand-written questions about the real coding-agent
+// transcripts of ../shared/data/agent-transcripts, all in one workspace).
+//
+// --mode selects the task: "retrieval" or "resume". A task is a function
+// in the tasks table below: it gets the parsed configuration and the
+// questions (with c.open to reach each one's haystack), and prints its own
+// report.
 package main
 
 import (
