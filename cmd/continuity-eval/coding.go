@@ -39,6 +39,7 @@ import (
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/logformat"
+	"github.com/praxis-os/continuity/search"
 )
 
 // EnvTranscripts overrides the default transcripts folder of the coding set.
@@ -569,7 +570,65 @@ func runCoding(ctx context.Context, c *config, t task, questionsFile, split stri
 		"question/evidence term overlap (share of a question's terms found in its evidence): prompt side %.3f, whole exchange %.3f (mean)",
 		len(qs), len(h.all), len(h.imported), len(h.skipped), len(h.leftOut), sumUser/n, sumAll/n)
 	c.open = func(context.Context, question) (*workspace, func(), error) { return h.ws, func() {}, nil }
-	return t(ctx, c, qs)
+	if err := t(ctx, c, qs); err != nil {
+		return err
+	}
+	if c.mode != "retrieval" || c.json {
+		return nil
+	}
+	return reportAbstention(ctx, c, h.ws, qs, cqs, split)
+}
+
+// reportAbstention shows, per variant, what search returns for the
+// questions no transcript answers, next to what it returns for the
+// answerable ones: the material for a "nothing found" floor. Scores are
+// those of search.Result (not comparable across variants).
+func reportAbstention(ctx context.Context, c *config, ws *workspace, answerable []question, cqs []codingQuestion, split string) error {
+	var abst []question
+	for _, cq := range cqs {
+		if cq.Abstention && inSplit(cq.QID, split) {
+			abst = append(abst, question{QID: cq.QID, Text: cq.Question})
+		}
+	}
+	if len(abst) == 0 {
+		return nil
+	}
+	limit := slices.Max(c.ks)
+	fmt.Fprintf(c.stdout, "\nabstention: %d questions no transcript answers; top-1 score of each (results returned at limit %d), "+
+		"against the top-1 scores of the answerable questions (p10 / p50)\n", len(abst), limit)
+	for _, v := range defaultVariants() {
+		s, err := ws.searcher(v.Options)
+		if err != nil {
+			return err
+		}
+		top := func(q question) (float64, int, error) {
+			res, err := s.Search(ctx, search.Query{Text: q.Text, Mode: v.Mode, Limit: limit})
+			if err != nil || len(res) == 0 {
+				return 0, 0, err
+			}
+			return res[0].Score, len(res), nil
+		}
+		var tops []float64
+		for _, q := range answerable {
+			sc, _, err := top(q)
+			if err != nil {
+				return err
+			}
+			tops = append(tops, sc)
+		}
+		slices.Sort(tops)
+		var parts []string
+		for _, q := range abst {
+			sc, n, err := top(q)
+			if err != nil {
+				return err
+			}
+			parts = append(parts, fmt.Sprintf("%.4f (%d)", sc, n))
+		}
+		fmt.Fprintf(c.stdout, "  %-26s %s   answerable p10 %.4f p50 %.4f\n", v.Name, strings.Join(parts, " "),
+			tops[len(tops)/10], tops[len(tops)/2])
+	}
+	return nil
 }
 
 // oneLine folds s to one line of at most n bytes.

@@ -46,6 +46,7 @@ const defaultData = "../shared/data/longmemeval-s-dev"
 // config is what every task gets.
 type config struct {
 	set    string
+	mode   string
 	data   string
 	ks     []int
 	json   bool
@@ -119,7 +120,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !ok {
 		return fmt.Errorf("unknown --mode %q (want %s)", *mode, strings.Join(taskNames(), ", "))
 	}
-	c := &config{set: *set, data: *data, json: *asJSON, misses: *misses, stdout: stdout, stderr: stderr}
+	c := &config{set: *set, mode: *mode, data: *data, json: *asJSON, misses: *misses, stdout: stdout, stderr: stderr}
 	switch c.set {
 	case setLongMemEval:
 		if *questionsFile != "" {
