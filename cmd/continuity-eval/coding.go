@@ -554,6 +554,10 @@ func runCoding(ctx context.Context, c *config, t task, questionsFile, split stri
 	if qs, err = filterSplit(qs, split); err != nil {
 		return err
 	}
+	if c.showEvidence {
+		h.printEvidence(c.stdout, qs)
+		return nil
+	}
 	var sumUser, sumAll float64
 	for _, q := range qs {
 		u, a := h.evidenceText(q)
@@ -638,4 +642,25 @@ func oneLine(s string, n int) string {
 		s = s[:n] + "…"
 	}
 	return s
+}
+
+// printEvidence lists each question with its evidence exchanges: id,
+// session, the start of the prompt and of the answer.
+func (h *codingHaystack) printEvidence(w io.Writer, qs []question) {
+	byID := map[string]importedExchange{}
+	for _, e := range h.all {
+		byID[e.ID] = e
+	}
+	for _, q := range qs {
+		ids := slices.Clone(q.Evidence)
+		for id := range q.Equiv {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		fmt.Fprintf(w, "%s (%s) %s\n", q.QID, q.Type, q.Text)
+		for _, id := range ids {
+			e := byID[id]
+			fmt.Fprintf(w, "  %s [%s]\n    user: %s\n    ai:   %s\n", id, e.SessionID, oneLine(e.User, 100), oneLine(e.AI, 100))
+		}
+	}
 }

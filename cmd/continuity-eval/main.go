@@ -45,8 +45,9 @@ const defaultData = "../shared/data/longmemeval-s-dev"
 
 // config is what every task gets.
 type config struct {
-	set    string
-	mode   string
+	set          string
+	mode         string
+	showEvidence bool
 	data   string
 	ks     []int
 	json   bool
@@ -98,6 +99,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	set := fs.String("set", setLongMemEval, "which questions: "+setLongMemEval+" (a LongMemEval-format dataset, --data) or "+setCoding+
 		" (hand-written questions about the real coding-agent transcripts of --data, default $"+EnvTranscripts+", else "+defaultTranscripts+")")
 	data := fs.String("data", "", "dataset folder (default $"+EnvData+", else "+defaultData+"; with --set "+setCoding+": the transcripts folder)")
+	showEvidence := fs.Bool("show-evidence", false, "with --set "+setCoding+": list each question's evidence exchanges as found in the imported transcripts, then stop (to check the set)")
 	questionsFile := fs.String("questions", "", "with --set "+setCoding+": the question file (default: the one compiled in, testdata/coding-questions.jsonl)")
 	kList := fs.String("k", "5,10", "cut-offs, comma-separated")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
@@ -120,7 +122,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !ok {
 		return fmt.Errorf("unknown --mode %q (want %s)", *mode, strings.Join(taskNames(), ", "))
 	}
-	c := &config{set: *set, mode: *mode, data: *data, json: *asJSON, misses: *misses, stdout: stdout, stderr: stderr}
+	c := &config{set: *set, mode: *mode, showEvidence: *showEvidence, data: *data, json: *asJSON, misses: *misses, stdout: stdout, stderr: stderr}
 	switch c.set {
 	case setLongMemEval:
 		if *questionsFile != "" {
