@@ -48,13 +48,13 @@ type config struct {
 	set          string
 	mode         string
 	showEvidence bool
-	data   string
-	ks     []int
-	json   bool
-	misses bool
-	emb    embed.Embedder
-	stdout io.Writer
-	stderr io.Writer
+	data         string
+	ks           []int
+	json         bool
+	misses       bool
+	emb          embed.Embedder
+	stdout       io.Writer
+	stderr       io.Writer
 	// open gives a question its indexed haystack; done releases it.
 	open func(ctx context.Context, q question) (ws *workspace, done func(), err error)
 	// note, when set, is printed under a task's title line (what the set
