@@ -106,6 +106,9 @@ func render(s *Session, o Options) []planned {
 	o = o.withDefaults()
 	var out []planned
 	last := o.Now
+	if !s.Time.IsZero() {
+		last = s.Time.UTC()
+	}
 	for _, it := range s.Items {
 		if !it.Time.IsZero() {
 			last = it.Time
@@ -168,7 +171,9 @@ func render(s *Session, o Options) []planned {
 			slots = append(slots, slot{turn: cur, part: -1})
 		}
 		t := &turnAcc{prompt: p, has: has}
-		if has {
+		if has && p.KeyedTurn {
+			t.id = turnID(s.Agent, time.Time{}, s.ID+"\x00"+p.Text, p.Key)
+		} else if has {
 			t.id = turnID(s.Agent, p.Time, p.Text, p.Key)
 		} else {
 			t.id = s.Agent + ":" + shortHash(s.ID+"\x00"+p.Key) + "-orphan"

@@ -38,6 +38,8 @@ type Session struct {
 	Previous []string
 	// Source is the native file (for metadata and messages).
 	Source string
+	// Time stands in for items without a time of their own.
+	Time time.Time
 }
 
 // ItemKind tells what an Item is.
@@ -65,6 +67,10 @@ type Item struct {
 	Files []string // files read or edited
 	// Reason is why the context was reset (ItemReset).
 	Reason string
+	// KeyedTurn derives a prompt's turn id from its Key instead of its time
+	// and text: for formats without per-message times, where two equal
+	// prompts would otherwise be one.
+	KeyedTurn bool
 }
 
 // Problem is a native record that could not be read: reported with its
