@@ -569,10 +569,13 @@ func runCoding(ctx context.Context, c *config, t task, questionsFile, split stri
 		fmt.Fprintf(c.stderr, "continuity-eval: %d question(s) left out, their transcript was not imported:\n  %s\n",
 			len(h.leftOut), strings.Join(h.leftOut, "\n  "))
 	}
-	c.note = fmt.Sprintf("coding set: %d questions, one workspace of %d exchanges from %d transcript files (%d files not imported);\n"+
-		"%d question(s) left out (transcript not imported: see stderr);\n"+
-		"question/evidence term overlap (share of a question's terms found in its evidence): prompt side %.3f, whole exchange %.3f (mean)",
-		len(qs), len(h.all), len(h.imported), len(h.skipped), len(h.leftOut), sumUser/n, sumAll/n)
+	c.note = fmt.Sprintf("coding set: %d questions, one workspace of %d exchanges from %d transcript files (%d files not imported)",
+		len(qs), len(h.all), len(h.imported), len(h.skipped))
+	if len(h.leftOut) > 0 {
+		c.note += fmt.Sprintf(";\n%d question(s) left out (transcript not imported: see stderr)", len(h.leftOut))
+	}
+	c.note += fmt.Sprintf(";\nquestion/evidence term overlap (share of a question's terms found in its evidence): prompt side %.3f, whole exchange %.3f (mean)",
+		sumUser/n, sumAll/n)
 	c.open = func(context.Context, question) (*workspace, func(), error) { return h.ws, func() {}, nil }
 	if err := t(ctx, c, qs); err != nil {
 		return err
