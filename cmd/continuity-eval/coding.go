@@ -22,6 +22,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -330,18 +331,11 @@ func logIDs(logs string) (map[string]string, error) {
 				return nil, fmt.Errorf("%s:%d: %w", f, n+1, err)
 			}
 			if ev.ID != "" {
-				ids[ev.ID] = cmpOr(ev.SessionID, ev.New)
+				ids[ev.ID] = cmp.Or(ev.SessionID, ev.New)
 			}
 		}
 	}
 	return ids, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // openCodingHaystack converts every transcript of dir with conv into one
