@@ -123,6 +123,10 @@ func ParseClaudeCode(r io.Reader, name string) Parsed {
 			out.Problems = append(out.Problems, Problem{File: name, Line: lineNo, Reason: "record without sessionId"})
 			continue
 		}
+		if !validID(sid) {
+			out.Problems = append(out.Problems, Problem{File: name, Line: lineNo, Reason: fmt.Sprintf("sessionId %q is not usable as a session id", oneLine(sid, 80))})
+			continue
+		}
 		s := sessions[sid]
 		if s == nil {
 			s = &Session{Agent: ClaudeCode, ID: sid, Source: name}

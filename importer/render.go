@@ -106,17 +106,17 @@ func render(s *Session, o Options) []planned {
 	o = o.withDefaults()
 	var out []planned
 	last := o.Now
-	if !s.Time.IsZero() {
+	if inRange(s.Time) {
 		last = s.Time.UTC()
 	}
 	for _, it := range s.Items {
-		if !it.Time.IsZero() {
+		if inRange(it.Time) {
 			last = it.Time
 			break
 		}
 	}
 	timeOf := func(t time.Time) time.Time {
-		if t.IsZero() {
+		if !inRange(t) {
 			return last
 		}
 		last = t.UTC()
@@ -307,7 +307,7 @@ func rerender(p planned, s *Session, o Options, stepsByKey map[string]Item) plan
 		user = "[continued] " + capText(p.prompt, continuedPrompt)
 	}
 	ts := steps[0].Time
-	if ts.IsZero() {
+	if !inRange(ts) {
 		ts = p.ev.Timestamp
 	}
 	q.ev = logformat.Event{
@@ -318,6 +318,11 @@ func rerender(p planned, s *Session, o Options, stepsByKey map[string]Item) plan
 		Metadata: metaJSON(meta{Source: s.Agent, Native: nativeRef(s.Source, steps[0].Line), Turn: p.turn, Through: steps[len(steps)-1].Key}),
 	}
 	return q
+}
+
+// inRange reports whether t is a time the protocol accepts (1970 to 9999).
+func inRange(t time.Time) bool {
+	return !t.IsZero() && t.Year() >= 1970 && t.Year() <= 9999
 }
 
 func firstTime(items []Item) time.Time {
