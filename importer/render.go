@@ -219,7 +219,7 @@ func render(s *Session, o Options) []planned {
 			}
 			ev := planned{ev: logformat.Event{
 				Type: logformat.TypeContextReset, SessionID: s.ID, Reason: reason,
-				ID:        s.Agent + ":reset:" + shortHash(s.ID+"\x00"+it.Key),
+				ID:        resetID(s.Agent, s.ID, it.Key),
 				Timestamp: timeOf(it.Time),
 				Metadata:  metaJSON(meta{Source: s.Agent, Native: nativeRef(s.Source, it.Line)}),
 			}, srcLine: it.Line}
@@ -289,6 +289,17 @@ func render(s *Session, o Options) []planned {
 		out = append(out, p)
 	}
 	return out
+}
+
+// resetID is a context_reset's id: <agent>:reset:<session>:<record key>
+// (the Claude Code SessionStart hook gives a compaction the same id, from
+// the compact_boundary record's uuid), hashed when too long for an id.
+func resetID(agent, session, key string) string {
+	id := agent + ":reset:" + session + ":" + key
+	if len(id) > 200 {
+		id = agent + ":reset:" + shortHash(session+"\x00"+key)
+	}
+	return id
 }
 
 // rerender rebuilds an exchange for the steps of p from index from on: the
