@@ -56,7 +56,7 @@ type Store struct {
 	agent    string
 	ids      map[string]string // event id -> session
 	turns    map[string]*turnState
-	sessions map[string]bool // sessions with events in the logs
+	sessions map[string]bool  // sessions with events in the logs
 	offsets  map[string]int64 // per log file, how far it was read
 }
 
