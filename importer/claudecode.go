@@ -49,6 +49,7 @@ type ccRecord struct {
 	IsSidechain      bool            `json:"isSidechain"`
 	IsMeta           bool            `json:"isMeta"`
 	IsCompactSummary bool            `json:"isCompactSummary"`
+	IsAPIError       bool            `json:"isApiErrorMessage"`
 	Cwd              string          `json:"cwd"`
 	Content          json.RawMessage `json:"content"` // system records
 	Message          *struct {
@@ -183,8 +184,8 @@ func ParseClaudeCode(r io.Reader, name string) Parsed {
 			s.Items = append(s.Items, Item{Kind: ItemPrompt, Key: key, Time: ts, Line: lineNo, Text: text})
 			lastPrompt[sid] = &s.Items[len(s.Items)-1]
 		case "assistant":
-			if rec.Message == nil {
-				continue
+			if rec.Message == nil || rec.IsAPIError {
+				continue // API error notices are written by Claude Code, not answers
 			}
 			var blocks []ccBlock
 			if err := json.Unmarshal(rec.Message.Content, &blocks); err != nil {
