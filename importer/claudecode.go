@@ -49,6 +49,7 @@ type ccRecord struct {
 	IsSidechain      bool            `json:"isSidechain"`
 	IsMeta           bool            `json:"isMeta"`
 	IsCompactSummary bool            `json:"isCompactSummary"`
+	IsAPIError       bool            `json:"isApiErrorMessage"`
 	Cwd              string          `json:"cwd"`
 	Content          json.RawMessage `json:"content"` // system records
 	Message          *struct {
@@ -123,6 +124,10 @@ func ParseClaudeCode(r io.Reader, name string) Parsed {
 			out.Problems = append(out.Problems, Problem{File: name, Line: lineNo, Reason: "record without sessionId"})
 			continue
 		}
+		if !validID(sid) {
+			out.Problems = append(out.Problems, Problem{File: name, Line: lineNo, Reason: fmt.Sprintf("sessionId %q is not usable as a session id", oneLine(sid, 80))})
+			continue
+		}
 		s := sessions[sid]
 		if s == nil {
 			s = &Session{Agent: ClaudeCode, ID: sid, Source: name}
@@ -179,8 +184,8 @@ func ParseClaudeCode(r io.Reader, name string) Parsed {
 			s.Items = append(s.Items, Item{Kind: ItemPrompt, Key: key, Time: ts, Line: lineNo, Text: text})
 			lastPrompt[sid] = &s.Items[len(s.Items)-1]
 		case "assistant":
-			if rec.Message == nil {
-				continue
+			if rec.Message == nil || rec.IsAPIError {
+				continue // API error notices are written by Claude Code, not answers
 			}
 			var blocks []ccBlock
 			if err := json.Unmarshal(rec.Message.Content, &blocks); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -38,7 +39,11 @@ var reCursorFence = regexp.MustCompile("(?m)^```[A-Za-z0-9_+-]*:([^\\s`]+)\\s*$"
 // ParseCursor reads a Cursor state.vscdb, read-only.
 func ParseCursor(path string) (Parsed, error) {
 	var out Parsed
-	u := url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro"}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return out, err
+	}
+	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro"}
 	db, err := sql.Open("sqlite3", u.String())
 	if err != nil {
 		return out, fmt.Errorf("open %s: %w", path, err)

@@ -175,6 +175,11 @@ func (im *Importer) ImportFile(path string, o Options) (Result, error) {
 	res.Skipped += p.Skipped
 	res.Skips = append(res.Skips, p.SkipReasons...)
 	for _, s := range p.Sessions {
+		if !validID(s.ID) {
+			res.Errors++
+			res.Problems = append(res.Problems, Problem{File: path, Reason: fmt.Sprintf("session id %q is not usable", oneLine(s.ID, 80))}.String())
+			continue
+		}
 		if im.Agent == Gemini && filepath.Base(path) == "logs.json" && im.store.hasSession(s.ID) {
 			res.Skipped++
 			res.Skips = append(res.Skips, path+": session "+s.ID+": prompts already imported from its chat recording")

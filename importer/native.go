@@ -17,9 +17,13 @@ type Home struct {
 	GeminiDir string // default <Dir>/.gemini
 }
 
-// DefaultHome reads the environment: home overrides $HOME (tests, other
-// users' folders); the agents' own variables win over it.
+// DefaultHome reads the environment: home (else $CONTINUITY_AGENT_HOME)
+// replaces $HOME (tests, another user's folders) and then also the agents'
+// own variables; otherwise $CLAUDE_CONFIG_DIR and $CODEX_HOME are honoured.
 func DefaultHome(home string) Home {
+	if home == "" {
+		home = os.Getenv("CONTINUITY_AGENT_HOME")
+	}
 	h := Home{Dir: home}
 	if h.Dir == "" {
 		h.Dir, _ = os.UserHomeDir()

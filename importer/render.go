@@ -106,17 +106,17 @@ func render(s *Session, o Options) []planned {
 	o = o.withDefaults()
 	var out []planned
 	last := o.Now
-	if !s.Time.IsZero() {
+	if inRange(s.Time) {
 		last = s.Time.UTC()
 	}
 	for _, it := range s.Items {
-		if !it.Time.IsZero() {
+		if inRange(it.Time) {
 			last = it.Time
 			break
 		}
 	}
 	timeOf := func(t time.Time) time.Time {
-		if t.IsZero() {
+		if !inRange(t) {
 			return last
 		}
 		last = t.UTC()
@@ -219,7 +219,7 @@ func render(s *Session, o Options) []planned {
 			}
 			ev := planned{ev: logformat.Event{
 				Type: logformat.TypeContextReset, SessionID: s.ID, Reason: reason,
-				ID:        s.Agent + ":reset:" + shortHash(s.ID+"\x00"+it.Key),
+				ID:        resetID(s.Agent, s.ID, it.Key),
 				Timestamp: timeOf(it.Time),
 				Metadata:  metaJSON(meta{Source: s.Agent, Native: nativeRef(s.Source, it.Line)}),
 			}, srcLine: it.Line}
@@ -291,6 +291,17 @@ func render(s *Session, o Options) []planned {
 	return out
 }
 
+// resetID is a context_reset's id: <agent>:reset:<session>:<record key>
+// (the Claude Code SessionStart hook gives a compaction the same id, from
+// the compact_boundary record's uuid), hashed when too long for an id.
+func resetID(agent, session, key string) string {
+	id := agent + ":reset:" + session + ":" + key
+	if len(id) > 200 {
+		id = agent + ":reset:" + shortHash(session+"\x00"+key)
+	}
+	return id
+}
+
 // rerender rebuilds an exchange for the steps of p from index from on: the
 // rest of a part that grew after it was imported.
 func rerender(p planned, s *Session, o Options, stepsByKey map[string]Item) planned {
@@ -307,7 +318,7 @@ func rerender(p planned, s *Session, o Options, stepsByKey map[string]Item) plan
 		user = "[continued] " + capText(p.prompt, continuedPrompt)
 	}
 	ts := steps[0].Time
-	if ts.IsZero() {
+	if !inRange(ts) {
 		ts = p.ev.Timestamp
 	}
 	q.ev = logformat.Event{
@@ -318,6 +329,11 @@ func rerender(p planned, s *Session, o Options, stepsByKey map[string]Item) plan
 		Metadata: metaJSON(meta{Source: s.Agent, Native: nativeRef(s.Source, steps[0].Line), Turn: p.turn, Through: steps[len(steps)-1].Key}),
 	}
 	return q
+}
+
+// inRange reports whether t is a time the protocol accepts (1970 to 9999).
+func inRange(t time.Time) bool {
+	return !t.IsZero() && t.Year() >= 1970 && t.Year() <= 9999
 }
 
 func firstTime(items []Item) time.Time {

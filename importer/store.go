@@ -56,7 +56,8 @@ type Store struct {
 	agent    string
 	ids      map[string]string // event id -> session
 	turns    map[string]*turnState
-	sessions map[string]bool // sessions with events in the logs
+	sessions map[string]bool  // sessions with events in the logs
+	offsets  map[string]int64 // per log file, how far it was read
 }
 
 type turnState struct {
@@ -66,17 +67,26 @@ type turnState struct {
 
 // OpenStore reads what logsDir already holds from agent's imports.
 func OpenStore(logsDir, agent string) (*Store, error) {
-	st := &Store{dir: logsDir, agent: agent, ids: map[string]string{}, turns: map[string]*turnState{}, sessions: map[string]bool{}}
-	names, err := filepath.Glob(filepath.Join(logsDir, agent+"-*.jsonl"))
-	if err != nil {
+	st := &Store{dir: logsDir, agent: agent, ids: map[string]string{}, turns: map[string]*turnState{}, sessions: map[string]bool{}, offsets: map[string]int64{}}
+	if err := st.refresh(); err != nil {
 		return nil, err
+	}
+	return st, nil
+}
+
+// refresh reads what was appended to the agent's log files since the
+// last read (by this store or by another writer).
+func (st *Store) refresh() error {
+	names, err := filepath.Glob(filepath.Join(st.dir, st.agent+"-*.jsonl"))
+	if err != nil {
+		return err
 	}
 	for _, name := range names {
 		if err := st.load(name); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return st, nil
+	return nil
 }
 
 // storedLine is the part of a stored line the store needs.
@@ -106,10 +116,21 @@ func (st *Store) load(path string) error {
 		return fmt.Errorf("importer: read %s: %w", path, err)
 	}
 	defer f.Close()
+	off := st.offsets[path]
+	if fi.Size() < off {
+		off = 0 // rewritten: read it again
+	}
+	if fi.Size() == off {
+		return nil
+	}
+	if _, err := f.Seek(off, 0); err != nil {
+		return fmt.Errorf("importer: read %s: %w", path, err)
+	}
 	r := bufio.NewReaderSize(f, 1<<16)
 	for {
 		line, err := r.ReadBytes('\n')
 		if len(line) > 0 && line[len(line)-1] == '\n' {
+			off += int64(len(line))
 			var s storedLine
 			if json.Unmarshal(line, &s) == nil && s.ID != "" {
 				sess := s.SessionID
@@ -123,10 +144,14 @@ func (st *Store) load(path string) error {
 			break
 		}
 	}
+	st.offsets[path] = off
 	return nil
 }
 
 func (st *Store) note(id, session, turn, through string) {
+	if _, known := st.ids[id]; known {
+		return
+	}
 	st.ids[id] = session
 	st.sessions[session] = true
 	if turn == "" {
