@@ -110,6 +110,10 @@ type DB struct {
 	// FullTextState).
 	ftChanges atomic.Int64
 
+	// held is index.db, kept open by the writer to notice the file being
+	// deleted or replaced under it (CheckFiles).
+	held *os.File
+
 	// hints remembers, per embedder identity, where PendingEmbeddings
 	// may start (see there).
 	hintMu sync.Mutex
@@ -184,7 +188,7 @@ func (db *DB) openWriter() error {
 	if err != nil {
 		return fmt.Errorf("index: create %s: %w", db.path, err)
 	}
-	f.Close()
+	db.held = f
 	if err := db.fixPerms(); err != nil {
 		return err
 	}
@@ -299,6 +303,17 @@ func dsn(path, query string) string {
 	return u.String() + "?" + query
 }
 
+// CheckFiles reports (ErrCacheGone) when index.db, as the writer opened it,
+// is no longer at its path: the cache folder was deleted or the file
+// replaced under this process, whose commits then go to a file nobody
+// else sees. The daemon checks it periodically and starts again.
+func (db *DB) CheckFiles() error {
+	if db.held == nil {
+		return nil
+	}
+	return sameFile(db.held, db.path)
+}
+
 // Path is the database file's path.
 func (db *DB) Path() string { return db.path }
 
@@ -320,6 +335,10 @@ func (db *DB) Close() error {
 	if db.w != nil {
 		errs = append(errs, db.w.Close())
 		db.w = nil
+	}
+	if db.held != nil {
+		db.held.Close()
+		db.held = nil
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("index: close %s: %w", db.path, err)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -87,4 +88,115 @@ func TestFaultRestoredLogs(t *testing.T) {
 	}
 	d.alive(t)
 	d.stop(t)
+}
+
+// writeLines appends n idless exchanges of session s to name, one write each.
+func (w *workspace) writeLines(name, s string, from, n int) {
+	w.t.Helper()
+	for i := from; i < from+n; i++ {
+		w.appendRaw(name, []byte(idlessLine(s, i, 40)))
+	}
+}
+
+// TestFaultCacheDeleted: `rm -rf .praxis-os/.cache` under a running daemon.
+// The daemon notices within a second, starts again and rebuilds the index
+// from the logs (nothing lost, nothing twice); a second daemon started
+// right after the deletion leaves exactly one daemon serving, and the one
+// that stops does not remove the other's socket. doctor is clean after.
+func TestFaultCacheDeleted(t *testing.T) {
+	ws := newWorkspace(t)
+	cache := filepath.Join(ws.root, ".praxis-os", ".cache")
+	ws.writeLines("a.jsonl", "a", 0, 200)
+	d := ws.startDaemon()
+	ws.waitExchanges(200, 30*time.Second)
+
+	// Alone: rebuilt in place.
+	if err := os.RemoveAll(cache); err != nil {
+		t.Fatal(err)
+	}
+	ws.writeLines("a.jsonl", "a", 200, 10)
+	ws.waitExchanges(210, 30*time.Second)
+	eventually(t, 10*time.Second, "the daemon serves queries again", func() bool { return servingPID(ws) == d.cmd.Process.Pid })
+	d.alive(t)
+	if !strings.Contains(d.stderr.String(), "deleted or replaced under it") {
+		t.Errorf("the daemon did not say its files were deleted:\n%s", d.stderr)
+	}
+
+	// With a second daemon started at once: one of them serves.
+	if err := os.RemoveAll(cache); err != nil {
+		t.Fatal(err)
+	}
+	d2 := ws.startDaemon()
+	ws.writeLines("a.jsonl", "a", 210, 10)
+	ws.waitExchanges(220, 30*time.Second)
+	var live, dead *daemonProc
+	eventually(t, 15*time.Second, "exactly one daemon left running", func() bool {
+		e1, e2 := exited(d), exited(d2)
+		switch {
+		case e1 && !e2:
+			live, dead = d2, d
+		case e2 && !e1:
+			live, dead = d, d2
+		default:
+			return false
+		}
+		return true
+	})
+	if !strings.Contains(dead.stderr.String(), "another continuity process") {
+		t.Errorf("the daemon that stopped did not say why:\n%s", dead.stderr)
+	}
+	eventually(t, 10*time.Second, "the remaining daemon answers on its socket", func() bool { return servingPID(ws) == live.cmd.Process.Pid })
+	time.Sleep(2 * time.Second) // the remaining daemon must not restart (its socket is intact)
+	if pid := servingPID(ws); pid != live.cmd.Process.Pid {
+		t.Fatalf("socket answered by pid %d, want %d", pid, live.cmd.Process.Pid)
+	}
+	if n := strings.Count(live.stderr.String(), "continuity daemon started"); n > 2 {
+		t.Errorf("the remaining daemon started %d times", n)
+	}
+	checks, text := ws.doctor()
+	for name, c := range checks {
+		if c.Status == "FAIL" {
+			t.Errorf("doctor: %s: %s\n%s", name, c.Message, text)
+		}
+	}
+	ws.waitExchanges(220, 5*time.Second)
+	live.stop(t)
+}
+
+// exited reports whether the daemon process has ended.
+func exited(d *daemonProc) bool {
+	select {
+	case err := <-d.done:
+		d.done <- err
+		return true
+	default:
+		return false
+	}
+}
+
+// TestDoctorFindsDeletedIndex: a process holding a deleted file of the
+// cache folder open (a daemon whose cache was deleted under it) is named.
+func TestDoctorFindsDeletedIndex(t *testing.T) {
+	cache := t.TempDir()
+	f := filepath.Join(cache, "index.db")
+	if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-c", `exec 3<"$1"; rm "$1"; echo ready; exec sleep 30`, "sh", f)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	buf := make([]byte, 6)
+	if _, err := out.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	got := deletedIndexHolders(cache)
+	if len(got) != 1 || got[0] != cmd.Process.Pid {
+		t.Fatalf("deletedIndexHolders = %v, want [%d]", got, cmd.Process.Pid)
+	}
 }

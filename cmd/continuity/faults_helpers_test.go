@@ -44,8 +44,17 @@ func writeLogOfSize(t *testing.T, path, session string, size int) int {
 	return n
 }
 
-// exchanges is the number of exchanges the index holds (status --json).
-func (w *workspace) exchanges() int64 { return w.status().Exchanges }
+// exchanges is the number of exchanges the index holds (status --json), -1
+// when status fails (no index yet: the cache was just deleted).
+func (w *workspace) exchanges() int64 {
+	w.t.Helper()
+	out, _, code := w.cli("status", "--json")
+	var st statusReport
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil {
+		return -1
+	}
+	return st.Exchanges
+}
 
 // waitExchanges waits until the index holds want exchanges, failing if it
 // ever holds more.
