@@ -200,3 +200,61 @@ func TestDoctorFindsDeletedIndex(t *testing.T) {
 		t.Fatalf("deletedIndexHolders = %v, want [%d]", got, cmd.Process.Pid)
 	}
 }
+
+// TestFaultFullTextDeleted: fulltext.db (with its -wal and -shm) deleted
+// under a running daemon is rebuilt without a restart; search and resume
+// --query answer meanwhile; lines appended after are in the new file.
+func TestFaultFullTextDeleted(t *testing.T) {
+	ws := newWorkspace(t)
+	cache := filepath.Join(ws.root, ".praxis-os", ".cache", "continuity")
+	ws.writeLines("s1.jsonl", "s1", 0, 300)
+	d := ws.startDaemon()
+	ws.waitExchanges(300, 30*time.Second)
+	eventually(t, 30*time.Second, "vectors for every exchange", func() bool { return ws.status().EmbedPending == 0 })
+	for round := 0; round < 3; round++ {
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			os.Remove(filepath.Join(cache, "fulltext.db"+suffix))
+		}
+		// Right away, and until the file is back: queries answer.
+		for i := 0; i < 5; i++ {
+			if out, errs, code := ws.cli("search", "question"); code != 0 || !strings.Contains(out, "question") {
+				t.Fatalf("search with fulltext.db deleted: exit %d\n%s%s", code, out, errs)
+			}
+			if out, errs, code := ws.cli("resume", "--session", "s1", "--query", "question 7", "--include-current"); code != 0 {
+				t.Fatalf("resume --query with fulltext.db deleted: exit %d\n%s%s", code, out, errs)
+			}
+		}
+		ws.writeLines("s1.jsonl", "s1", 300+10*round, 10)
+		ws.waitExchanges(int64(310+10*round), 10*time.Second)
+		eventually(t, 10*time.Second, "fulltext.db rebuilt and caught up", func() bool {
+			if _, err := os.Stat(filepath.Join(cache, "fulltext.db")); err != nil {
+				return false
+			}
+			st := ws.status()
+			return st.FullTextPending == 0
+		})
+		checkFullText(t, ws.root)
+	}
+	checks, text := ws.doctor()
+	if c := checks["full-text index"]; c.Status == "FAIL" {
+		t.Errorf("doctor after the rebuild: %s\n%s", c.Message, text)
+	}
+	d.alive(t)
+	d.stop(t)
+
+	// No daemon, no fulltext.db: answered in-process from the vectors,
+	// and doctor says what to do.
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(filepath.Join(cache, "fulltext.db"+suffix))
+	}
+	if out, errs, code := ws.cli("search", "question"); code != 0 || !strings.Contains(out, "question") {
+		t.Fatalf("search without daemon nor fulltext.db: exit %d\n%s%s", code, out, errs)
+	}
+	if out, errs, code := ws.cli("resume", "--session", "s1", "--query", "question 7", "--include-current"); code != 0 {
+		t.Fatalf("resume --query without daemon nor fulltext.db: exit %d\n%s%s", code, out, errs)
+	}
+	checks, text = ws.doctor()
+	if c := checks["full-text index"]; c.Status == "OK" || !strings.Contains(c.Fix+c.Message, "daemon") {
+		t.Errorf("doctor without fulltext.db: %+v\n%s", c, text)
+	}
+}
