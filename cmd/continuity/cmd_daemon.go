@@ -164,6 +164,7 @@ type daemon struct {
 	eng  *engine
 	work *search.Worker
 	fti  *index.FullTextIndexer
+	rej  *rejectLog
 	wf   watchFlags
 }
 
@@ -188,13 +189,14 @@ func openDaemon(p paths, wf watchFlags, ef embedFlags, log *slog.Logger) (*daemo
 		return nil, err
 	}
 	d.fti = index.NewFullTextIndexer(db, log)
+	d.rej = newRejectLog(db, log)
 	if d.eng, err = newEngine(db, emb, d.work.Vectors, log); err != nil {
 		d.close()
 		return nil, err
 	}
 	d.w, err = watcher.New(watcher.Config{
 		Dir: p.logs, MaxLineBytes: wf.maxLine, Rescan: wf.rescan, NoNotify: wf.noNotify, Logger: log,
-		OnCommit: func(watcher.Batch) { d.fti.Notify(); d.work.Notify() },
+		OnCommit: func(watcher.Batch) { d.fti.Notify(); d.work.Notify(); d.rej.Notify() },
 	}, db)
 	if err != nil {
 		d.close()
@@ -233,14 +235,15 @@ func (d *daemon) run(ctx context.Context) error {
 		"socket", server.SocketPath(d.p.cache), "pid", os.Getpid(), "fsnotify", !d.wf.noNotify, "rescan", d.wf.rescan)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 5)
+	errc := make(chan error, 6)
 	go func() { errc <- d.w.Run(ctx) }()
 	go func() { errc <- d.srv.Serve(ctx) }()
 	go func() { errc <- d.work.Run(ctx) }()
 	go func() { errc <- d.fti.Run(ctx) }()
 	go func() { errc <- d.guard(ctx) }()
+	go func() { errc <- d.rej.Run(ctx) }()
 	var first error
-	for range 5 {
+	for range 6 {
 		if err := <-errc; err != nil && first == nil {
 			first = err
 			cancel()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -257,4 +258,81 @@ func TestFaultFullTextDeleted(t *testing.T) {
 	if c := checks["full-text index"]; c.Status == "OK" || !strings.Contains(c.Fix+c.Message, "daemon") {
 		t.Errorf("doctor without fulltext.db: %+v\n%s", c, text)
 	}
+}
+
+// TestStatusWhileDaemonDown: status says whether a daemon runs and counts
+// what it has not seen as lag; the daemon logs rejects with file:line;
+// rejects lists the newest first.
+func TestStatusWhileDaemonDown(t *testing.T) {
+	ws := newWorkspace(t)
+	ws.writeLines("a.jsonl", "a", 0, 10)
+	if _, errs, code := ws.cli("ingest", "--no-embed"); code != 0 {
+		t.Fatalf("ingest: %s", errs)
+	}
+	var st struct {
+		statusReport
+		Daemon struct {
+			Running bool `json:"running"`
+			PID     int  `json:"pid"`
+		} `json:"daemon"`
+		LagBytes int64 `json:"lag_bytes"`
+	}
+	status := func() {
+		t.Helper()
+		out, errs, code := ws.cli("status", "--json")
+		if code != 0 {
+			t.Fatalf("status: %s", errs)
+		}
+		st.Daemon.Running, st.Daemon.PID = false, 0
+		if err := json.Unmarshal([]byte(out), &st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	status()
+	if st.Daemon.Running || st.LagBytes != 0 {
+		t.Fatalf("after ingest: daemon running %v, lag %d; want false, 0", st.Daemon.Running, st.LagBytes)
+	}
+	// Lines appended and a new log while no daemon runs.
+	ws.writeLines("a.jsonl", "a", 10, 3)
+	ws.writeLines("b.jsonl", "b", 0, 2)
+	aSize, bSize := fileSize(t, filepath.Join(ws.logs, "a.jsonl")), fileSize(t, filepath.Join(ws.logs, "b.jsonl"))
+	status()
+	lag := map[string]int64{}
+	for _, f := range st.Files {
+		lag[f.Path] += f.Lag
+	}
+	if lag["b.jsonl"] != bSize || lag["a.jsonl"] == 0 || st.LagBytes != lag["a.jsonl"]+bSize {
+		t.Fatalf("lag with the daemon down: %v (total %d); want b.jsonl %d, a.jsonl > 0 (a is %d bytes)", lag, st.LagBytes, bSize, aSize)
+	}
+	text, _, _ := ws.cli("status")
+	if !strings.Contains(text, "not running") || !strings.Contains(text, "not seen yet") {
+		t.Errorf("status text does not say the daemon is down or the file unseen:\n%s", text)
+	}
+
+	d := ws.startDaemon()
+	ws.waitExchanges(15, 20*time.Second)
+	status()
+	if !st.Daemon.Running || st.Daemon.PID != d.cmd.Process.Pid || st.LagBytes != 0 {
+		t.Fatalf("daemon running: got running %v pid %d lag %d, want true %d 0", st.Daemon.Running, st.Daemon.PID, st.LagBytes, d.cmd.Process.Pid)
+	}
+	ws.appendRaw("a.jsonl", []byte("{not json\n"))
+	ws.appendRaw("a.jsonl", []byte(`{"type":"exchange","user":"x","timestamp":"yesterday"}`+"\n"))
+	eventually(t, 10*time.Second, "the daemon logs the rejected lines with file:line", func() bool {
+		s := d.stderr.String()
+		return strings.Contains(s, "line rejected") && strings.Contains(s, "a.jsonl:14") && strings.Contains(s, "a.jsonl:15")
+	})
+	rs := ws.rejects()
+	if len(rs) != 2 || rs[0].Line != 15 || rs[1].Line != 14 {
+		t.Fatalf("rejects not newest first: %+v", rs)
+	}
+	d.stop(t)
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }
