@@ -435,12 +435,19 @@ func (db *DB) CheckFullText(ctx context.Context) error {
 	if db.ftFile != nil && sameFile(db.ftFile, db.ftPath) == nil {
 		return nil
 	}
+	if err := db.CheckFiles(); err != nil {
+		// index.db went too (the cache folder was deleted): nothing to
+		// rebuild from; the daemon starts again on new files.
+		return err
+	}
 	// Closing the writer connection (the last one on the old file)
 	// checkpoints it and removes its -wal by name, before a new file can
 	// take that name. Leftovers (the old -wal, -shm) must go too: SQLite
 	// would read a stale -wal as part of a new file.
-	db.ft.Close()
-	db.ft = nil
+	if db.ft != nil { // nil after a failed rebuild
+		db.ft.Close()
+		db.ft = nil
+	}
 	if db.ftFile != nil {
 		db.ftFile.Close()
 		db.ftFile = nil
