@@ -35,29 +35,41 @@ func (w *workspace) checkDoctor(name, want string, words ...string) {
 // TestFaultENOSPC: the cache folder's filesystem fills up while lines
 // arrive. Commits fail and are retried, the daemon keeps running, doctor
 // says the disk is full; once there is room every line is indexed, once.
-// It mounts a 4 MiB tmpfs, so it needs root (or skips).
+// It mounts a 4 MiB tmpfs (root only); elsewhere the daemon's commits fail
+// with an injected ENOSPC (CONTINUITY_TEST_FAULT_COMMIT).
 func TestFaultENOSPC(t *testing.T) {
 	ws := newWorkspace(t)
 	cache := filepath.Join(ws.root, ".praxis-os", ".cache")
 	if err := os.MkdirAll(cache, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", cache).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a small tmpfs (needs root): %v %s", err, out)
+	filler := filepath.Join(cache, "filler")
+	mounted := true
+	mount := exec.Command("mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", cache)
+	if os.Getenv("CONTINUITY_TEST_NO_MOUNT") != "" { // to run the other variant
+		mount = exec.Command("false")
 	}
-	t.Cleanup(func() { exec.Command("umount", "-l", cache).Run() })
+	if out, err := mount.CombinedOutput(); err != nil {
+		// Not root: the daemon's commits fail as on a full disk while
+		// the flag file exists (a test-only hook).
+		t.Logf("cannot mount a small tmpfs (%v %s): injecting ENOSPC instead", err, strings.TrimSpace(string(out)))
+		mounted = false
+		filler = filepath.Join(t.TempDir(), "disk-full")
+		t.Setenv(envTestFaultCommit, filler)
+	} else {
+		t.Cleanup(func() { exec.Command("umount", "-l", cache).Run() })
+	}
 	ws.writeLines("a.jsonl", "a", 0, 100)
 	d := ws.startDaemon()
 	ws.waitExchanges(100, 30*time.Second)
 
 	// Fill the filesystem.
-	filler := filepath.Join(cache, "filler")
 	f, err := os.Create(filler)
 	if err != nil {
 		t.Fatal(err)
 	}
 	chunk := make([]byte, 64<<10)
-	for {
+	for mounted {
 		if _, err := f.Write(chunk); err != nil {
 			break
 		}
@@ -73,7 +85,9 @@ func TestFaultENOSPC(t *testing.T) {
 		return strings.Contains(s, "full") || strings.Contains(s, "no space")
 	})
 	d.alive(t)
-	ws.checkDoctor("disk space", "FAIL", "free some space")
+	if mounted {
+		ws.checkDoctor("disk space", "FAIL", "free some space")
+	}
 	if got := ws.exchanges(); got < 100 || got > int64(100+n) {
 		t.Fatalf("%d exchanges while the disk is full", got)
 	}
