@@ -40,7 +40,14 @@ names another. With "-", the event is read as one JSON object from stdin
   continuity log --session S --user "question" --ai "answer"
   continuity log --session S --type context_reset --reason "window full"
   continuity log --type session_resume --previous OLD --new NEW
-  echo '{"type":"exchange","session_id":"S","user":"u","ai":"a"}' | continuity log -`)
+  echo '{"type":"exchange","session_id":"S","user":"u","ai":"a"}' | continuity log -
+
+Log a context_reset when the agent's window was compacted or cleared (resume
+then treats what came before as gone from the window and brings it back), and
+a session_resume when a new session continues an earlier one (resume and
+search --chain then reach back into it). The MCP tools log_context_reset and
+log_session_resume write the same events; the Claude Code SessionStart hook
+(recipes/) records both by itself.`)
 	var r logRequest
 	var files stringList
 	fs.StringVar(&r.Type, "type", logformat.TypeExchange, "event type: exchange, context_reset or session_resume")
