@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/google/uuid"
@@ -220,6 +221,12 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 			continue
 		}
 		ev, perr := logformat.Parse(l.Data, b.Gen.Path, now)
+		if perr == nil && ev.Timestamp.After(maxStoredTime) {
+			// Times are stored as int64 Unix nanoseconds: a later one
+			// would wrap around to the 1800s (protocol.md, section 3).
+			perr = &logformat.Error{Kind: logformat.KindInvalidField, Field: "timestamp",
+				Reason: fmt.Sprintf("%s is after %s, the latest time the index can store", ev.Timestamp.Format(time.RFC3339), maxStoredTime.Format(time.RFC3339))}
+		}
 		if perr != nil {
 			kind := "invalid"
 			var le *logformat.Error
@@ -402,6 +409,10 @@ func (c *commitTx) insertEvent(g watcher.Generation, l *watcher.Line, ev *logfor
 	c.seq++
 	return c.seq, true, nil
 }
+
+// maxStoredTime is the latest event time the index stores: times are
+// int64 Unix nanoseconds (2262-04-11T23:47:16.854775807Z).
+var maxStoredTime = time.Unix(0, math.MaxInt64).UTC()
 
 // reject stores an invalid or oversize line.
 func (c *commitTx) reject(g watcher.Generation, l *watcher.Line, kind, reason string, now int64) error {

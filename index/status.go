@@ -43,6 +43,8 @@ type FileStatus struct {
 	Offset     int64  `json:"offset"` // committed offset
 	Line       int64  `json:"line"`   // complete lines before Offset
 	Gone       bool   `json:"gone"`   // no file holds this generation any more
+	Dev        uint64 `json:"dev"`    // device and inode of the file, as last seen
+	Ino        uint64 `json:"ino"`
 }
 
 // SkippedFile is a file of the folder that is not read at all.
@@ -122,11 +124,13 @@ func (db *DB) Status(ctx context.Context) (st Status, err error) {
 	}); err != nil {
 		return Status{}, err
 	}
-	if err := eachRow(ctx, tx, `SELECT path, id, "offset", line, gone FROM generations WHERE ended = 0 ORDER BY path, id`, func(rows *sql.Rows) error {
+	if err := eachRow(ctx, tx, `SELECT path, id, "offset", line, gone, dev, ino FROM generations WHERE ended = 0 ORDER BY path, id`, func(rows *sql.Rows) error {
 		var f FileStatus
-		if err := rows.Scan(&f.Path, &f.Generation, &f.Offset, &f.Line, &f.Gone); err != nil {
+		var dev, ino int64
+		if err := rows.Scan(&f.Path, &f.Generation, &f.Offset, &f.Line, &f.Gone, &dev, &ino); err != nil {
 			return err
 		}
+		f.Dev, f.Ino = uint64(dev), uint64(ino)
 		st.Files = append(st.Files, f)
 		return nil
 	}); err != nil {
