@@ -32,42 +32,75 @@ import (
 // symbolic link, and FIFOs, devices, sockets and directories are refused
 // (O_NONBLOCK keeps a FIFO from blocking the open).
 func AppendLine(path string, line []byte) error {
+	a, err := OpenAppender(path)
+	if err != nil {
+		return err
+	}
+	if err := a.Append(line); err != nil {
+		a.Close()
+		return err
+	}
+	return a.Close()
+}
+
+// Appender appends lines to one log file, each with the guarantees of
+// AppendLine (one O_APPEND write(2) per line, a short write an error), for
+// a writer with many lines for the same file: the file is opened once.
+type Appender struct {
+	f    *os.File
+	path string
+}
+
+// OpenAppender opens path for appending as AppendLine does: created 0600
+// in a 0700 folder when missing, never through a symbolic link, regular
+// files only.
+func OpenAppender(path string) (*Appender, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0o600)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("logformat: AppendLine: %s is a symbolic link: %w", path, err)
+		}
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("logformat: AppendLine: %s is not a regular file (%s)", path, fi.Mode().Type())
+	}
+	return &Appender{f: f, path: path}, nil
+}
+
+// Append appends line, which must be one complete line ending in "\n", in
+// one write(2) call.
+func (a *Appender) Append(line []byte) error {
 	if len(line) == 0 || line[len(line)-1] != '\n' {
 		return errors.New("logformat: AppendLine: line does not end in \"\\n\"")
 	}
 	if bytes.IndexByte(line[:len(line)-1], '\n') >= 0 {
 		return errors.New("logformat: AppendLine: line holds more than one \"\\n\"")
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0o600)
-	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return fmt.Errorf("logformat: AppendLine: %s is a symbolic link: %w", path, err)
-		}
-		return err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("logformat: AppendLine: %s is not a regular file (%s)", path, fi.Mode().Type())
-	}
-	n, err := writeOnce(f, line)
+	n, err := writeOnce(a.f, line)
 	if err == nil && n != len(line) {
-		err = fmt.Errorf("logformat: AppendLine: short write to %s: %d of %d bytes", path, n, len(line))
+		err = fmt.Errorf("logformat: AppendLine: short write to %s: %d of %d bytes", a.path, n, len(line))
 	}
 	if err != nil {
 		if n > 0 && n < len(line) {
-			writeOnce(f, []byte{'\n'}) // best effort: end the fragment
+			writeOnce(a.f, []byte{'\n'}) // best effort: end the fragment
 		}
 		return err
 	}
-	return f.Close()
+	return nil
 }
+
+// Close closes the file.
+func (a *Appender) Close() error { return a.f.Close() }
 
 // writeOnce makes exactly one write(2) call (repeated only when it was
 // interrupted before writing anything). os.File.Write would loop over short
