@@ -71,10 +71,11 @@ type ccBlock struct {
 }
 
 var (
-	reSystemTags = regexp.MustCompile(`(?s)<(system-reminder|ide_opened_file|ide_selection|ide_diagnostics|local-command-caveat)>.*?</(system-reminder|ide_opened_file|ide_selection|ide_diagnostics|local-command-caveat)>`)
-	reCommand    = regexp.MustCompile(`(?s)<command-name>(.*?)</command-name>`)
-	reCommandArg = regexp.MustCompile(`(?s)<command-args>(.*?)</command-args>`)
-	reANSI       = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
+	reSystemTags  = regexp.MustCompile(`(?s)<(system-reminder|ide_opened_file|ide_selection|ide_diagnostics|local-command-caveat)>.*?</(system-reminder|ide_opened_file|ide_selection|ide_diagnostics|local-command-caveat)>`)
+	reCommand     = regexp.MustCompile(`(?s)<command-name>(.*?)</command-name>`)
+	reCommandArg  = regexp.MustCompile(`(?s)<command-args>(.*?)</command-args>`)
+	reANSI        = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
+	reTaskSummary = regexp.MustCompile(`(?s)<summary>(.*?)</summary>`)
 )
 
 // ParseClaudeCode reads one Claude Code session file. name is used in
@@ -292,10 +293,19 @@ func cleanPrompt(s string) (string, []string, bool, bool) {
 	if strings.HasPrefix(trim, "[Request interrupted by user") {
 		return "", nil, true, false
 	}
+	if strings.HasPrefix(trim, "<task-notification>") {
+		// a background task ended and the agent acts on it: a turn of its
+		// own, opened by the notice's summary (not typed, but what the
+		// work that follows answers)
+		note := "background task finished"
+		if m := reTaskSummary.FindStringSubmatch(trim); m != nil && strings.TrimSpace(m[1]) != "" {
+			note = strings.TrimSpace(m[1])
+		}
+		return "[task notification] " + oneLine(note, 500), nil, false, true
+	}
 	if strings.HasPrefix(trim, "<local-command-stdout>") || strings.HasPrefix(trim, "<local-command-stderr>") ||
-		strings.HasPrefix(trim, "<bash-stdout>") || strings.HasPrefix(trim, "<bash-stderr>") ||
-		strings.HasPrefix(trim, "<task-notification>") {
-		// command output and background-task notices: written by Claude Code, not typed
+		strings.HasPrefix(trim, "<bash-stdout>") || strings.HasPrefix(trim, "<bash-stderr>") {
+		// command output: written by Claude Code, not typed
 		return "", nil, false, false
 	}
 	if m := reCommand.FindStringSubmatch(s); m != nil {
