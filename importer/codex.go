@@ -202,6 +202,11 @@ func ParseCodex(r io.Reader, name string) Parsed {
 				s.Items = append(s.Items, Item{Kind: ItemReset, Key: key, Time: ts, Line: r.line, Reason: "context compacted"})
 			}
 		case "compacted":
+			// one compaction is written as compacted and event_msg
+			// context_compacted, in either order: one reset
+			if n := len(s.Items); n > 0 && s.Items[n-1].Kind == ItemReset {
+				continue
+			}
 			s.Items = append(s.Items, Item{Kind: ItemReset, Key: key, Time: ts, Line: r.line, Reason: "context compacted"})
 		case "response_item":
 			switch p.Type {

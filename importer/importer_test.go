@@ -261,3 +261,30 @@ func TestSharedCursorAider(t *testing.T) {
 		}
 	}
 }
+
+// TestCodexLegacy: rollouts from before the {type, payload} envelope.
+func TestCodexLegacy(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rollout-2025-05-01-5973b6c0-94b8-487b-a530-2aeb6098ae0e.jsonl")
+	os.WriteFile(path, []byte(`{"id":"5973b6c0-94b8-487b-a530-2aeb6098ae0e","timestamp":"2025-05-01T10:00:00Z","instructions":""}
+{"record_type":"state"}
+{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>cwd /w</environment_context>"}]}
+{"type":"message","role":"user","content":[{"type":"input_text","text":"rename the flag to --max-bytes"}]}
+{"type":"function_call","name":"shell","arguments":"{\"command\":[\"rg\",\"max-line\"]}","call_id":"c1"}
+{"type":"function_call_output","call_id":"c1","output":"{\"output\":\"OUTPUT_MUST_NOT_BE_STORED\"}"}
+{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Renamed in cli.go."}]}
+`), 0o600)
+	logs := filepath.Join(dir, "logs")
+	res := importOne(t, Codex, logs, path, Options{})
+	if res.Errors != 0 || res.Exchanges != 1 {
+		t.Fatalf("%+v", res)
+	}
+	evs := stored(t, logs)
+	if evs[0].SessionID != "5973b6c0-94b8-487b-a530-2aeb6098ae0e" || evs[0].User != "rename the flag to --max-bytes" ||
+		!strings.Contains(evs[0].AI, "[tools] shell: rg max-line") || !strings.Contains(evs[0].AI, "Renamed in cli.go.") || strings.Contains(evs[0].AI, "OUTPUT") {
+		t.Errorf("%+v", evs[0])
+	}
+	if res2 := importOne(t, Codex, logs, path, Options{}); res2.Exchanges != 0 {
+		t.Errorf("second import: %+v", res2)
+	}
+}
