@@ -160,6 +160,13 @@ func ParseClaudeCode(r io.Reader, name string) Parsed {
 			if rec.Message == nil || rec.IsMeta || rec.IsCompactSummary {
 				continue
 			}
+			if note, ok := ccTaskNotice(rec.Message.Content); ok {
+				// a background task ended and the agent acts on it: not a
+				// prompt (the turn goes on under the human's prompt), but a
+				// new exchange of the turn, opened by the notice
+				s.Items = append(s.Items, Item{Kind: ItemStep, Key: key, Time: ts, Line: lineNo, Text: note, Break: true})
+				continue
+			}
 			text, files, interrupted, isPrompt := ccUserText(rec.Message.Content)
 			if interrupted {
 				s.Items = append(s.Items, Item{Kind: ItemStep, Key: key, Time: ts, Line: lineNo, Text: "[interrupted by the user]"})
@@ -293,16 +300,7 @@ func cleanPrompt(s string) (string, []string, bool, bool) {
 	if strings.HasPrefix(trim, "[Request interrupted by user") {
 		return "", nil, true, false
 	}
-	if strings.HasPrefix(trim, "<task-notification>") {
-		// a background task ended and the agent acts on it: a turn of its
-		// own, opened by the notice's summary (not typed, but what the
-		// work that follows answers)
-		note := "background task finished"
-		if m := reTaskSummary.FindStringSubmatch(trim); m != nil && strings.TrimSpace(m[1]) != "" {
-			note = strings.TrimSpace(m[1])
-		}
-		return "[task notification] " + oneLine(note, 500), nil, false, true
-	}
+
 	if strings.HasPrefix(trim, "<local-command-stdout>") || strings.HasPrefix(trim, "<local-command-stderr>") ||
 		strings.HasPrefix(trim, "<bash-stdout>") || strings.HasPrefix(trim, "<bash-stderr>") {
 		// command output: written by Claude Code, not typed
@@ -319,6 +317,28 @@ func cleanPrompt(s string) (string, []string, bool, bool) {
 	s = reANSI.ReplaceAllString(s, "")
 	s = strings.TrimSpace(s)
 	return s, nil, false, s != ""
+}
+
+// ccTaskNotice reads a <task-notification> user record: "[task
+// notification] <its summary>".
+func ccTaskNotice(raw json.RawMessage) (string, bool) {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		var blocks []ccBlock
+		if json.Unmarshal(raw, &blocks) != nil || len(blocks) != 1 || blocks[0].Type != "text" {
+			return "", false
+		}
+		s = blocks[0].Text
+	}
+	s = strings.TrimSpace(s)
+	if !strings.HasPrefix(s, "<task-notification>") {
+		return "", false
+	}
+	note := "background task finished"
+	if m := reTaskSummary.FindStringSubmatch(s); m != nil && strings.TrimSpace(m[1]) != "" {
+		note = strings.TrimSpace(m[1])
+	}
+	return "[task notification] " + oneLine(note, 500), true
 }
 
 func joinText(a, b string) string {
