@@ -225,6 +225,20 @@ func ParseClaudeCode(r io.Reader, name string) Parsed {
 			}
 		}
 	}
+	// A file holding records of several sessions is a resumed session
+	// carrying copies of the history of those it continues: the file's
+	// own session (its name, else the last one met) resumes the others.
+	if len(order) > 1 {
+		main := order[len(order)-1]
+		if n := sessionFromName(name); sessions[n] != nil {
+			main = sessions[n]
+		}
+		for _, s := range order {
+			if s != main && hasConversation(s) {
+				main.Previous = append(main.Previous, s.ID)
+			}
+		}
+	}
 	for _, s := range order {
 		if !hasConversation(s) {
 			continue

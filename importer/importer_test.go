@@ -288,3 +288,26 @@ func TestCodexLegacy(t *testing.T) {
 		t.Errorf("second import: %+v", res2)
 	}
 }
+
+// TestResumedFileWithOldSessionID: a resumed session's file that keeps
+// the old session id on its copied records links the two sessions.
+func TestResumedFileWithOldSessionID(t *testing.T) {
+	dir := t.TempDir()
+	a, b := "aaaaaaaa-0000-0000-0000-00000000000a", "bbbbbbbb-0000-0000-0000-00000000000b"
+	data := ccLine(t, ccUser(a, "u1", "2026-03-01T10:00:00Z", "pick a database")) +
+		ccLine(t, ccAssistant(a, "a1", "2026-03-01T10:00:05Z", map[string]any{"type": "text", "text": "SQLite."})) +
+		ccLine(t, ccUser(b, "u2", "2026-03-02T10:00:00Z", "add an index")) +
+		ccLine(t, ccAssistant(b, "a2", "2026-03-02T10:00:05Z", map[string]any{"type": "text", "text": "Index added."}))
+	path := filepath.Join(dir, b+".jsonl")
+	os.WriteFile(path, []byte(data), 0o600)
+	logs := filepath.Join(dir, "logs")
+	res := importOne(t, ClaudeCode, logs, path, Options{})
+	if res.Sessions != 2 || res.Exchanges != 2 || res.Links != 1 {
+		t.Fatalf("%+v", res)
+	}
+	for _, ev := range stored(t, logs) {
+		if ev.Type == logformat.TypeSessionResume && (ev.PreviousSession != a || ev.NewSession != b) {
+			t.Errorf("link %s -> %s", ev.PreviousSession, ev.NewSession)
+		}
+	}
+}
