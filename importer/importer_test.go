@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -310,4 +312,54 @@ func TestResumedFileWithOldSessionID(t *testing.T) {
 			t.Errorf("link %s -> %s", ev.PreviousSession, ev.NewSession)
 		}
 	}
+}
+
+// TestFollowerKeepsGoing: logs that cannot be written are logged and
+// retried, never fatal to the follower (and so to the daemon).
+func TestFollowerKeepsGoing(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	home := DefaultHome(filepath.Join(dir, "home"))
+	proj := home.ClaudeProjectDir(ws)
+	os.MkdirAll(proj, 0o700)
+	sid := "dddddddd-0000-0000-0000-00000000000d"
+	path := filepath.Join(proj, sid+".jsonl")
+	os.WriteFile(path, []byte(ccLine(t, ccUser(sid, "u1", "2026-03-01T10:00:00Z", "question"))+
+		ccLine(t, ccAssistant(sid, "a1", "2026-03-01T10:00:01Z", map[string]any{"type": "text", "text": "answer"}))), 0o600)
+	logs := filepath.Join(dir, "logs")
+	os.WriteFile(logs, []byte("not a folder"), 0o600) // the logs cannot be written
+	var logBuf strings.Builder
+	f := &Follower{Agents: []string{ClaudeCode}, Workspace: ws, Logs: logs, Home: home, Quiet: time.Nanosecond,
+		Poll: 20 * time.Millisecond, Log: slog.New(slog.NewTextHandler(&syncBuf{b: &logBuf}, nil))}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	time.Sleep(150 * time.Millisecond)
+	os.Remove(logs)
+	os.MkdirAll(logs, 0o700)
+	deadline := time.Now().Add(5 * time.Second)
+	for len(stored(t, logs)) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("follower stopped with %v", err)
+	}
+	if evs := stored(t, logs); len(evs) != 1 || evs[0].User != "question" || evs[0].AI != "answer" {
+		t.Fatalf("after the logs became writable: %+v", evs)
+	}
+	if !strings.Contains(logBuf.String(), "cannot write the logs; retrying") {
+		t.Errorf("the write failure was not logged:\n%s", logBuf.String())
+	}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  *strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
 }
