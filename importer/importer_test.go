@@ -363,3 +363,21 @@ func (s *syncBuf) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
+
+// TestCursorWorkspaceDBs: Cursor's workspace storage folder of this
+// workspace is found by its workspace.json; others are not taken.
+func TestCursorWorkspaceDBs(t *testing.T) {
+	home := t.TempDir()
+	h := DefaultHome(home)
+	ws := filepath.Join(home, "src", "app")
+	for id, folder := range map[string]string{"mine": "file://" + ws, "other": "file://" + ws + "-other"} {
+		d := filepath.Join(h.CursorStorageDirs()[0], id)
+		os.MkdirAll(d, 0o700)
+		os.WriteFile(filepath.Join(d, "workspace.json"), []byte(`{"folder":"`+folder+`"}`), 0o600)
+		os.WriteFile(filepath.Join(d, "state.vscdb"), nil, 0o600)
+	}
+	got := h.NativePaths(Cursor, ws)
+	if len(got) != 1 || filepath.Base(filepath.Dir(got[0])) != "mine" {
+		t.Fatalf("got %v", got)
+	}
+}

@@ -29,7 +29,8 @@ agent's folder for this workspace is read:
   codex        ~/.codex/sessions/**/rollout-*.jsonl whose cwd is the workspace ($CODEX_HOME)
   gemini       ~/.gemini/tmp/<sha256 of the workspace path>/
   aider        <workspace>/.aider.chat.history.md
-  cursor       give the state.vscdb (workspaceStorage/<id>/state.vscdb)
+  cursor       ~/.config/Cursor/User/workspaceStorage/*/state.vscdb whose workspace.json names
+               the workspace (macOS: ~/Library/Application Support/Cursor/...)
 
   continuity import --from claude-code ~/.claude/projects/-home-me-src-app
   continuity import --from codex --json ~/.codex/sessions/2026/05/11
@@ -61,7 +62,7 @@ agent's folder for this workspace is read:
 				importer.Codex:      h.CodexSessionsDir() + " (rollouts whose cwd is the workspace)",
 				importer.Gemini:     h.GeminiProjectDir(p.root),
 				importer.Aider:      p.root + "/.aider.chat.history.md",
-				importer.Cursor:     "(Cursor has no per-workspace default: give its state.vscdb)",
+				importer.Cursor:     strings.Join(h.CursorStorageDirs(), ", ") + " (workspace.json naming the workspace)",
 			}[*from]
 			return &exitError{code: 2, err: fmt.Errorf("no %s transcripts for %s: looked in %s; give a PATH", *from, p.root, where)}
 		}
