@@ -71,10 +71,11 @@ type ccBlock struct {
 }
 
 var (
-	reSystemTags = regexp.MustCompile(`(?s)<(system-reminder|ide_opened_file|ide_selection|ide_diagnostics|local-command-caveat)>.*?</(system-reminder|ide_opened_file|ide_selection|ide_diagnostics|local-command-caveat)>`)
-	reCommand    = regexp.MustCompile(`(?s)<command-name>(.*?)</command-name>`)
-	reCommandArg = regexp.MustCompile(`(?s)<command-args>(.*?)</command-args>`)
-	reANSI       = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
+	reSystemTags  = regexp.MustCompile(`(?s)<(system-reminder|ide_opened_file|ide_selection|ide_diagnostics|local-command-caveat)>.*?</(system-reminder|ide_opened_file|ide_selection|ide_diagnostics|local-command-caveat)>`)
+	reCommand     = regexp.MustCompile(`(?s)<command-name>(.*?)</command-name>`)
+	reCommandArg  = regexp.MustCompile(`(?s)<command-args>(.*?)</command-args>`)
+	reANSI        = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
+	reTaskSummary = regexp.MustCompile(`(?s)<summary>(.*?)</summary>`)
 )
 
 // ParseClaudeCode reads one Claude Code session file. name is used in
@@ -159,6 +160,13 @@ func ParseClaudeCode(r io.Reader, name string) Parsed {
 			if rec.Message == nil || rec.IsMeta || rec.IsCompactSummary {
 				continue
 			}
+			if note, ok := ccTaskNotice(rec.Message.Content); ok {
+				// a background task ended and the agent acts on it: not a
+				// prompt (the turn goes on under the human's prompt), but a
+				// new exchange of the turn, opened by the notice
+				s.Items = append(s.Items, Item{Kind: ItemStep, Key: key, Time: ts, Line: lineNo, Text: note, Break: true})
+				continue
+			}
 			text, files, interrupted, isPrompt := ccUserText(rec.Message.Content)
 			if interrupted {
 				s.Items = append(s.Items, Item{Kind: ItemStep, Key: key, Time: ts, Line: lineNo, Text: "[interrupted by the user]"})
@@ -214,6 +222,20 @@ func ParseClaudeCode(r io.Reader, name string) Parsed {
 			s.Items = append(s.Items, it)
 			if rec.Message.StopReason == "end_turn" || rec.Message.StopReason == "stop_sequence" {
 				s.Items = append(s.Items, Item{Kind: ItemEnd, Key: key + "/end", Time: ts, Line: lineNo})
+			}
+		}
+	}
+	// A file holding records of several sessions is a resumed session
+	// carrying copies of the history of those it continues: the file's
+	// own session (its name, else the last one met) resumes the others.
+	if len(order) > 1 {
+		main := order[len(order)-1]
+		if n := sessionFromName(name); sessions[n] != nil {
+			main = sessions[n]
+		}
+		for _, s := range order {
+			if s != main && hasConversation(s) {
+				main.Previous = append(main.Previous, s.ID)
 			}
 		}
 	}
@@ -292,10 +314,10 @@ func cleanPrompt(s string) (string, []string, bool, bool) {
 	if strings.HasPrefix(trim, "[Request interrupted by user") {
 		return "", nil, true, false
 	}
+
 	if strings.HasPrefix(trim, "<local-command-stdout>") || strings.HasPrefix(trim, "<local-command-stderr>") ||
-		strings.HasPrefix(trim, "<bash-stdout>") || strings.HasPrefix(trim, "<bash-stderr>") ||
-		strings.HasPrefix(trim, "<task-notification>") {
-		// command output and background-task notices: written by Claude Code, not typed
+		strings.HasPrefix(trim, "<bash-stdout>") || strings.HasPrefix(trim, "<bash-stderr>") {
+		// command output: written by Claude Code, not typed
 		return "", nil, false, false
 	}
 	if m := reCommand.FindStringSubmatch(s); m != nil {
@@ -309,6 +331,28 @@ func cleanPrompt(s string) (string, []string, bool, bool) {
 	s = reANSI.ReplaceAllString(s, "")
 	s = strings.TrimSpace(s)
 	return s, nil, false, s != ""
+}
+
+// ccTaskNotice reads a <task-notification> user record: "[task
+// notification] <its summary>".
+func ccTaskNotice(raw json.RawMessage) (string, bool) {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		var blocks []ccBlock
+		if json.Unmarshal(raw, &blocks) != nil || len(blocks) != 1 || blocks[0].Type != "text" {
+			return "", false
+		}
+		s = blocks[0].Text
+	}
+	s = strings.TrimSpace(s)
+	if !strings.HasPrefix(s, "<task-notification>") {
+		return "", false
+	}
+	note := "background task finished"
+	if m := reTaskSummary.FindStringSubmatch(s); m != nil && strings.TrimSpace(m[1]) != "" {
+		note = strings.TrimSpace(m[1])
+	}
+	return "[task notification] " + oneLine(note, 500), true
 }
 
 func joinText(a, b string) string {

@@ -33,9 +33,9 @@ import (
 // a copy and is skipped. forked_from_id is a session_resume link.
 
 type codexLine struct {
-	Timestamp string          `json:"timestamp"`
-	Type      string          `json:"type"`
-	Payload   json.RawMessage `json:"payload"`
+	Timestamp string        `json:"timestamp"`
+	Type      string        `json:"type"`
+	Payload   *codexPayload `json:"payload"` // decoded with the line: one pass
 	// legacy first line
 	ID string `json:"id"`
 }
@@ -79,11 +79,8 @@ func ReadCodexMeta(r io.Reader) (CodexMeta, bool) {
 		if json.Unmarshal(bytes.TrimSpace(line), &l) != nil {
 			continue
 		}
-		if l.Type == "session_meta" {
-			var p codexPayload
-			if json.Unmarshal(l.Payload, &p) == nil {
-				return CodexMeta{ID: p.ID, Cwd: p.Cwd}, true
-			}
+		if l.Type == "session_meta" && l.Payload != nil {
+			return CodexMeta{ID: l.Payload.ID, Cwd: l.Payload.Cwd}, true
 		}
 	}
 	return CodexMeta{}, false
@@ -126,11 +123,8 @@ func ParseCodex(r io.Reader, name string) Parsed {
 		}
 		var p codexPayload
 		switch {
-		case len(l.Payload) > 0 && string(l.Payload) != "null":
-			if err := json.Unmarshal(l.Payload, &p); err != nil {
-				out.Problems = append(out.Problems, Problem{File: name, Line: lineNo, Reason: "payload: " + shortErr(err)})
-				continue
-			}
+		case l.Payload != nil:
+			p = *l.Payload
 		case l.Type == "" && l.ID != "":
 			// legacy first line: {id, timestamp, instructions}
 			if sid == "" && validID(l.ID) {
@@ -202,6 +196,11 @@ func ParseCodex(r io.Reader, name string) Parsed {
 				s.Items = append(s.Items, Item{Kind: ItemReset, Key: key, Time: ts, Line: r.line, Reason: "context compacted"})
 			}
 		case "compacted":
+			// one compaction is written as compacted and event_msg
+			// context_compacted, in either order: one reset
+			if n := len(s.Items); n > 0 && s.Items[n-1].Kind == ItemReset {
+				continue
+			}
 			s.Items = append(s.Items, Item{Kind: ItemReset, Key: key, Time: ts, Line: r.line, Reason: "context compacted"})
 		case "response_item":
 			switch p.Type {

@@ -74,8 +74,9 @@ func ParseAgents(list string) ([]string, error) {
 	return out, nil
 }
 
-// Run follows until ctx ends. A failure to read a native file is logged
-// and retried at the next poll; only a failure to write the logs ends it.
+// Run follows until ctx ends. Nothing stops it but ctx: a native file
+// that cannot be read, or logs that cannot be written, are logged and
+// tried again at the next poll, so the daemon keeps indexing.
 func (f *Follower) Run(ctx context.Context) error {
 	if f.Poll <= 0 {
 		f.Poll = DefaultPoll
@@ -118,7 +119,8 @@ func (f *Follower) Once(ctx context.Context) error {
 	for _, a := range f.Agents {
 		im := f.importers[a]
 		if err := im.refresh(); err != nil {
-			return err
+			f.Log.Error("import: cannot read the logs folder; retrying", "agent", a, "err", err)
+			continue
 		}
 		for _, path := range f.nativeFiles(a) {
 			if ctx.Err() != nil {
@@ -138,7 +140,10 @@ func (f *Follower) Once(ctx context.Context) error {
 			o.HoldOpenTurn = !quiet
 			res, err := im.ImportFile(path, o)
 			if err != nil {
-				return err
+				// cannot write the logs (disk full, permissions): the daemon
+				// goes on indexing; this file is tried again next time
+				f.Log.Error("import: cannot write the logs; retrying", "agent", a, "file", path, "err", err)
+				continue
 			}
 			f.files[path] = &followed{size: fi.Size(), mtime: fi.ModTime(), held: o.HoldOpenTurn}
 			for _, p := range res.Problems {

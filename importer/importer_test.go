@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -259,5 +261,123 @@ func TestSharedCursorAider(t *testing.T) {
 		if res2.Exchanges != 0 {
 			t.Errorf("%s: second import added %d", agent, res2.Exchanges)
 		}
+	}
+}
+
+// TestCodexLegacy: rollouts from before the {type, payload} envelope.
+func TestCodexLegacy(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rollout-2025-05-01-5973b6c0-94b8-487b-a530-2aeb6098ae0e.jsonl")
+	os.WriteFile(path, []byte(`{"id":"5973b6c0-94b8-487b-a530-2aeb6098ae0e","timestamp":"2025-05-01T10:00:00Z","instructions":""}
+{"record_type":"state"}
+{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>cwd /w</environment_context>"}]}
+{"type":"message","role":"user","content":[{"type":"input_text","text":"rename the flag to --max-bytes"}]}
+{"type":"function_call","name":"shell","arguments":"{\"command\":[\"rg\",\"max-line\"]}","call_id":"c1"}
+{"type":"function_call_output","call_id":"c1","output":"{\"output\":\"OUTPUT_MUST_NOT_BE_STORED\"}"}
+{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Renamed in cli.go."}]}
+`), 0o600)
+	logs := filepath.Join(dir, "logs")
+	res := importOne(t, Codex, logs, path, Options{})
+	if res.Errors != 0 || res.Exchanges != 1 {
+		t.Fatalf("%+v", res)
+	}
+	evs := stored(t, logs)
+	if evs[0].SessionID != "5973b6c0-94b8-487b-a530-2aeb6098ae0e" || evs[0].User != "rename the flag to --max-bytes" ||
+		!strings.Contains(evs[0].AI, "[tools] shell: rg max-line") || !strings.Contains(evs[0].AI, "Renamed in cli.go.") || strings.Contains(evs[0].AI, "OUTPUT") {
+		t.Errorf("%+v", evs[0])
+	}
+	if res2 := importOne(t, Codex, logs, path, Options{}); res2.Exchanges != 0 {
+		t.Errorf("second import: %+v", res2)
+	}
+}
+
+// TestResumedFileWithOldSessionID: a resumed session's file that keeps
+// the old session id on its copied records links the two sessions.
+func TestResumedFileWithOldSessionID(t *testing.T) {
+	dir := t.TempDir()
+	a, b := "aaaaaaaa-0000-0000-0000-00000000000a", "bbbbbbbb-0000-0000-0000-00000000000b"
+	data := ccLine(t, ccUser(a, "u1", "2026-03-01T10:00:00Z", "pick a database")) +
+		ccLine(t, ccAssistant(a, "a1", "2026-03-01T10:00:05Z", map[string]any{"type": "text", "text": "SQLite."})) +
+		ccLine(t, ccUser(b, "u2", "2026-03-02T10:00:00Z", "add an index")) +
+		ccLine(t, ccAssistant(b, "a2", "2026-03-02T10:00:05Z", map[string]any{"type": "text", "text": "Index added."}))
+	path := filepath.Join(dir, b+".jsonl")
+	os.WriteFile(path, []byte(data), 0o600)
+	logs := filepath.Join(dir, "logs")
+	res := importOne(t, ClaudeCode, logs, path, Options{})
+	if res.Sessions != 2 || res.Exchanges != 2 || res.Links != 1 {
+		t.Fatalf("%+v", res)
+	}
+	for _, ev := range stored(t, logs) {
+		if ev.Type == logformat.TypeSessionResume && (ev.PreviousSession != a || ev.NewSession != b) {
+			t.Errorf("link %s -> %s", ev.PreviousSession, ev.NewSession)
+		}
+	}
+}
+
+// TestFollowerKeepsGoing: logs that cannot be written are logged and
+// retried, never fatal to the follower (and so to the daemon).
+func TestFollowerKeepsGoing(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	home := DefaultHome(filepath.Join(dir, "home"))
+	proj := home.ClaudeProjectDir(ws)
+	os.MkdirAll(proj, 0o700)
+	sid := "dddddddd-0000-0000-0000-00000000000d"
+	path := filepath.Join(proj, sid+".jsonl")
+	os.WriteFile(path, []byte(ccLine(t, ccUser(sid, "u1", "2026-03-01T10:00:00Z", "question"))+
+		ccLine(t, ccAssistant(sid, "a1", "2026-03-01T10:00:01Z", map[string]any{"type": "text", "text": "answer"}))), 0o600)
+	logs := filepath.Join(dir, "logs")
+	os.WriteFile(logs, []byte("not a folder"), 0o600) // the logs cannot be written
+	var logBuf strings.Builder
+	f := &Follower{Agents: []string{ClaudeCode}, Workspace: ws, Logs: logs, Home: home, Quiet: time.Nanosecond,
+		Poll: 20 * time.Millisecond, Log: slog.New(slog.NewTextHandler(&syncBuf{b: &logBuf}, nil))}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	time.Sleep(150 * time.Millisecond)
+	os.Remove(logs)
+	os.MkdirAll(logs, 0o700)
+	deadline := time.Now().Add(5 * time.Second)
+	for len(stored(t, logs)) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("follower stopped with %v", err)
+	}
+	if evs := stored(t, logs); len(evs) != 1 || evs[0].User != "question" || evs[0].AI != "answer" {
+		t.Fatalf("after the logs became writable: %+v", evs)
+	}
+	if !strings.Contains(logBuf.String(), "cannot write the logs; retrying") {
+		t.Errorf("the write failure was not logged:\n%s", logBuf.String())
+	}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  *strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// TestCursorWorkspaceDBs: Cursor's workspace storage folder of this
+// workspace is found by its workspace.json; others are not taken.
+func TestCursorWorkspaceDBs(t *testing.T) {
+	home := t.TempDir()
+	h := DefaultHome(home)
+	ws := filepath.Join(home, "src", "app")
+	for id, folder := range map[string]string{"mine": "file://" + ws, "other": "file://" + ws + "-other"} {
+		d := filepath.Join(h.CursorStorageDirs()[0], id)
+		os.MkdirAll(d, 0o700)
+		os.WriteFile(filepath.Join(d, "workspace.json"), []byte(`{"folder":"`+folder+`"}`), 0o600)
+		os.WriteFile(filepath.Join(d, "state.vscdb"), nil, 0o600)
+	}
+	got := h.NativePaths(Cursor, ws)
+	if len(got) != 1 || filepath.Base(filepath.Dir(got[0])) != "mine" {
+		t.Fatalf("got %v", got)
 	}
 }

@@ -3,6 +3,8 @@ package importer
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,6 +82,8 @@ func (h Home) NativePaths(agent, workspace string) []string {
 		cands = []string{h.GeminiProjectDir(workspace)}
 	case Aider:
 		cands = []string{filepath.Join(workspace, ".aider.chat.history.md")}
+	case Cursor:
+		return h.CursorWorkspaceDBs(workspace)
 	}
 	var out []string
 	for _, c := range cands {
@@ -120,4 +124,53 @@ func CodexRolloutIn(path, workspace string) bool {
 	cwd := filepath.Clean(m.Cwd)
 	ws := filepath.Clean(workspace)
 	return cwd == ws || strings.HasPrefix(cwd, ws+string(filepath.Separator))
+}
+
+// CursorStorageDirs are the folders where Cursor keeps one
+// workspaceStorage/<id>/ per opened folder (Linux, macOS, Windows layouts
+// under the home folder).
+func (h Home) CursorStorageDirs() []string {
+	return []string{
+		filepath.Join(h.Dir, ".config", "Cursor", "User", "workspaceStorage"),
+		filepath.Join(h.Dir, "Library", "Application Support", "Cursor", "User", "workspaceStorage"),
+		filepath.Join(h.Dir, "AppData", "Roaming", "Cursor", "User", "workspaceStorage"),
+	}
+}
+
+// CursorWorkspaceDBs lists the state.vscdb files of the Cursor
+// workspaces opened on workspace: those whose workspace.json names it
+// ({"folder": "file:///path"}).
+func (h Home) CursorWorkspaceDBs(workspace string) []string {
+	var out []string
+	ws := filepath.Clean(workspace)
+	for _, dir := range h.CursorStorageDirs() {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join(dir, e.Name(), "workspace.json"))
+			if err != nil {
+				continue
+			}
+			var w struct {
+				Folder string `json:"folder"`
+			}
+			if json.Unmarshal(data, &w) != nil || w.Folder == "" {
+				continue
+			}
+			u, err := url.Parse(w.Folder)
+			if err != nil || u.Scheme != "file" || filepath.Clean(u.Path) != ws {
+				continue
+			}
+			db := filepath.Join(dir, e.Name(), "state.vscdb")
+			if fi, err := os.Stat(db); err == nil && fi.Mode().IsRegular() {
+				out = append(out, db)
+			}
+		}
+	}
+	return out
 }

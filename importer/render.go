@@ -195,6 +195,9 @@ func render(s *Session, o Options) []planned {
 			if cur == nil {
 				openTurn(it, false)
 			}
+			if it.Break {
+				seal()
+			}
 			for _, st := range splitStep(it, o.PartBytes) {
 				n := stepSize(st)
 				if cur.size > 0 && cur.size+n > o.PartBytes {

@@ -67,6 +67,10 @@ type Item struct {
 	Files []string // files read or edited
 	// Reason is why the context was reset (ItemReset).
 	Reason string
+	// Break starts a new exchange of the current turn at this step (an
+	// event inside the turn worth its own exchange, such as a background
+	// task's notice the agent then acts on).
+	Break bool
 	// KeyedTurn derives a prompt's turn id from its Key instead of its time
 	// and text: for formats without per-message times, where two equal
 	// prompts would otherwise be one.

@@ -56,8 +56,9 @@ type Store struct {
 	agent    string
 	ids      map[string]string // event id -> session
 	turns    map[string]*turnState
-	sessions map[string]bool  // sessions with events in the logs
-	offsets  map[string]int64 // per log file, how far it was read
+	sessions map[string]bool                // sessions with events in the logs
+	offsets  map[string]int64               // per log file, how far it was read
+	files    map[string]*logformat.Appender // open during one Import
 }
 
 type turnState struct {
@@ -182,7 +183,15 @@ func (st *Store) FileFor(session string) string {
 // already stored under another session (history copied into a resumed
 // session) is not stored again, and a session_resume link records where
 // it came from.
-func (st *Store) Import(s *Session, o Options, res *Result) error {
+func (st *Store) Import(s *Session, o Options, res *Result) (err error) {
+	defer func() {
+		for path, a := range st.files {
+			if cerr := a.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("importer: close %s: %w", path, cerr)
+			}
+		}
+		st.files = nil
+	}()
 	plans := render(s, o)
 	// the steps of each turn, in order, across its parts
 	pos := map[string]map[string]int{}
@@ -307,8 +316,19 @@ func (st *Store) write(p planned, res *Result) error {
 		res.Problems = append(res.Problems, Problem{File: p.ev.SessionID, Line: p.srcLine, Reason: "cannot write event: " + err.Error()}.String())
 		return nil
 	}
-	if err := logformat.AppendLine(st.FileFor(p.ev.SessionID), line); err != nil {
-		return fmt.Errorf("importer: append to %s: %w", st.FileFor(p.ev.SessionID), err)
+	path := st.FileFor(p.ev.SessionID)
+	a := st.files[path]
+	if a == nil {
+		if a, err = logformat.OpenAppender(path); err != nil {
+			return fmt.Errorf("importer: append to %s: %w", path, err)
+		}
+		if st.files == nil {
+			st.files = map[string]*logformat.Appender{}
+		}
+		st.files[path] = a
+	}
+	if err := a.Append(line); err != nil {
+		return fmt.Errorf("importer: append to %s: %w", path, err)
 	}
 	var through string
 	if len(p.steps) > 0 {

@@ -48,17 +48,36 @@ import (
 // symbolic link, and FIFOs, devices, sockets and directories are refused
 // (O_NONBLOCK keeps a FIFO from blocking the open).
 func AppendLine(path string, line []byte) error {
-	if len(line) == 0 || line[len(line)-1] != '\n' {
-		return errors.New("logformat: AppendLine: line does not end in \"\\n\"")
-	}
-	if bytes.IndexByte(line[:len(line)-1], '\n') >= 0 {
-		return errors.New("logformat: AppendLine: line holds more than one \"\\n\"")
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	a, err := OpenAppender(path)
+	if err != nil {
 		return err
 	}
+	if err := a.Append(line); err != nil {
+		a.Close()
+		return err
+	}
+	return a.Close()
+}
+
+// Appender appends lines to one log file, each with the guarantees of
+// AppendLine (one O_APPEND write(2) per line, a fresh line after a crashed
+// writer's fragment, a short write an error), for a writer with many lines
+// for the same file: the file is opened once.
+type Appender struct {
+	f        *os.File
+	path     string
+	readable bool // the file could be opened for reading: the fragment checks run
+}
+
+// OpenAppender opens path for appending as AppendLine does: created 0600
+// in a 0700 folder when missing, never through a symbolic link, regular
+// files only.
+func OpenAppender(path string) (*Appender, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
 	const flags = os.O_APPEND | os.O_CREATE | syscall.O_NOFOLLOW | syscall.O_NONBLOCK | syscall.O_NOCTTY
-	// Read access lets AppendLine look at the byte before the line; a
+	// Read access lets Append look at the byte before the line; a
 	// write-only file is still appended to, without that check.
 	f, err := os.OpenFile(path, os.O_RDWR|flags, 0o600)
 	readable := err == nil
@@ -67,21 +86,42 @@ func AppendLine(path string, line []byte) error {
 	}
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {
-			return fmt.Errorf("logformat: AppendLine: %s is a symbolic link: %w", path, err)
+			return nil, fmt.Errorf("logformat: AppendLine: %s is a symbolic link: %w", path, err)
 		}
-		return err
+		return nil, err
 	}
-	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return err
+		f.Close()
+		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("logformat: AppendLine: %s is not a regular file (%s)", path, fi.Mode().Type())
+		f.Close()
+		return nil, fmt.Errorf("logformat: AppendLine: %s is not a regular file (%s)", path, fi.Mode().Type())
 	}
+	return &Appender{f: f, path: path, readable: readable}, nil
+}
+
+// Append appends line, which must be one complete line ending in "\n", in
+// one write(2) call (two when it had to be repeated on a fresh line; see
+// AppendLine).
+func (a *Appender) Append(line []byte) error {
+	if len(line) == 0 || line[len(line)-1] != '\n' {
+		return errors.New("logformat: AppendLine: line does not end in \"\\n\"")
+	}
+	if bytes.IndexByte(line[:len(line)-1], '\n') >= 0 {
+		return errors.New("logformat: AppendLine: line holds more than one \"\\n\"")
+	}
+	f, path := a.f, a.path
 	buf := line
-	if readable && !endsLine(f, fi.Size()) && fragment(fi.Size()) {
-		buf = append([]byte{'\n'}, line...)
+	if a.readable {
+		fi, err := f.Stat()
+		if err != nil {
+			return fmt.Errorf("logformat: AppendLine: %s: %w", path, err)
+		}
+		if !endsLine(f, fi.Size()) && fragment(fi.Size()) {
+			buf = append([]byte{'\n'}, line...)
+		}
 	}
 	for attempt := 0; ; attempt++ {
 		n, err := writeOnce(f, buf)
@@ -94,7 +134,7 @@ func AppendLine(path string, line []byte) error {
 			}
 			return err
 		}
-		if !readable {
+		if !a.readable {
 			break
 		}
 		// With O_APPEND the file offset is now just past the bytes
@@ -111,8 +151,11 @@ func AppendLine(path string, line []byte) error {
 		}
 		buf = line // the glued copy ended in "\n"
 	}
-	return f.Close()
+	return nil
 }
+
+// Close closes the file.
+func (a *Appender) Close() error { return a.f.Close() }
 
 // fragment reports whether a file of size bytes whose last byte is not
 // "\n" ends in a crashed writer's fragment rather than in another

@@ -25,18 +25,19 @@ as FILE:LINE and skipped; the import goes on.
 
 PATH is a file or a folder in the agent's native layout. Without PATH, the
 agent's folder for this workspace is read:
-  claude-code  ~/.claude/projects/<workspace path, / and . as ->/   ($CLAUDE_CONFIG_DIR)
+  claude-code  ~/.claude/projects/<workspace path, every character but letters and digits as ->/ ($CLAUDE_CONFIG_DIR)
   codex        ~/.codex/sessions/**/rollout-*.jsonl whose cwd is the workspace ($CODEX_HOME)
   gemini       ~/.gemini/tmp/<sha256 of the workspace path>/
   aider        <workspace>/.aider.chat.history.md
-  cursor       give the state.vscdb (workspaceStorage/<id>/state.vscdb)
+  cursor       ~/.config/Cursor/User/workspaceStorage/*/state.vscdb whose workspace.json names
+               the workspace (macOS: ~/Library/Application Support/Cursor/...)
 
   continuity import --from claude-code ~/.claude/projects/-home-me-src-app
   continuity import --from codex --json ~/.codex/sessions/2026/05/11
   continuity import --from aider .aider.chat.history.md`)
 	from := fs.String("from", "", "the agent: "+strings.Join(importer.Agents, ", "))
 	asJSON := fs.Bool("json", false, `print {"sessions","exchanges","resets","links","skipped","errors",...} as JSON`)
-	home := fs.String("home", "", "home folder holding the agents' folders (default $HOME)")
+	home := fs.String("agent-home", "", "home folder holding the agents' folders .claude, .codex, .gemini (default $HOME; env CONTINUITY_AGENT_HOME)")
 	pos, err := parse(e, fs, args)
 	if err != nil {
 		return err
@@ -57,9 +58,17 @@ agent's folder for this workspace is read:
 		return usageError("--from: %v", err)
 	}
 	if len(pos) == 0 {
-		pos = importer.DefaultHome(*home).NativePaths(*from, p.root)
+		h := importer.DefaultHome(*home)
+		pos = h.NativePaths(*from, p.root)
 		if len(pos) == 0 {
-			return &exitError{code: 2, err: fmt.Errorf("no %s transcripts found for %s; give a PATH", *from, p.root)}
+			where := map[string]string{
+				importer.ClaudeCode: h.ClaudeProjectDir(p.root),
+				importer.Codex:      h.CodexSessionsDir() + " (rollouts whose cwd is the workspace)",
+				importer.Gemini:     h.GeminiProjectDir(p.root),
+				importer.Aider:      p.root + "/.aider.chat.history.md",
+				importer.Cursor:     strings.Join(h.CursorStorageDirs(), ", ") + " (workspace.json naming the workspace)",
+			}[*from]
+			return &exitError{code: 2, err: fmt.Errorf("no %s transcripts for %s: looked in %s; give a PATH", *from, p.root, where)}
 		}
 	}
 	start := time.Now()

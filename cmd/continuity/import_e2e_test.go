@@ -187,3 +187,48 @@ func TestImportCLI(t *testing.T) {
 		t.Errorf("imported log file: %v %v", fi, err)
 	}
 }
+
+// TestImportLongTurnSearch: one prompt, 100 tool calls and 20 answer
+// texts, imported then searched: the decision stated in the middle of the
+// turn is the best hit, and its exchange names the question.
+func TestImportLongTurnSearch(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t)
+	dir := t.TempDir()
+	sid := "0d0d0d0d-1111-4222-8333-444444444444"
+	var b strings.Builder
+	base := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	n := 0
+	ts := func() string { n++; return base.Add(time.Duration(n) * time.Second).Format(time.RFC3339) }
+	b.WriteString(ccRec(t, ccPrompt(sid, "p", ts(), "make the indexer survive a crash mid-batch")))
+	words := []string{"tokenizer", "vectors", "rescan", "fingerprint", "rejects", "budget", "socket", "lock", "redaction", "embedder"}
+	for i := 0; i < 20; i++ {
+		for j := 0; j < 5; j++ {
+			b.WriteString(ccRec(t, ccTool(sid, fmt.Sprintf("t%d-%d", i, j), ts(), "Read", fmt.Sprintf("index/file%d.go", j))))
+		}
+		text := fmt.Sprintf("Looked at the %s code path; nothing to change there yet. ", words[i%len(words)]) + strings.Repeat(fmt.Sprintf("The %s part reads its state and moves on. ", words[i%len(words)]), 60)
+		if i == 9 {
+			text = "Decision: the committed offset is stored in the same SQLite transaction as the batch of events, so after kill -9 a line is either indexed with its offset or not at all. " + text
+		}
+		b.WriteString(ccRec(t, ccAnswer(sid, fmt.Sprintf("x%d", i), ts(), text)))
+	}
+	os.WriteFile(filepath.Join(dir, sid+".jsonl"), []byte(b.String()), 0o600)
+	if _, errs, code := ws.cli("import", "--from", "claude-code", dir); code != 0 {
+		t.Fatal(errs)
+	}
+	ws.cli("ingest", "--no-embed")
+	out, errs, code := ws.cli("search", "--json", "--limit", "3", "where is the offset committed after a crash")
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	var resp struct {
+		Results []struct{ User, AI string }
+	}
+	json.Unmarshal([]byte(out), &resp)
+	if len(resp.Results) == 0 || !strings.Contains(resp.Results[0].AI, "Decision: the committed offset is stored in the same SQLite transaction") {
+		t.Fatalf("the decision is not the best hit:\n%s", out)
+	}
+	if !strings.Contains(resp.Results[0].User, "make the indexer survive a crash mid-batch") {
+		t.Errorf("the hit does not name the question: %q", resp.Results[0].User)
+	}
+}
