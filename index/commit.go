@@ -35,6 +35,11 @@ const (
 	// CounterAIFromAlias counts stored exchanges whose answer was given as
 	// "assistant", the alias of "ai".
 	CounterAIFromAlias = "ai_from_alias"
+	// CounterUnknownFieldPrefix, followed by a field name, counts the
+	// stored events of a known type carrying that unknown top-level field
+	// (names up to 64 bytes): status names them, so that an answer written
+	// as "response" does not go unnoticed.
+	CounterUnknownFieldPrefix = "unknown_field:"
 	// CounterEventSeq is the highest event row id ever given.
 	CounterEventSeq = "event_seq"
 )
@@ -165,6 +170,7 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 	sessions := map[string]*sessionDelta{}
 	var sessionOrder []string
 	var duplicates, unknownTypes, unknownFields, forgottenSkipped, redactions, noOffset, aliases int64
+	unknownNames := map[string]int64{}
 
 	// Most databases have forgotten nothing: then no line needs a look-up.
 	var anyForgotten bool
@@ -278,6 +284,13 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 		}
 		if len(ev.UnknownFields) > 0 {
 			unknownFields++
+			if ev.KnownType {
+				for _, f := range ev.UnknownFields {
+					if len(f) <= 64 {
+						unknownNames[f]++
+					}
+				}
+			}
 		}
 		if ev.TimestampNoOffset {
 			noOffset++
@@ -345,6 +358,12 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 		}
 		if _, err := c.exec(addCounterSQL, ctr.name, ctr.n); err != nil {
 			return fmt.Errorf("count %s: %w", ctr.name, err)
+		}
+	}
+
+	for name, n := range unknownNames {
+		if _, err := c.exec(addCounterSQL, CounterUnknownFieldPrefix+name, n); err != nil {
+			return fmt.Errorf("count unknown field %q: %w", name, err)
 		}
 	}
 

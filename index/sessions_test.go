@@ -293,3 +293,21 @@ func TestForgottenSessionGoesOn(t *testing.T) {
 		t.Errorf("second DeleteSession = %d, %v, want 1 (the new work)", n, err)
 	}
 }
+
+// TestUnknownFieldNames: status names the unknown fields of events of
+// known types (an answer written as "response" must not go unnoticed), not
+// those of unknown types, whose fields are all unknown.
+func TestUnknownFieldNames(t *testing.T) {
+	db := openTest(t, testDir(t))
+	f := newFeeder(t, db, "log.jsonl")
+	commit(t, db, f.batch(
+		`{"type":"exchange","session_id":"s","user":"q","response":"the answer"}`,
+		`{"type":"exchange","session_id":"s","user":"q2","response":"again","model":"m"}`,
+		`{"type":"tool_call","session_id":"s","name":"grep","args":{}}`,
+	))
+	st := mustStatus(t, db)
+	want := map[string]int64{"response": 2, "model": 1}
+	if !reflect.DeepEqual(st.UnknownFieldNames, want) {
+		t.Errorf("UnknownFieldNames = %v, want %v", st.UnknownFieldNames, want)
+	}
+}

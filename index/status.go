@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 
 	"github.com/praxis-os/continuity/logformat"
 )
@@ -34,6 +35,9 @@ type Status struct {
 	// "assistant" (protocol.md, "Producer mistakes").
 	TimestampsNoOffset int64 `json:"timestamps_without_offset"`
 	AIFromAlias        int64 `json:"ai_from_alias"`
+	// UnknownFieldNames counts, per unknown field name, the events of a
+	// known type carrying it (CounterUnknownFieldPrefix).
+	UnknownFieldNames map[string]int64 `json:"unknown_field_names"`
 }
 
 // FileStatus is the checkpoint of one live generation.
@@ -119,6 +123,13 @@ func (db *DB) Status(ctx context.Context) (st Status, err error) {
 			st.TimestampsNoOffset = n
 		case CounterAIFromAlias:
 			st.AIFromAlias = n
+		default:
+			if f, ok := strings.CutPrefix(name, CounterUnknownFieldPrefix); ok {
+				if st.UnknownFieldNames == nil {
+					st.UnknownFieldNames = map[string]int64{}
+				}
+				st.UnknownFieldNames[f] = n
+			}
 		}
 		return nil
 	}); err != nil {

@@ -190,11 +190,13 @@ func eventFromJSON(r io.Reader, to string, over stdinOverrides, warn func(string
 	}
 	// The overrides: added as text at the front of the object, so that the
 	// line is then checked as written (duplicate keys, UTF-8).
-	var add []byte
-	for _, o := range []struct {
+	type override struct {
 		key, flag string
 		val       *string
-	}{{"session_id", "session", over.session}, {"type", "type", over.typ}, {"id", "id", over.id}} {
+	}
+	var add []byte
+	var nulls []override
+	for _, o := range []override{{"session_id", "session", over.session}, {"type", "type", over.typ}, {"id", "id", over.id}} {
 		if o.val == nil {
 			continue
 		}
@@ -206,7 +208,8 @@ func eventFromJSON(r io.Reader, to string, over stdinOverrides, warn func(string
 			continue
 		}
 		if _, ok := obj[o.key]; ok {
-			continue // null: let Parse treat it as absent; the flag cannot fill it without a duplicate key
+			nulls = append(nulls, o) // null: absent to Parse; replaced below
+			continue
 		}
 		k, _ := json.Marshal(o.key)
 		v, _ := json.Marshal(*o.val)
@@ -224,19 +227,29 @@ func eventFromJSON(r io.Reader, to string, over stdinOverrides, warn func(string
 			return nil, logformat.Event{}, fmt.Errorf("event on stdin: %w", err)
 		}
 	}
-	// Validate as written (duplicate keys, UTF-8, types).
-	ev, err := logformat.Parse(data, to, time.Now())
+	// Validate as written (duplicate keys, UTF-8, types). A null
+	// session_id is absent to Parse, which then takes the session from the
+	// file name: the one --session gives.
+	name := to
+	if name == "" && over.session != nil {
+		name = "session-" + *over.session + ".jsonl"
+	}
+	ev, err := logformat.Parse(data, name, time.Now())
 	if err != nil {
 		return nil, logformat.Event{}, fmt.Errorf("event on stdin: %w", err)
 	}
-	if _, ok := obj["timestamp"]; !ok {
+	for _, o := range nulls {
+		obj[o.key], _ = json.Marshal(*o.val)
+	}
+	absent := func(key string) bool { raw, ok := obj[key]; return !ok || string(raw) == "null" }
+	if absent("timestamp") {
 		obj["timestamp"], _ = json.Marshal(time.Now().UTC().Format(time.RFC3339Nano))
 	} else if ev.TimestampNoOffset {
 		local := ev.Timestamp.In(time.Local).Format(time.RFC3339Nano)
 		warn(fmt.Sprintf("timestamp %s has no UTC offset: read as local time (%s) and written as %s", obj["timestamp"], time.Local, local))
 		obj["timestamp"], _ = json.Marshal(local)
 	}
-	if _, ok := obj["id"]; !ok {
+	if absent("id") {
 		obj["id"], _ = json.Marshal(uuid.NewString())
 	}
 	if ev.AIFromAlias {
