@@ -97,11 +97,13 @@ type statusReport struct {
 
 func runStatus(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "status [--json]", `
-Show what the index holds: per log file its generation, committed offset,
-size and lag (bytes not indexed yet); counts of events by type, exchanges,
-sessions, rejected lines and duplicates skipped; what waits for the
-full-text index and for a vector; files skipped as a whole
-(symlinks, FIFOs, unreadable) with the reason.`)
+Show whether a daemon runs (it answers on its socket; else who holds the
+index), and what the index holds: per log file its generation, committed
+offset, size and lag (bytes not indexed yet; a file no daemon has seen yet,
+new or replaced while none ran, counts whole); counts of events by type,
+exchanges, sessions, rejected lines and duplicates skipped; what waits for
+the full-text index and for a vector; files skipped as a whole (symlinks,
+FIFOs, unreadable) with the reason.`)
 	asJSON := fs.Bool("json", false, "print JSON")
 	var ef embedFlags
 	ef.register(fs)
