@@ -50,8 +50,13 @@ func openWriter(p paths) (*index.Lock, *index.DB, error) {
 	if fi, err := os.Lstat(p.logs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return nil, nil, fmt.Errorf("%s is a symbolic link: continuity only reads a real folder inside the workspace", p.logs)
 	}
-	if err := os.MkdirAll(p.cache, 0o700); err != nil {
-		return nil, nil, fmt.Errorf("create cache folder: %w", err)
+	// Both folders, private and git-ignored (also in a workspace made
+	// before continuity wrote ignore files).
+	if err := p.layout().PrepareCache(); err != nil {
+		return nil, nil, err
+	}
+	if err := p.layout().PrepareLogs(); err != nil {
+		return nil, nil, err
 	}
 	lock, err := index.AcquireLock(p.cache)
 	if err != nil {
@@ -112,6 +117,7 @@ turn still in progress is imported when it ends (or after --import-quiet).`)
 	}
 	log := e.logger(level)
 	waiting := false
+	var restarts []time.Time // when the cache was found deleted, recently
 	for {
 		d, err := openDaemon(p, wf, ef, log)
 		if err == nil {
@@ -122,7 +128,26 @@ turn still in progress is imported when it ends (or after --import-quiet).`)
 				d.follow = &importer.Follower{Agents: agents, Workspace: p.root, Logs: p.logs,
 					Home: importer.DefaultHome(*agentHome), Poll: *importPoll, Quiet: *importQuiet, Log: log}
 			}
-			return d.run(ctx)
+			err = d.run(ctx)
+			if !errors.Is(err, errCacheGone) {
+				return err
+			}
+			// The cache folder (index, lock or socket) was deleted or
+			// replaced: start again on fresh files. A deleted index is
+			// rebuilt from the logs, which hold every line.
+			now := time.Now()
+			restarts = append(restarts, now)
+			for len(restarts) > 0 && now.Sub(restarts[0]) > time.Minute {
+				restarts = restarts[1:]
+			}
+			if len(restarts) > maxCacheRestarts {
+				return fmt.Errorf("%w; it happened %d times within a minute: stopping", err, len(restarts))
+			}
+			log.Error("the daemon's files were deleted or replaced under it; starting again (a deleted index is rebuilt from the logs)", "why", err)
+			continue
+		}
+		if len(restarts) > 0 && errors.Is(err, index.ErrLocked) {
+			return fmt.Errorf("the cache folder was deleted under this daemon and another process took over the workspace since: this daemon stops, the other one serves (%w)", err)
 		}
 		if !*waitLock || !errors.Is(err, index.ErrLocked) {
 			return err
@@ -142,6 +167,18 @@ turn still in progress is imported when it ends (or after --import-quiet).`)
 // lockPoll is how often a daemon run with --wait-lock tries the lock.
 const lockPoll = time.Second
 
+// guardPeriod is how often the daemon checks that its index, lock and
+// socket are still the files at their paths; maxCacheRestarts bounds how
+// often within a minute it starts again when they are not.
+const (
+	guardPeriod      = time.Second
+	maxCacheRestarts = 5
+)
+
+// errCacheGone is returned by daemon.run when the daemon's files were
+// deleted or replaced under it (see daemon.guard).
+var errCacheGone = errors.New("the cache folder was deleted or replaced under the running daemon")
+
 // daemon is a workspace being served: the index lock held, the index open
 // for writing, the watcher and the query server ready to run.
 type daemon struct {
@@ -154,6 +191,7 @@ type daemon struct {
 	eng  *engine
 	work *search.Worker
 	fti  *index.FullTextIndexer
+	rej  *rejectLog
 	wf   watchFlags
 	// follow, when set, imports agents' own transcripts into the logs.
 	follow *importer.Follower
@@ -180,14 +218,15 @@ func openDaemon(p paths, wf watchFlags, ef embedFlags, log *slog.Logger) (*daemo
 		return nil, err
 	}
 	d.fti = index.NewFullTextIndexer(db, log)
+	d.rej = newRejectLog(db, log)
 	if d.eng, err = newEngine(db, emb, d.work.Vectors, log); err != nil {
 		d.close()
 		return nil, err
 	}
 	d.w, err = watcher.New(watcher.Config{
 		Dir: p.logs, MaxLineBytes: wf.maxLine, Rescan: wf.rescan, NoNotify: wf.noNotify, Logger: log,
-		OnCommit: func(watcher.Batch) { d.fti.Notify(); d.work.Notify() },
-	}, db)
+		OnCommit: func(watcher.Batch) { d.fti.Notify(); d.work.Notify(); d.rej.Notify() },
+	}, withTestFaults(db))
 	if err != nil {
 		d.close()
 		return nil, err
@@ -225,12 +264,14 @@ func (d *daemon) run(ctx context.Context) error {
 		"socket", server.SocketPath(d.p.cache), "pid", os.Getpid(), "fsnotify", !d.wf.noNotify, "rescan", d.wf.rescan)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	n := 4
-	errc := make(chan error, 5)
+	n := 6
+	errc := make(chan error, 7)
 	go func() { errc <- d.w.Run(ctx) }()
 	go func() { errc <- d.srv.Serve(ctx) }()
 	go func() { errc <- d.work.Run(ctx) }()
 	go func() { errc <- d.fti.Run(ctx) }()
+	go func() { errc <- d.guard(ctx) }()
+	go func() { errc <- d.rej.Run(ctx) }()
 	if d.follow != nil {
 		n++
 		go func() { errc <- d.follow.Run(ctx) }()
@@ -247,6 +288,31 @@ func (d *daemon) run(ctx context.Context) error {
 	}
 	d.log.Info("continuity daemon stopped")
 	return nil
+}
+
+// guard checks every guardPeriod that the index, the lock and the socket
+// at their paths are still the files this daemon holds. After `rm -rf
+// .praxis-os/.cache` they are not: the daemon would go on writing a deleted
+// index that no query sees, and a second daemon could take a new lock
+// beside it. guard then returns errCacheGone, and runDaemon starts again.
+func (d *daemon) guard(ctx context.Context) error {
+	t := time.NewTicker(guardPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		for _, check := range []func() error{d.db.CheckFiles, d.lock.Check, d.srv.CheckSocket} {
+			if err := check(); err != nil {
+				if errors.Is(err, index.ErrCacheGone) || errors.Is(err, server.ErrSocketGone) {
+					return fmt.Errorf("%w: %w", errCacheGone, err)
+				}
+				d.log.Warn("cannot check the daemon's files", "err", err)
+			}
+		}
+	}
 }
 
 // pingReply answers "ping": who is serving.

@@ -49,6 +49,10 @@ agent's folder for this workspace is read:
 	if err != nil {
 		return err
 	}
+	// The imported logs are private and git-ignored like any other.
+	if err := p.layout().PrepareLogs(); err != nil {
+		return err
+	}
 	im, err := importer.New(*from, p.logs, importer.Options{Workspace: p.root})
 	if err != nil {
 		return usageError("--from: %v", err)

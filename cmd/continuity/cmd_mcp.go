@@ -366,6 +366,9 @@ func mcpAppend(p paths, r logRequest) (logExchangeOut, error) {
 	if err != nil {
 		return logExchangeOut{}, err
 	}
+	if err := p.layout().PrepareLogs(); err != nil {
+		return logExchangeOut{}, err
+	}
 	if err := logformat.AppendLine(filepath.Join(p.logs, to), line); err != nil {
 		return logExchangeOut{}, err
 	}

@@ -122,8 +122,10 @@ Commands:
 	}
 	fmt.Fprint(w, `
 Global flag (before or after the command):
-  --root DIR   the workspace (default: the nearest ancestor of the current
-               directory holding .praxis-os, else the current directory)
+  --root DIR   the workspace, an existing folder (default: the nearest
+               ancestor of the current directory holding .praxis-os, else
+               the root of the git repository it is in, else the current
+               directory)
 
 Run 'continuity COMMAND --help' for a command's flags.
 `)
