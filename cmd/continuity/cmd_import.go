@@ -90,7 +90,12 @@ agent's folder for this workspace is read:
 		}
 		fmt.Fprintf(e.stdout, "%s: %d files, %d sessions: %d exchanges, %d context resets, %d resume links written; %d already there; %d skipped; %d unreadable records\n",
 			*from, res.Files, res.Sessions, res.Exchanges, res.Resets, res.Links, res.Duplicates, res.Skipped, res.Errors)
-		for _, s := range res.Skips {
+		const shown = 10
+		for i, s := range res.Skips {
+			if i == shown {
+				fmt.Fprintf(e.stdout, "  ... and %d more skipped (--json lists them all)\n", len(res.Skips)-shown)
+				break
+			}
 			fmt.Fprintln(e.stdout, "  skipped:", s)
 		}
 	}
