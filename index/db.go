@@ -103,12 +103,17 @@ type DB struct {
 	// is its watermark.
 	ftPath string
 	ft     *sql.DB
+	ftFile *os.File // fulltext.db as ft opened it (CheckFullText)
 	rc     *readConnector
 	ftMu   sync.Mutex
 	ftMark atomic.Int64
 	// ftChanges counts the steps that changed the full-text index (see
 	// FullTextState).
 	ftChanges atomic.Int64
+
+	// held is index.db, kept open by the writer to notice the file being
+	// deleted or replaced under it (CheckFiles).
+	held *os.File
 
 	// hints remembers, per embedder identity, where PendingEmbeddings
 	// may start (see there).
@@ -184,7 +189,7 @@ func (db *DB) openWriter() error {
 	if err != nil {
 		return fmt.Errorf("index: create %s: %w", db.path, err)
 	}
-	f.Close()
+	db.held = f
 	if err := db.fixPerms(); err != nil {
 		return err
 	}
@@ -249,20 +254,26 @@ func (db *DB) openReaders() *sql.DB {
 type readConnector struct {
 	dsn, ftPath, ftDSN string
 	drv                sqlite3.SQLiteDriver
+	// epoch grows when fulltext.db is replaced (rebuilt after it was
+	// deleted): connections of an older epoch have the old file attached,
+	// or none, and are discarded instead of going back to the pool.
+	epoch atomic.Int64
 	// attachErr is why the last connection could not attach fulltext.db
 	// (nil when it could): the events stay readable without it.
 	attachErr atomic.Pointer[error]
 }
 
 func (c *readConnector) Connect(context.Context) (driver.Conn, error) {
-	conn, err := c.drv.Open(c.dsn)
+	epoch := c.epoch.Load()
+	raw, err := c.drv.Open(c.dsn)
 	if err != nil {
 		return nil, err
 	}
+	conn := &readConn{SQLiteConn: raw.(*sqlite3.SQLiteConn), c: c, epoch: epoch}
 	if _, err := os.Stat(c.ftPath); err != nil {
 		return conn, nil // not built yet: full-text queries fail with ErrNoFullText
 	}
-	if _, err := conn.(*sqlite3.SQLiteConn).Exec(`ATTACH DATABASE ? AS ft`, []driver.Value{c.ftDSN}); err != nil {
+	if _, err := conn.Exec(`ATTACH DATABASE ? AS ft`, []driver.Value{c.ftDSN}); err != nil {
 		// A damaged full-text index must not take the events with it:
 		// full-text queries report this error, the rest works.
 		err = fmt.Errorf("%s cannot be read (%w): stop the daemon, delete %s*, start it again: it rebuilds the file",
@@ -275,6 +286,27 @@ func (c *readConnector) Connect(context.Context) (driver.Conn, error) {
 }
 
 func (c *readConnector) Driver() driver.Driver { return &c.drv }
+
+// readConn is a read-only connection that knows which fulltext.db it
+// attached (its epoch).
+type readConn struct {
+	*sqlite3.SQLiteConn
+	c     *readConnector
+	epoch int64
+}
+
+// IsValid tells database/sql not to pool a connection whose attached
+// fulltext.db was replaced since it connected.
+func (rc *readConn) IsValid() bool { return rc.epoch == rc.c.epoch.Load() }
+
+// ResetSession refuses (ErrBadConn: database/sql then opens another) a
+// pooled connection that became stale while idle.
+func (rc *readConn) ResetSession(context.Context) error {
+	if !rc.IsValid() {
+		return driver.ErrBadConn
+	}
+	return nil
+}
 
 // fixPerms makes the database files private.
 func (db *DB) fixPerms() error {
@@ -299,6 +331,17 @@ func dsn(path, query string) string {
 	return u.String() + "?" + query
 }
 
+// CheckFiles reports (ErrCacheGone) when index.db, as the writer opened it,
+// is no longer at its path: the cache folder was deleted or the file
+// replaced under this process, whose commits then go to a file nobody
+// else sees. The daemon checks it periodically and starts again.
+func (db *DB) CheckFiles() error {
+	if db.held == nil {
+		return nil
+	}
+	return sameFile(db.held, db.path)
+}
+
 // Path is the database file's path.
 func (db *DB) Path() string { return db.path }
 
@@ -317,9 +360,17 @@ func (db *DB) Close() error {
 		errs = append(errs, db.ft.Close())
 		db.ft = nil
 	}
+	if db.ftFile != nil {
+		db.ftFile.Close()
+		db.ftFile = nil
+	}
 	if db.w != nil {
 		errs = append(errs, db.w.Close())
 		db.w = nil
+	}
+	if db.held != nil {
+		db.held.Close()
+		db.held = nil
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("index: close %s: %w", db.path, err)

@@ -143,6 +143,13 @@ func (db *DB) openFullTextFile(ctx context.Context, instance string) (ok bool, e
 	ft.SetConnMaxLifetime(0)
 	ft.SetConnMaxIdleTime(0)
 	db.ft = ft
+	// The file stays open to notice it being deleted (CheckFullText).
+	if held, err := os.Open(db.ftPath); err == nil {
+		if db.ftFile != nil {
+			db.ftFile.Close()
+		}
+		db.ftFile = held
+	}
 
 	v, err := userVersion(ctx, ft)
 	if err != nil {
@@ -206,11 +213,14 @@ func (db *DB) fullTextWatermark(ctx context.Context) (int64, error) {
 // many deletions and events it handled: 0 when the index is caught up.
 // Steps are serialised; each is one transaction of fulltext.db.
 func (db *DB) IndexFullText(ctx context.Context) (n int, err error) {
-	if db.ft == nil {
+	if db.w == nil { // read-only: no full-text writer (db.ft is swapped under ftMu)
 		return 0, ErrReadOnly
 	}
 	db.ftMu.Lock()
 	defer db.ftMu.Unlock()
+	if db.ft == nil {
+		return 0, fmt.Errorf("index: full-text indexing: %s is not open (its rebuild failed)", db.ftPath)
+	}
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("index: full-text indexing: %w", err)
@@ -351,7 +361,7 @@ func (db *DB) fullTextAdd(ctx context.Context) (int, error) {
 // counts, say) stays exact while the state is the same. ok is false in a
 // read-only process, which cannot tell.
 func (db *DB) FullTextState() (state int64, ok bool) {
-	if db.ft == nil {
+	if db.w == nil {
 		return 0, false
 	}
 	return db.ftChanges.Load(), true
@@ -362,7 +372,7 @@ func (db *DB) FullTextState() (state int64, ok bool) {
 // that a search sees every exchange committed before it. Readers and
 // larger lags are left to the indexer.
 func (db *DB) catchUpFullText(ctx context.Context) error {
-	if db.ft == nil {
+	if db.w == nil {
 		return nil
 	}
 	var top int64
@@ -409,6 +419,56 @@ func (db *DB) fullTextError(err error) error {
 		}
 	}
 	return ErrNoFullText
+}
+
+// CheckFullText, in the writing process, rebuilds the full-text index when
+// its file was deleted or replaced while the process had it open (rm
+// fulltext.db under a running daemon): the old file is closed, a new one
+// is created from index.db's events (indexed by the following steps), and
+// reader connections that attached the old file, or none, are retired.
+// rebuilt says whether it did so.
+func (db *DB) CheckFullText(ctx context.Context) (rebuilt bool, err error) {
+	if db.w == nil {
+		return false, nil
+	}
+	db.ftMu.Lock()
+	defer db.ftMu.Unlock()
+	if db.ftFile != nil && sameFile(db.ftFile, db.ftPath) == nil {
+		return false, nil
+	}
+	if err := db.CheckFiles(); err != nil {
+		// index.db went too (the cache folder was deleted): nothing to
+		// rebuild from; the daemon starts again on new files.
+		return false, err
+	}
+	// Closing the writer connection (the last one on the old file)
+	// checkpoints it and removes its -wal by name, before a new file can
+	// take that name. Leftovers (the old -wal, -shm) must go too: SQLite
+	// would read a stale -wal as part of a new file.
+	if db.ft != nil { // nil after a failed rebuild
+		db.ft.Close()
+		db.ft = nil
+	}
+	if db.ftFile != nil {
+		db.ftFile.Close()
+		db.ftFile = nil
+	}
+	for _, p := range []string{db.ftPath + "-wal", db.ftPath + "-shm"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return false, fmt.Errorf("index: remove stale %s: %w", p, err)
+		}
+	}
+	if db.rc != nil {
+		db.rc.epoch.Add(1) // connections without the new file: not pooled again
+	}
+	if err := db.openFullText(ctx); err != nil {
+		return false, fmt.Errorf("index: rebuild %s: %w", db.ftPath, err)
+	}
+	if db.rc != nil {
+		db.rc.epoch.Add(1)
+	}
+	db.ftChanges.Add(1)
+	return true, nil
 }
 
 // fullTextPath is the full-text index's path next to the database at path.

@@ -39,7 +39,18 @@ func (x *FullTextIndexer) Run(ctx context.Context) error {
 	const maxPause = 30 * time.Second
 	pause := time.Second
 	for {
-		err := x.Drain(ctx)
+		// A deleted (or replaced) fulltext.db is rebuilt from index.db
+		// at once, without a restart; searches meanwhile fall back on
+		// what they can use (search.Searcher).
+		rebuilt, err := x.db.CheckFullText(ctx)
+		if rebuilt {
+			x.log.Warn("the full-text index file was deleted or replaced; rebuilding it from the index", "file", x.db.ftPath)
+		}
+		if err == nil {
+			err = x.Drain(ctx)
+		} else if ctx.Err() == nil {
+			x.log.Error("full-text index unusable", "err", err)
+		}
 		if ctx.Err() != nil {
 			return nil
 		}

@@ -89,6 +89,39 @@ func readPID(f *os.File) int {
 	return pid
 }
 
+// ErrCacheGone is wrapped by the errors of Lock.Check and DB.CheckFiles
+// when a file the process holds open was deleted or replaced under it
+// (rm -rf of the cache folder): it then works on files nobody else sees.
+var ErrCacheGone = errors.New("deleted or replaced under the running process")
+
+// Check reports (ErrCacheGone) when the lock file at Path is no longer the
+// file this lock holds: deleted or replaced, so that another process could
+// take "the" lock while this one still believes it holds it.
+func (l *Lock) Check() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	return sameFile(l.f, l.path)
+}
+
+// sameFile reports ErrCacheGone when path does not name the open file f.
+func sameFile(f *os.File, path string) error {
+	held, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("index: stat %s: %w", path, err)
+	}
+	now, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%s: %w", path, ErrCacheGone)
+	case err != nil:
+		return fmt.Errorf("index: stat %s: %w", path, err)
+	case !os.SameFile(held, now):
+		return fmt.Errorf("%s: %w (another file is there now)", path, ErrCacheGone)
+	}
+	return nil
+}
+
 // Path is the lock file's path.
 func (l *Lock) Path() string { return l.path }
 

@@ -67,3 +67,38 @@ func excerpt(data []byte) string {
 	}
 	return string(out)
 }
+
+// RejectsSince returns up to limit rejects recorded after the reject with
+// row id after, oldest first, and the row id of the last one returned
+// (after itself when none): the daemon follows new rejects with it to log
+// them. after < 0 returns none, with the current highest id.
+func (db *DB) RejectsSince(ctx context.Context, after int64, limit int) ([]Reject, int64, error) {
+	if after < 0 {
+		var top int64
+		if err := db.r.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM rejects`).Scan(&top); err != nil {
+			return nil, 0, fmt.Errorf("index: list new rejects: %w", err)
+		}
+		return nil, top, nil
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT id, generation, file, line, start_offset, end_offset, reason, kind, excerpt, created_at
+		FROM rejects WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
+	if err != nil {
+		return nil, after, fmt.Errorf("index: list new rejects: %w", err)
+	}
+	defer rows.Close()
+	var out []Reject
+	last := after
+	for rows.Next() {
+		var r Reject
+		var created int64
+		if err := rows.Scan(&last, &r.Generation, &r.File, &r.Line, &r.Offset, &r.End, &r.Reason, &r.Kind, &r.Excerpt, &created); err != nil {
+			return nil, after, fmt.Errorf("index: list new rejects: %w", err)
+		}
+		r.CreatedAt = time.Unix(0, created).UTC()
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, after, fmt.Errorf("index: list new rejects: %w", err)
+	}
+	return out, last, nil
+}

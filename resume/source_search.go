@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/search"
 )
 
@@ -23,7 +24,9 @@ func SearchRankerAt(s *search.Searcher, at time.Time) Ranker {
 			return nil, nil
 		}
 		res, err := s.Search(ctx, search.Query{Text: query, Chain: sessions[0], Limit: min(limit, search.MaxLimit), Now: at})
-		if errors.Is(err, search.ErrEmptyQuery) {
+		if errors.Is(err, search.ErrEmptyQuery) || errors.Is(err, index.ErrNoFullText) {
+			// No query ranking possible (the full-text index is being
+			// rebuilt and no vector answered): recency alone chooses.
 			return nil, nil
 		}
 		if err != nil {

@@ -460,11 +460,12 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 		}
 	}
 	var vec, vecIn []VectorHit
+	vecOK := false
 	if vch != nil {
 		a := <-vch
 		switch {
 		case a.err == nil:
-			vec, vecIn = a.hits, a.inSpan
+			vec, vecIn, vecOK = a.hits, a.inSpan, true
 		case q.Mode == ModeVector:
 			return nil, a.err
 		default:
@@ -472,6 +473,12 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 			// remote embedder that is down must not break it.
 			s.log.Warn("vector search failed; using BM25 alone", "err", a.err)
 		}
+	}
+	if lexErr != nil && vecOK && errors.Is(lexErr, index.ErrNoFullText) {
+		// fulltext.db is missing (deleted, being rebuilt): the vectors
+		// alone answer meanwhile.
+		s.log.Warn("full-text index unavailable; using vectors alone", "err", lexErr)
+		lexErr = nil
 	}
 	if lexErr != nil {
 		return nil, fmt.Errorf("search: %w", lexErr)

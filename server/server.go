@@ -42,6 +42,7 @@ type Server struct {
 	handlers map[string]Handler
 	ln       net.Listener
 	srv      *http.Server
+	sock     os.FileInfo // the socket file this server created
 }
 
 // New returns a server that will listen on path.
@@ -73,12 +74,46 @@ func (s *Server) Listen() error {
 	if err != nil {
 		return fmt.Errorf("server: listen on %s: %w", s.path, err)
 	}
-	if err := os.Chmod(s.path, 0o600); err != nil {
+	// The socket file is removed by Serve, and only while it is still
+	// this server's: after the cache folder was deleted another daemon
+	// may listen at the same path.
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	fi, err := os.Stat(s.path)
+	if err == nil {
+		err = os.Chmod(s.path, 0o600)
+	}
+	if err != nil {
 		ln.Close()
+		os.Remove(s.path)
 		return fmt.Errorf("server: %w", err)
 	}
-	s.ln = ln
+	s.ln, s.sock = ln, fi
 	return nil
+}
+
+// ErrSocketGone is wrapped by CheckSocket's error when the socket file was
+// deleted or replaced: clients can no longer reach this server.
+var ErrSocketGone = errors.New("socket deleted or replaced")
+
+// CheckSocket reports (ErrSocketGone) when the socket path no longer names
+// the socket this server listens on.
+func (s *Server) CheckSocket() error {
+	if s.sock == nil {
+		return nil
+	}
+	fi, err := os.Stat(s.path)
+	if err != nil || !os.SameFile(fi, s.sock) {
+		return fmt.Errorf("%s: %w", s.path, ErrSocketGone)
+	}
+	return nil
+}
+
+// removeSocket removes the socket file if it is still the one this server
+// created: never another daemon's.
+func (s *Server) removeSocket() {
+	if s.CheckSocket() == nil {
+		os.Remove(s.path)
+	}
 }
 
 // Serve answers calls until ctx is cancelled, then shuts down gracefully.
@@ -96,7 +131,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := s.srv.Shutdown(shut)
-	os.Remove(s.path)
+	s.removeSocket()
 	if err != nil {
 		return fmt.Errorf("server: shutdown: %w", err)
 	}

@@ -33,7 +33,8 @@ type tail struct {
 	head      []byte // first FingerprintSize bytes of the generation, up to lineStart
 	win       []byte // last FingerprintSize bytes before lineStart
 
-	vanishedAt time.Time // when its name left the folder; zero while present
+	vanishedAt time.Time    // when its name left the folder; zero while present
+	held       *pendingFile // being rewritten in place (see Watcher.rewriting)
 }
 
 // errRewritten means the file no longer holds the generation's committed

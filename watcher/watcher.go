@@ -10,6 +10,7 @@
 package watcher
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -30,7 +31,12 @@ const (
 	DefaultGrace        = 3 * time.Second
 	DefaultBatchLines   = 2000
 	DefaultBatchBytes   = 8 << 20
+	DefaultSettle       = time.Second
 )
+
+// maxPending bounds how long a file stays pending (see Config.Settle) while
+// it keeps changing size: past it, it is read as a new log.
+const maxPending = 30 * time.Second
 
 // Config says what to watch and how.
 type Config struct {
@@ -40,7 +46,13 @@ type Config struct {
 	NoNotify     bool          // do not use fsnotify; rely on rescans alone
 	// Grace is how long a file whose name left the folder (deleted, renamed
 	// away) is still read, for writers that hold it open; then it is closed.
-	Grace      time.Duration
+	Grace time.Duration
+	// Settle is how long a file that starts like an indexed log but holds
+	// fewer bytes than were indexed from it (a copy still being written by
+	// cp or git checkout, or an older, shorter version) must keep the same
+	// size before it is judged: until then it is not read at all. A copy
+	// that reaches the indexed size is recognised at once.
+	Settle     time.Duration
 	BatchLines int // most lines in one commit
 	BatchBytes int // about the most line bytes in one commit
 	Logger     *slog.Logger
@@ -57,6 +69,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Grace <= 0 {
 		c.Grace = DefaultGrace
+	}
+	if c.Settle <= 0 {
+		c.Settle = DefaultSettle
 	}
 	if c.BatchLines <= 0 {
 		c.BatchLines = DefaultBatchLines
@@ -84,7 +99,27 @@ type Watcher struct {
 	tails   map[fileKey]*tail    // open files, by identity
 	known   map[int64]Generation // persisted generations with no open file
 	skipped map[string]string    // names skipped as a whole, with the reason
-	now     func() time.Time
+	pending map[string]*pendingFile
+	// failing counts commits failed in a row; failLogged is when the
+	// last of them was logged (see commitFailed).
+	failing    int
+	failLogged time.Time
+	// firsts are the fingerprints of the first line of generations whose
+	// file this process has read (see firstLine), to tell at once that a
+	// new file shorter than a generation's head is not a copy of it.
+	firsts map[int64]Fingerprint
+	now    func() time.Time
+}
+
+// pendingFile is a file whose identity is not decided yet: it starts like
+// an indexed generation but holds fewer bytes than were indexed from it.
+// It is not read until it reaches that size (a copy being written: then it
+// is recognised) or its size settles (then it is read as a new log).
+type pendingFile struct {
+	key   fileKey
+	size  int64
+	since time.Time // when size last changed
+	first time.Time // when first seen
 }
 
 // New returns a Watcher for cfg.Dir that checkpoints into store.
@@ -100,6 +135,8 @@ func New(cfg Config, store Store) (*Watcher, error) {
 		buf:     make([]byte, 256<<10),
 		tails:   map[fileKey]*tail{},
 		skipped: map[string]string{},
+		pending: map[string]*pendingFile{},
+		firsts:  map[int64]Fingerprint{},
 		now:     time.Now,
 	}, nil
 }
@@ -129,6 +166,21 @@ func (w *Watcher) CatchUp(ctx context.Context) error {
 	}
 	if err := w.drainAll(ctx); err != nil {
 		return err
+	}
+	// Files that may be copies still being written are judged once they
+	// are whole or their size settles.
+	for len(w.pending) > 0 || w.rewritesHeld() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(w.cfg.Settle / 4):
+		}
+		w.openPending(ctx, nil)
+		for _, k := range w.sortedTails() {
+			if t := w.tails[k]; t != nil && t.held != nil {
+				w.drain(ctx, k, t)
+			}
+		}
 	}
 	// Nothing will be read after this: files that left the folder are
 	// closed now rather than after a grace period.
@@ -185,9 +237,13 @@ func (w *Watcher) Run(ctx context.Context) error {
 		}
 		// A missing folder (rm -rf, about to be recreated) is looked for
 		// more often: a cheap stat, and recovery does not wait a period.
-		var retry <-chan time.Time
+		var retry, settle <-chan time.Time
 		if w.missing {
 			retry = time.After(w.cfg.Rescan / 10)
+		}
+		// Pending files (copies being written) are looked at again soon.
+		if len(w.pending) > 0 || w.rewritesHeld() {
+			settle = time.After(w.cfg.Settle / 4)
 		}
 		select {
 		case <-ctx.Done():
@@ -197,6 +253,15 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-retry:
 			_, err := os.Stat(w.cfg.Dir)
 			full = err == nil
+		case <-settle:
+			w.openPending(ctx, nil)
+			for _, k := range w.sortedTails() {
+				if t := w.tails[k]; t != nil && t.held != nil {
+					w.drain(ctx, k, t)
+				}
+			}
+			full = false
+			continue
 		case <-wake:
 			full = n.takeScan()
 		}
@@ -240,6 +305,11 @@ func (w *Watcher) scan(ctx context.Context) error {
 		names = append(names, name)
 	}
 	slices.Sort(names)
+	for name, p := range w.pending {
+		if k, ok := namesKey(present, name); !ok || k != p.key {
+			delete(w.pending, name) // gone, or another file now
+		}
+	}
 	for _, name := range names {
 		if err := w.open(ctx, name); err != nil {
 			w.log.Error("cannot follow log", "file", name, "err", err)
@@ -256,6 +326,50 @@ func (w *Watcher) scan(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// rewritesHeld reports whether an open file is being rewritten in place
+// (see rewriting).
+func (w *Watcher) rewritesHeld() bool {
+	for _, t := range w.tails {
+		if t.held != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// namesKey finds the identity of the file called name in present.
+func namesKey(present map[fileKey]string, name string) (fileKey, bool) {
+	for k, n := range present {
+		if n == name {
+			return k, true
+		}
+	}
+	return fileKey{}, false
+}
+
+// openPending tries again to identify the pending files (those in names
+// only, when names is not nil) and reads those it could.
+func (w *Watcher) openPending(ctx context.Context, names map[string]bool) {
+	var todo []string
+	for name := range w.pending {
+		if names == nil || names[name] {
+			todo = append(todo, name)
+		}
+	}
+	slices.Sort(todo)
+	for _, name := range todo {
+		if err := w.open(ctx, name); err != nil {
+			w.log.Error("cannot follow log", "file", name, "err", err)
+			continue
+		}
+		for k, t := range w.tails {
+			if t.name == name && t.vanishedAt.IsZero() {
+				w.drain(ctx, k, t)
+			}
+		}
+	}
 }
 
 // list returns the regular *.jsonl files directly in the folder, by
@@ -348,6 +462,12 @@ func (w *Watcher) skip(ctx context.Context, name, reason string) {
 
 // open starts following a file not open yet.
 func (w *Watcher) open(ctx context.Context, name string) error {
+	held := false // pending after this call; else no longer
+	defer func() {
+		if !held {
+			delete(w.pending, name)
+		}
+	}()
 	path := filepath.Join(w.cfg.Dir, name)
 	// O_NOFOLLOW: a symlink swapped in after listing is refused;
 	// O_NONBLOCK: a FIFO swapped in does not block the open.
@@ -385,7 +505,12 @@ func (w *Watcher) open(ctx context.Context, name string) error {
 		return nil
 	}
 
-	t, replaces := w.adopt(ctx, f, k, name)
+	t, replaces, wait := w.adopt(ctx, f, k, name, st.Size)
+	if wait {
+		f.Close() // not read until its identity is decided
+		held = true
+		return nil
+	}
 	if t == nil {
 		g := Generation{Path: name, Dev: k.dev, Ino: k.ino}
 		id, err := w.store.CreateGeneration(ctx, g, replaces)
@@ -407,8 +532,10 @@ func (w *Watcher) open(ctx context.Context, name string) error {
 // adopt finds the generation whose committed bytes the file still holds.
 // It returns nil when there is none, with the id of the generation the file
 // replaces (same inode, other content: truncated or rewritten while nobody
-// watched, or an inode reused) or 0.
-func (w *Watcher) adopt(ctx context.Context, f *os.File, k fileKey, name string) (*tail, int64) {
+// watched, or an inode reused) or 0. wait is true when the file is pending:
+// it may be a copy of a generation still being written (it starts like it
+// but is shorter), so it must not be read yet (see Config.Settle).
+func (w *Watcher) adopt(ctx context.Context, f *os.File, k fileKey, name string, size int64) (*tail, int64, bool) {
 	type cand struct {
 		g    Generation
 		from *tail // an open file whose name left the folder
@@ -451,9 +578,34 @@ func (w *Watcher) adopt(ctx context.Context, f *os.File, k fileKey, name string)
 	}
 
 	head := readUpTo(f, FingerprintSize)
+	first, hasFirst := firstLine(head)
+	maybe := int64(0) // a generation this file may be an unfinished copy of
 	for _, c := range cands {
 		g := c.g
-		if g.Offset <= 0 || g.Head.Len > len(head) || sum(head[:g.Head.Len]) != g.Head {
+		if g.Offset <= 0 {
+			continue
+		}
+		if g.Head.Len > len(head) {
+			// Too short to compare heads: a copy being written, or
+			// another file. A known, different first line settles it.
+			fp, known := w.firsts[g.ID]
+			if c.from != nil {
+				fp, known = firstLine(c.from.head)
+			}
+			if !(known && hasFirst && fp != first) && maybe == 0 {
+				maybe = g.ID
+			}
+			continue
+		}
+		if sum(head[:g.Head.Len]) != g.Head {
+			continue
+		}
+		if size < g.Offset {
+			// Starts alike but holds less than was indexed: being
+			// written, or an older version.
+			if maybe == 0 {
+				maybe = g.ID
+			}
 			continue
 		}
 		g.Path, g.Dev, g.Ino, g.Gone = name, k.dev, k.ino, false
@@ -480,9 +632,100 @@ func (w *Watcher) adopt(ctx context.Context, f *os.File, k fileKey, name string)
 		if g.ID == replaces {
 			replaces = 0
 		}
-		return t, 0
+		return t, 0, false
 	}
-	return nil, replaces
+	if maybe != 0 && w.hold(name, k, size, maybe) {
+		return nil, 0, true
+	}
+	return nil, replaces, false
+}
+
+// hold records the file as pending and reports whether it should stay so:
+// until its size has not changed for Settle (or it has been pending for
+// maxPending), after which it is read as a new log.
+func (w *Watcher) hold(name string, k fileKey, size int64, like int64) bool {
+	now := w.now()
+	p := w.pending[name]
+	if p == nil || p.key != k {
+		w.pending[name] = &pendingFile{key: k, size: size, since: now, first: now}
+		w.log.Info("new log starts like an indexed one but is shorter: waiting for it to be written whole",
+			"file", name, "size", size, "like_generation", like)
+		return true
+	}
+	if !w.settled(p, size) {
+		return true
+	}
+	delete(w.pending, name)
+	w.log.Warn("log starts like an indexed one but holds less than was indexed from it (an older version?): reading it as a new log",
+		"file", name, "size", size, "like_generation", like)
+	return false
+}
+
+// settled records the size of a pending file and reports whether it is
+// time to judge it: its size has not changed for Settle, or it has been
+// pending for maxPending.
+func (w *Watcher) settled(p *pendingFile, size int64) bool {
+	now := w.now()
+	if size != p.size {
+		p.size, p.since = size, now
+	}
+	return now.Sub(p.since) >= w.cfg.Settle || now.Sub(p.first) >= maxPending
+}
+
+// rewriting is called when an open file no longer holds its generation's
+// committed bytes. A file rewritten in place with the same start (cp of a
+// backup over it, an editor saving without renaming) holds fewer bytes
+// while it is written: it is left alone (wait) until it holds the
+// committed bytes again (same: read on) or its size settles (neither: a
+// new generation starts).
+func (w *Watcher) rewriting(t *tail) (wait, same bool) {
+	fi, err := t.f.Stat()
+	if err != nil {
+		return false, false
+	}
+	size, g := fi.Size(), t.gen
+	if size >= g.Offset {
+		t.held = nil
+		return false, t.load() == nil
+	}
+	head := readUpTo(t.f, FingerprintSize)
+	if len(head) >= g.Head.Len {
+		if sum(head[:g.Head.Len]) != g.Head {
+			t.held = nil
+			return false, false
+		}
+	} else if fp, ok := firstLine(t.head); ok {
+		if nfp, nok := firstLine(head); nok && nfp != fp {
+			t.held = nil
+			return false, false
+		}
+	}
+	if t.held == nil {
+		now := w.now()
+		t.held = &pendingFile{size: size, since: now, first: now}
+		w.log.Info("log shrank but starts as before: waiting for it to be rewritten whole",
+			"file", t.name, "generation", g.ID, "size", size, "offset", g.Offset)
+		return true, false
+	}
+	if !w.settled(t.held, size) {
+		return true, false
+	}
+	t.held = nil
+	return false, false
+}
+
+// firstLine fingerprints the first line of a file from its head: the bytes
+// up to and including the first newline, or the whole head when it is full
+// (FingerprintSize bytes) without one. ok is false when the head holds no
+// complete first line yet.
+func firstLine(head []byte) (Fingerprint, bool) {
+	if i := bytes.IndexByte(head, '\n'); i >= 0 {
+		return sum(head[:i+1]), true
+	}
+	if len(head) >= FingerprintSize {
+		return sum(head[:FingerprintSize]), true
+	}
+	return Fingerprint{}, false
 }
 
 // readUpTo returns the first n bytes of f, fewer if it is shorter or
@@ -522,6 +765,7 @@ func (w *Watcher) drainNames(ctx context.Context, names map[string]bool) {
 			w.drain(ctx, k, t)
 		}
 	}
+	w.openPending(ctx, names)
 }
 
 // drain reads one file to its end and commits what it read. Errors are
@@ -533,11 +777,20 @@ func (w *Watcher) drain(ctx context.Context, k fileKey, t *tail) {
 				w.log.Error("cannot check log", "file", t.name, "err", err)
 				return
 			}
+			wait, same := w.rewriting(t)
+			if wait {
+				return
+			}
+			if same {
+				w.log.Info("log rewritten in place with the same lines; continuing", "file", t.name, "generation", t.gen.ID)
+				continue
+			}
 			if err := w.restart(ctx, t); err != nil {
 				w.log.Error("cannot start new generation", "file", t.name, "err", err)
 				return
 			}
 		}
+		t.held = nil
 		b, more, err := t.readBatch(w.buf, w.cfg.MaxLineBytes, w.cfg.BatchLines, w.cfg.BatchBytes)
 		if err != nil {
 			w.log.Error("cannot read log", "file", t.name, "err", err)
@@ -549,10 +802,14 @@ func (w *Watcher) drain(ctx context.Context, k fileKey, t *tail) {
 		}
 		if err := w.store.Commit(ctx, b); err != nil {
 			if ctx.Err() == nil {
-				w.log.Error("cannot commit lines", "file", t.name, "from", t.gen.Offset, "to", b.Gen.Offset, "err", err)
+				w.commitFailed(t, b, err)
 			}
 			w.reload(t)
 			return
+		}
+		if w.failing > 0 {
+			w.log.Info("commits work again", "failed_attempts", w.failing)
+			w.failing, w.failLogged = 0, time.Time{}
 		}
 		t.gen = b.Gen
 		if w.cfg.OnCommit != nil {
@@ -563,6 +820,24 @@ func (w *Watcher) drain(ctx context.Context, k fileKey, t *tail) {
 		}
 	}
 }
+
+// commitFailed logs a failed commit (a full disk, a locked database): the
+// first at once, then at most one every failLogEvery with the count, as
+// every write to a log retries while the cause lasts. The lines stay in
+// the logs and are read again from the committed offset.
+func (w *Watcher) commitFailed(t *tail, b Batch, err error) {
+	w.failing++
+	now := w.now()
+	if !w.failLogged.IsZero() && now.Sub(w.failLogged) < failLogEvery {
+		return
+	}
+	w.failLogged = now
+	w.log.Error("cannot commit lines; they stay in the log and are read again (retrying)", "file", t.name,
+		"from", t.gen.Offset, "to", b.Gen.Offset, "failed_attempts", w.failing, "err", err)
+}
+
+// failLogEvery spaces the logs of commits failing in a row.
+const failLogEvery = 30 * time.Second
 
 // reload forgets uncommitted reads of t after a failure.
 func (w *Watcher) reload(t *tail) {
@@ -606,6 +881,9 @@ func (w *Watcher) retire(ctx context.Context, k fileKey, t *tail) {
 	if err := w.store.UpdateGeneration(ctx, g); err != nil {
 		w.log.Error("cannot mark log gone", "file", t.name, "err", err)
 		return
+	}
+	if fp, ok := firstLine(t.head); ok {
+		w.firsts[g.ID] = fp
 	}
 	w.closeTail(t)
 	delete(w.tails, k)

@@ -9,8 +9,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/praxis-os/continuity/importer"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/server"
@@ -48,8 +50,13 @@ func openWriter(p paths) (*index.Lock, *index.DB, error) {
 	if fi, err := os.Lstat(p.logs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return nil, nil, fmt.Errorf("%s is a symbolic link: continuity only reads a real folder inside the workspace", p.logs)
 	}
-	if err := os.MkdirAll(p.cache, 0o700); err != nil {
-		return nil, nil, fmt.Errorf("create cache folder: %w", err)
+	// Both folders, private and git-ignored (also in a workspace made
+	// before continuity wrote ignore files).
+	if err := p.layout().PrepareCache(); err != nil {
+		return nil, nil, err
+	}
+	if err := p.layout().PrepareLogs(); err != nil {
+		return nil, nil, err
 	}
 	lock, err := index.AcquireLock(p.cache)
 	if err != nil {
@@ -75,14 +82,30 @@ ingest) runs per workspace; a second one exits with an error naming the first.
 Queries (search, resume, sessions) are served on a unix socket in that folder.
 Logs go to stderr. With --wait-lock, a daemon started while another process
 holds the workspace waits and takes over when that process exits (what the
-systemd unit in recipes/ does).`)
+systemd unit in recipes/ does).
+
+With --import claude-code,codex (or CONTINUITY_IMPORT), the daemon also
+follows those agents' own transcripts for this workspace (Claude Code's
+~/.claude/projects/<encoded workspace>/, the Codex rollouts whose cwd is the
+workspace, Gemini CLI's ~/.gemini/tmp/<hash>/, Aider's history file) and
+imports them as they grow, exactly once, as 'continuity import' does: into
+.praxis-os/.conversations/<agent>-<session>.jsonl, which it then indexes. A
+turn still in progress is imported when it ends (or after --import-quiet).`)
 	var wf watchFlags
 	wf.register(fs, true)
 	var ef embedFlags
 	ef.register(fs)
 	waitLock := fs.Bool("wait-lock", false, "when another process holds the workspace (a daemon, an MCP server indexing in-process), wait and take over when it exits, instead of failing")
+	importList := fs.String("import", os.Getenv("CONTINUITY_IMPORT"), "follow these agents' own transcripts and import them live: a comma-separated list of "+strings.Join(importer.FollowAgents, ", ")+" (env CONTINUITY_IMPORT)")
+	agentHome := fs.String("agent-home", "", "the home folder holding the agents' folders (.claude, .codex, .gemini) (default $HOME; env CONTINUITY_AGENT_HOME)")
+	importPoll := fs.Duration("import-poll", importer.DefaultPoll, "how often the agents' folders are looked at (--import)")
+	importQuiet := fs.Duration("import-quiet", importer.DefaultQuiet, "a turn with no end marker is imported once its transcript was unchanged this long (--import)")
 	if _, err := parse(e, fs, args); err != nil {
 		return err
+	}
+	agents, err := importer.ParseAgents(*importList)
+	if err != nil {
+		return usageError("--import: %v", err)
 	}
 	level, err := wf.level()
 	if err != nil {
@@ -94,13 +117,37 @@ systemd unit in recipes/ does).`)
 	}
 	log := e.logger(level)
 	waiting := false
+	var restarts []time.Time // when the cache was found deleted, recently
 	for {
 		d, err := openDaemon(p, wf, ef, log)
 		if err == nil {
 			if waiting {
 				log.Info("took over the workspace")
 			}
-			return d.run(ctx)
+			if len(agents) > 0 {
+				d.follow = &importer.Follower{Agents: agents, Workspace: p.root, Logs: p.logs,
+					Home: importer.DefaultHome(*agentHome), Poll: *importPoll, Quiet: *importQuiet, Log: log}
+			}
+			err = d.run(ctx)
+			if !errors.Is(err, errCacheGone) {
+				return err
+			}
+			// The cache folder (index, lock or socket) was deleted or
+			// replaced: start again on fresh files. A deleted index is
+			// rebuilt from the logs, which hold every line.
+			now := time.Now()
+			restarts = append(restarts, now)
+			for len(restarts) > 0 && now.Sub(restarts[0]) > time.Minute {
+				restarts = restarts[1:]
+			}
+			if len(restarts) > maxCacheRestarts {
+				return fmt.Errorf("%w; it happened %d times within a minute: stopping", err, len(restarts))
+			}
+			log.Error("the daemon's files were deleted or replaced under it; starting again (a deleted index is rebuilt from the logs)", "why", err)
+			continue
+		}
+		if len(restarts) > 0 && errors.Is(err, index.ErrLocked) {
+			return fmt.Errorf("the cache folder was deleted under this daemon and another process took over the workspace since: this daemon stops, the other one serves (%w)", err)
 		}
 		if !*waitLock || !errors.Is(err, index.ErrLocked) {
 			return err
@@ -120,6 +167,18 @@ systemd unit in recipes/ does).`)
 // lockPoll is how often a daemon run with --wait-lock tries the lock.
 const lockPoll = time.Second
 
+// guardPeriod is how often the daemon checks that its index, lock and
+// socket are still the files at their paths; maxCacheRestarts bounds how
+// often within a minute it starts again when they are not.
+const (
+	guardPeriod      = time.Second
+	maxCacheRestarts = 5
+)
+
+// errCacheGone is returned by daemon.run when the daemon's files were
+// deleted or replaced under it (see daemon.guard).
+var errCacheGone = errors.New("the cache folder was deleted or replaced under the running daemon")
+
 // daemon is a workspace being served: the index lock held, the index open
 // for writing, the watcher and the query server ready to run.
 type daemon struct {
@@ -132,7 +191,10 @@ type daemon struct {
 	eng  *engine
 	work *search.Worker
 	fti  *index.FullTextIndexer
+	rej  *rejectLog
 	wf   watchFlags
+	// follow, when set, imports agents' own transcripts into the logs.
+	follow *importer.Follower
 }
 
 // openDaemon takes the workspace's lock (index.ErrLocked if another
@@ -156,14 +218,15 @@ func openDaemon(p paths, wf watchFlags, ef embedFlags, log *slog.Logger) (*daemo
 		return nil, err
 	}
 	d.fti = index.NewFullTextIndexer(db, log)
+	d.rej = newRejectLog(db, log)
 	if d.eng, err = newEngine(db, emb, d.work.Vectors, log); err != nil {
 		d.close()
 		return nil, err
 	}
 	d.w, err = watcher.New(watcher.Config{
 		Dir: p.logs, MaxLineBytes: wf.maxLine, Rescan: wf.rescan, NoNotify: wf.noNotify, Logger: log,
-		OnCommit: func(watcher.Batch) { d.fti.Notify(); d.work.Notify() },
-	}, db)
+		OnCommit: func(watcher.Batch) { d.fti.Notify(); d.work.Notify(); d.rej.Notify() },
+	}, withTestFaults(db))
 	if err != nil {
 		d.close()
 		return nil, err
@@ -202,13 +265,20 @@ func (d *daemon) run(ctx context.Context) error {
 		"socket", server.SocketPath(d.p.cache), "pid", os.Getpid(), "fsnotify", !d.wf.noNotify, "rescan", d.wf.rescan)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 4)
+	n := 6
+	errc := make(chan error, 7)
 	go func() { errc <- d.w.Run(ctx) }()
 	go func() { errc <- d.srv.Serve(ctx) }()
 	go func() { errc <- d.work.Run(ctx) }()
 	go func() { errc <- d.fti.Run(ctx) }()
+	go func() { errc <- d.guard(ctx) }()
+	go func() { errc <- d.rej.Run(ctx) }()
+	if d.follow != nil {
+		n++
+		go func() { errc <- d.follow.Run(ctx) }()
+	}
 	var first error
-	for range 4 {
+	for range n {
 		if err := <-errc; err != nil && first == nil {
 			first = err
 			cancel()
@@ -219,6 +289,31 @@ func (d *daemon) run(ctx context.Context) error {
 	}
 	d.log.Info("continuity daemon stopped")
 	return nil
+}
+
+// guard checks every guardPeriod that the index, the lock and the socket
+// at their paths are still the files this daemon holds. After `rm -rf
+// .praxis-os/.cache` they are not: the daemon would go on writing a deleted
+// index that no query sees, and a second daemon could take a new lock
+// beside it. guard then returns errCacheGone, and runDaemon starts again.
+func (d *daemon) guard(ctx context.Context) error {
+	t := time.NewTicker(guardPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		for _, check := range []func() error{d.db.CheckFiles, d.lock.Check, d.srv.CheckSocket} {
+			if err := check(); err != nil {
+				if errors.Is(err, index.ErrCacheGone) || errors.Is(err, server.ErrSocketGone) {
+					return fmt.Errorf("%w: %w", errCacheGone, err)
+				}
+				d.log.Warn("cannot check the daemon's files", "err", err)
+			}
+		}
+	}
 }
 
 // pingReply answers "ping": who is serving.

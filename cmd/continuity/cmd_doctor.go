@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -144,11 +145,15 @@ func (d *doctor) run(ctx context.Context) {
 	d.checkSkipped()
 	d.checkCache()
 	d.checkLock()
+	d.checkDeletedIndex()
 	d.checkSocket(ctx)
 	d.checkIndex(ctx)
 	d.checkFullText(ctx)
+	d.checkDiskSpace()
+	d.checkWriteLock()
 	d.checkLag()
 	d.checkRejects()
+	d.checkClock(ctx)
 	d.checkEmbedder(ctx)
 }
 
@@ -319,6 +324,56 @@ func (d *doctor) checkLock() {
 	default:
 		d.add(name, statusFail, fmt.Sprintf("cannot check the index lock: %v", err), "check the permissions of "+d.p.cache)
 	}
+}
+
+// checkDeletedIndex looks for processes that still hold index files of
+// this workspace that were deleted (rm -rf of the cache folder): a daemon
+// of this version notices within a second and starts again on fresh files,
+// rebuilding the index from the logs; an older one (or a stuck one) would
+// go on writing a file no query sees.
+func (d *doctor) checkDeletedIndex() {
+	const name = "deleted index"
+	holders := deletedIndexHolders(d.p.cache)
+	if len(holders) == 0 {
+		return
+	}
+	var pids []string
+	for _, pid := range holders {
+		pids = append(pids, strconv.Itoa(pid))
+	}
+	d.add(name, statusFail,
+		fmt.Sprintf("process %s still has index files of this workspace open that were deleted: the cache folder was deleted or replaced under it; "+
+			"a current daemon starts again by itself within a second and rebuilds the index from the logs", strings.Join(pids, ", ")),
+		fmt.Sprintf("if this stays: kill %s, then start `continuity daemon` (it rebuilds the index from the logs)", strings.Join(pids, " ")))
+}
+
+// deletedIndexHolders lists the processes (by /proc, Linux only; none
+// elsewhere) with an open descriptor on a deleted file of the cache folder.
+func deletedIndexHolders(cache string) []int {
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		fds, err := os.ReadDir(filepath.Join("/proc", p.Name(), "fd"))
+		if err != nil {
+			continue // another user's, or gone
+		}
+		for _, fd := range fds {
+			target, err := os.Readlink(filepath.Join("/proc", p.Name(), "fd", fd.Name()))
+			if err == nil && strings.HasPrefix(target, cache+string(filepath.Separator)) && strings.HasSuffix(target, " (deleted)") {
+				out = append(out, pid)
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // checkSocket pings the daemon that holds the lock.
@@ -559,7 +614,9 @@ func (d *doctor) checkRejects() {
 	if d.status == nil {
 		return
 	}
-	if n := d.status.Rejects; n > 0 {
+	// Lines of forgotten sessions are listed by `rejects` but are no
+	// agent's mistake.
+	if n := d.status.Rejects - d.status.RejectsForgotten; n > 0 {
 		d.add(name, statusWarn, fmt.Sprintf("%d log %s rejected", n, plural(int(n), "line was", "lines were")),
 			"run `continuity rejects` to see each file:line and reason, then fix the agent that wrote them")
 		return

@@ -3,14 +3,16 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/praxis-os/continuity/index"
 )
 
 func runRejects(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "rejects [--json] [--limit N]", `
-List the log lines that were not indexed, each with its file, line number,
-byte offset, the reason and a short excerpt. Rejected lines never stop the
+List the log lines that were not indexed, newest first, each with its file,
+line number, byte offset, the reason and a short excerpt. The daemon also
+logs each one as it finds it (at most 20 a minute, then a count). Rejected lines never stop the
 daemon and never affect the lines around them; fix the producer, then append
 a corrected line.`)
 	asJSON := fs.Bool("json", false, "print JSON: {\"rejects\": [{\"file\",\"line\",\"offset\",\"reason\",\"excerpt\"}]}")
@@ -30,6 +32,7 @@ a corrected line.`)
 	if rs == nil {
 		rs = []index.Reject{}
 	}
+	slices.Reverse(rs) // newest first, as the help says
 	if *asJSON {
 		return printJSON(e.stdout, map[string]any{"rejects": rs})
 	}
@@ -38,7 +41,10 @@ a corrected line.`)
 		return nil
 	}
 	for _, r := range rs {
-		fmt.Fprintf(e.stdout, "%s:%d: %s\n    %q\n", r.File, r.Line, r.Reason, r.Excerpt)
+		fmt.Fprintf(e.stdout, "%s:%d: %s\n", r.File, r.Line, r.Reason)
+		if r.Excerpt != "" { // a forgotten session's line keeps none
+			fmt.Fprintf(e.stdout, "    %q\n", r.Excerpt)
+		}
 	}
 	return nil
 }

@@ -10,9 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/server"
 )
 
 // openReader opens the index read-only, for queries that may run while a
@@ -50,10 +54,26 @@ type fileStatus struct {
 	Size       int64  `json:"size"`
 	Lag        int64  `json:"lag_bytes"`
 	Gone       bool   `json:"gone,omitempty"`
+	// NotSeen: a file of the folder that no generation follows yet (new,
+	// or replaced, since the daemon last looked): all of it is lag.
+	NotSeen bool `json:"not_seen,omitempty"`
+	// Missing: the generation's file is no longer in the folder, and no
+	// daemon has noticed yet.
+	Missing bool `json:"missing,omitempty"`
+}
+
+// daemonInfo says whether a process indexes the workspace now.
+type daemonInfo struct {
+	Running bool   `json:"running"`          // a daemon answers on the socket
+	PID     int    `json:"pid,omitempty"`    // the daemon's, or the lock holder's
+	Holder  string `json:"holder,omitempty"` // without a daemon: "ingest" or another process holding the lock
+	Socket  string `json:"socket"`
 }
 
 type statusReport struct {
 	Workspace         string           `json:"workspace"`
+	Daemon            daemonInfo       `json:"daemon"`
+	LagBytes          int64            `json:"lag_bytes"` // bytes of the logs not indexed yet, all files
 	Events            int64            `json:"events"`
 	Exchanges         int64            `json:"exchanges"`
 	Sessions          int64            `json:"sessions"`
@@ -72,15 +92,19 @@ type statusReport struct {
 	FullTextPending int64               `json:"fulltext_pending"`
 	Files           []fileStatus        `json:"files"`
 	Skipped         []index.SkippedFile `json:"skipped_files"`
+
+	producerCounts
 }
 
 func runStatus(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "status [--json]", `
-Show what the index holds: per log file its generation, committed offset,
-size and lag (bytes not indexed yet); counts of events by type, exchanges,
-sessions, rejected lines and duplicates skipped; what waits for the
-full-text index and for a vector; files skipped as a whole
-(symlinks, FIFOs, unreadable) with the reason.`)
+Show whether a daemon runs (it answers on its socket; else who holds the
+index), and what the index holds: per log file its generation, committed
+offset, size and lag (bytes not indexed yet; a file no daemon has seen yet,
+new or replaced while none ran, counts whole); counts of events by type,
+exchanges, sessions, rejected lines and duplicates skipped; what waits for
+the full-text index and for a vector; files skipped as a whole (symlinks,
+FIFOs, unreadable) with the reason.`)
 	asJSON := fs.Bool("json", false, "print JSON")
 	var ef embedFlags
 	ef.register(fs)
@@ -100,7 +124,7 @@ full-text index and for a vector; files skipped as a whole
 		Workspace: p.root, Events: st.Events, Exchanges: st.Exchanges, Sessions: st.Sessions,
 		Rejects: st.Rejects, Redactions: st.Redactions, DuplicatesSkipped: st.DuplicatesSkipped, UnknownTypes: st.UnknownTypes,
 		UnknownFields: st.UnknownFields, EventsByType: st.EventsByType, Skipped: st.Skipped,
-		Files: []fileStatus{},
+		Files: []fileStatus{}, producerCounts: producerCountsOf(st),
 	}
 	if r.Skipped == nil {
 		r.Skipped = []index.SkippedFile{}
@@ -123,15 +147,10 @@ full-text index and for a vector; files skipped as a whole
 			r.Embedder = emb.Identity()
 		}
 	}
-	for _, f := range st.Files {
-		fsz := fileStatus{Path: f.Path, Generation: f.Generation, Offset: f.Offset, Line: f.Line, Gone: f.Gone}
-		if !f.Gone {
-			if fi, err := os.Lstat(filepath.Join(p.logs, f.Path)); err == nil && fi.Mode().IsRegular() {
-				fsz.Size = fi.Size()
-				fsz.Lag = max(0, fsz.Size-fsz.Offset)
-			}
-		}
-		r.Files = append(r.Files, fsz)
+	r.Daemon = daemonState(ctx, p)
+	r.Files = fileLags(p.logs, st.Files)
+	for _, f := range r.Files {
+		r.LagBytes += f.Lag
 	}
 	sort.Slice(r.Files, func(i, j int) bool { return r.Files[i].Path < r.Files[j].Path })
 	if *asJSON {
@@ -139,6 +158,15 @@ full-text index and for a vector; files skipped as a whole
 	}
 	w := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "workspace\t%s\n", r.Workspace)
+	switch d := r.Daemon; {
+	case d.Running:
+		fmt.Fprintf(w, "daemon\trunning (pid %d)\n", d.PID)
+	case d.Holder != "":
+		fmt.Fprintf(w, "daemon\tnot running; %s (pid %d) holds the index\n", d.Holder, d.PID)
+	default:
+		fmt.Fprintf(w, "daemon\tnot running: new lines are not indexed until `continuity daemon` (or `ingest`) runs\n")
+	}
+	fmt.Fprintf(w, "not indexed yet\t%d bytes\n", r.LagBytes)
 	fmt.Fprintf(w, "events\t%d\n", r.Events)
 	types := make([]string, 0, len(r.EventsByType))
 	for t := range r.EventsByType {
@@ -167,6 +195,7 @@ full-text index and for a vector; files skipped as a whole
 	if r.UnknownTypes+r.UnknownFields > 0 {
 		fmt.Fprintf(w, "unknown types / fields kept\t%d / %d\n", r.UnknownTypes, r.UnknownFields)
 	}
+	r.producerCounts.print(w)
 	w.Flush()
 	if len(r.Files) > 0 {
 		fmt.Fprintln(e.stdout, "\nfiles:")
@@ -174,8 +203,13 @@ full-text index and for a vector; files skipped as a whole
 		fmt.Fprintln(w, "  PATH\tGEN\tOFFSET\tSIZE\tLAG\t")
 		for _, f := range r.Files {
 			state := ""
-			if f.Gone {
+			switch {
+			case f.Gone:
 				state = "(gone)"
+			case f.NotSeen:
+				state = "(not seen yet)"
+			case f.Missing:
+				state = "(missing from the folder)"
 			}
 			fmt.Fprintf(w, "  %s\t%d\t%d\t%d\t%d\t%s\n", f.Path, f.Generation, f.Offset, f.Size, f.Lag, state)
 		}
@@ -188,4 +222,103 @@ full-text index and for a vector; files skipped as a whole
 		}
 	}
 	return nil
+}
+
+// fileLags matches the live generations to the files of the logs folder by
+// identity (device and inode, so a file renamed, replaced or restored
+// while no daemon ran is not mistaken for the generation of its name) and
+// reports each with its lag. A file no generation follows is listed as not
+// seen, its whole size as lag: a stopped daemon's lag is not 0.
+func fileLags(logs string, gens []index.FileStatus) []fileStatus {
+	type file struct {
+		name string
+		size int64
+	}
+	present := map[[2]uint64]file{}
+	if entries, err := os.ReadDir(logs); err == nil {
+		for _, en := range entries {
+			if !strings.HasSuffix(en.Name(), ".jsonl") || !en.Type().IsRegular() {
+				continue
+			}
+			fi, err := en.Info()
+			if err != nil {
+				continue
+			}
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				present[[2]uint64{uint64(st.Dev), st.Ino}] = file{en.Name(), fi.Size()}
+			}
+		}
+	}
+	out := []fileStatus{}
+	for _, g := range gens {
+		f := fileStatus{Path: g.Path, Generation: g.Generation, Offset: g.Offset, Line: g.Line, Gone: g.Gone}
+		if !g.Gone {
+			k := [2]uint64{g.Dev, g.Ino}
+			if pf, ok := present[k]; ok {
+				f.Path, f.Size, f.Lag = pf.name, pf.size, max(0, pf.size-g.Offset)
+				delete(present, k)
+			} else {
+				f.Missing = true
+			}
+		}
+		out = append(out, f)
+	}
+	for _, pf := range present {
+		out = append(out, fileStatus{Path: pf.name, Size: pf.size, Lag: pf.size, NotSeen: true})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Path != out[j].Path {
+			return out[i].Path < out[j].Path
+		}
+		return out[i].Generation < out[j].Generation
+	})
+	return out
+}
+
+// daemonState finds out, without disturbing it, whether a daemon serves the
+// workspace: it answers a ping on the socket; otherwise /proc/locks (Linux)
+// tells whether a process holds the index lock (an ingest, or a daemon that
+// does not answer).
+func daemonState(ctx context.Context, p paths) daemonInfo {
+	d := daemonInfo{Socket: server.SocketPath(p.cache)}
+	cctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	var out pingReply
+	if err := server.NewClient(d.Socket).Call(cctx, "ping", struct{}{}, &out); err == nil {
+		d.Running, d.PID = true, out.PID
+		return d
+	}
+	if pid := flockHolder(filepath.Join(p.cache, index.LockFileName)); pid > 0 {
+		d.PID = pid
+		d.Holder = "a process that does not answer on the socket"
+		if processCommand(pid) == "ingest" {
+			d.Holder = "`continuity ingest`"
+		}
+	}
+	return d
+}
+
+// flockHolder is the pid holding a flock on the file at path, by
+// /proc/locks; 0 when none, or it cannot tell.
+func flockHolder(path string) int {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return 0
+	}
+	data, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return 0
+	}
+	// "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"
+	want := ":" + strconv.FormatUint(st.Ino, 10)
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || f[1] != "FLOCK" || !strings.HasSuffix(f[5], want) {
+			continue
+		}
+		if pid, err := strconv.Atoi(f[4]); err == nil {
+			return pid
+		}
+	}
+	return 0
 }
