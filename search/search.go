@@ -128,8 +128,11 @@ type Options struct {
 	// RRFK is the rank offset of reciprocal rank fusion: smaller values
 	// favour the heads of the lists.
 	RRFK float64
-	// Depth is how many candidates each retriever contributes (at least
-	// twice the limit).
+	// Depth is how many candidates each retriever contributes to the
+	// fusion, whatever the query's limit: the ranking never depends on
+	// the limit (the top 5 of a limit-5 search are the top 5 of a
+	// limit-100 one). A limit above Depth gets at most the union of the
+	// lists.
 	Depth int
 	// UserWeight and AIWeight are the BM25 column weights. Questions are
 	// about what the user said and did; the assistant's long answers
@@ -167,7 +170,7 @@ const minCommonDocs = 1000
 var DefaultOptions = Options{
 	Fusion:        FusionRRF,
 	RRFK:          10,
-	Depth:         50,
+	Depth:         MaxLimit,
 	UserWeight:    5,
 	AIWeight:      1,
 	LexicalWeight: 1,
@@ -415,7 +418,7 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 	if err != nil || none {
 		return nil, err
 	}
-	depth := max(s.opts.Depth, 2*limit)
+	depth := s.opts.Depth // never the limit: see Options.Depth
 
 	var inSpan *index.Filter // the filter within the named time span
 	if ref, ok := s.TimeSpan(q); ok {

@@ -3,6 +3,7 @@ package search
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -411,6 +412,49 @@ func drainFullText(t *testing.T, db *index.DB) {
 		}
 		if n == 0 {
 			return
+		}
+	}
+}
+
+// TestRankDoesNotDependOnLimit: the fusion works on a fixed candidate
+// depth, so a short search returns the head of a long one. The corpus
+// gives each retriever far more candidates than any limit, with lists
+// that disagree, where a depth tied to the limit changed the head.
+func TestRankDoesNotDependOnLimit(t *testing.T) {
+	f := newFixture(t)
+	words := strings.Fields(`deploy pipeline cache build docker image layer timeout retry webhook
+		stripe payment invoice database migration index query latency sqlite lock watcher
+		token budget resume session search vector fusion ranking stemmer kernel memory leak`)
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func(n int) string {
+		var b []string
+		for range n {
+			b = append(b, words[rng.IntN(len(words))])
+		}
+		return strings.Join(b, " ")
+	}
+	var lines []string
+	for i := range 600 {
+		lines = append(lines, exchange(fmt.Sprintf("x%d", i), fmt.Sprintf("s%d", i%7), at(i), pick(3+rng.IntN(8)), pick(5+rng.IntN(30))))
+	}
+	f.commit(lines...)
+	e := builtin(t, 0)
+	s := searcher(t, f.db, e, drain(t, f.db, e))
+	for _, text := range []string{"docker build cache timeout", "stripe webhook retry", "sqlite lock latency in the watcher", "memory"} {
+		for _, m := range allModes {
+			long, err := s.Search(ctx, Query{Text: text, Mode: m, Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, limit := range []int{1, 5, 20} {
+				short, err := s.Search(ctx, Query{Text: text, Mode: m, Limit: limit})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(short) != min(limit, len(long)) || !slices.Equal(ids(short), ids(long[:len(short)])) {
+					t.Errorf("%q %s: limit %d gives %v, the head of limit 100 is %v", text, m, limit, ids(short), ids(long[:min(limit, len(long))]))
+				}
+			}
 		}
 	}
 }

@@ -42,6 +42,7 @@ type config struct {
 	json   bool
 	misses bool
 	emb    embed.Embedder
+	vs     []variant
 	stdout io.Writer
 	stderr io.Writer
 }
@@ -74,6 +75,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	mode := fs.String("mode", "retrieval", "what to evaluate: "+strings.Join(taskNames(), ", "))
 	misses := fs.Bool("misses", false, "retrieval: also list the questions some variant misses, with the evidence ranks (in the JSON: \"misses\")")
 	split := fs.String("split", splitAll, "which questions: all, tune (fnv32a(qid) even: choose settings here) or heldout (odd: report here)")
+	variants := fs.String("variants", "default", "retrieval: comma-separated variants: default (hybrid, hybrid without time anchoring, bm25, vector) and any of "+strings.Join(extraVariantNames(), ", "))
 	dim := fs.Int("dim", 0, "builtin embedder dimension (default: the embedder's default)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: continuity-eval [flags]\n\nRetrieval quality of continuity search on a LongMemEval-style dataset.\n\nFlags:")
@@ -97,6 +99,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		c.data = defaultData
 	}
 	var err error
+	if c.vs, err = selectVariants(*variants); err != nil {
+		return err
+	}
 	if c.ks, err = parseKs(*kList); err != nil {
 		return err
 	}
@@ -121,6 +126,15 @@ func isTerminal(w io.Writer) bool {
 	}
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+func extraVariantNames() []string {
+	var n []string
+	for k := range extraVariants {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
 }
 
 func taskNames() []string {
@@ -149,7 +163,7 @@ func parseKs(s string) ([]int, error) {
 // sessions by hybrid, BM25 and vector search.
 func runRetrieval(ctx context.Context, c *config, qs []question) error {
 	tty := isTerminal(c.stderr)
-	run, err := evaluateRetrieval(ctx, c, qs, defaultVariants(), func(i int, q question) {
+	run, err := evaluateRetrieval(ctx, c, qs, c.vs, func(i int, q question) {
 		if tty {
 			fmt.Fprintf(c.stderr, "\r\033[K%d/%d %s", i+1, len(qs), q.QID)
 		}

@@ -30,6 +30,37 @@ func defaultVariants() []variant {
 	}
 }
 
+// extraVariants are the variants --variants can add by name: settings
+// tried against the defaults, side by side in the same run.
+var extraVariants = map[string]variant{
+	"depth50":  {Name: "hybrid, depth 50", Mode: search.ModeHybrid, Options: search.Options{Depth: 50}},
+	"depth100": {Name: "hybrid, depth 100", Mode: search.ModeHybrid, Options: search.Options{Depth: 100}},
+}
+
+// selectVariants returns the variants named in list (comma-separated:
+// "default" for defaultVariants, else names of extraVariants).
+func selectVariants(list string) ([]variant, error) {
+	var out []variant
+	for _, n := range strings.Split(list, ",") {
+		n = strings.TrimSpace(n)
+		if n == "default" {
+			out = append(out, defaultVariants()...)
+			continue
+		}
+		v, ok := extraVariants[n]
+		if !ok {
+			var names []string
+			for k := range extraVariants {
+				names = append(names, k)
+			}
+			slices.Sort(names)
+			return nil, fmt.Errorf("--variants: unknown variant %q (want default or %s)", n, strings.Join(names, ", "))
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
 // scored is one question's outcome under one variant.
 type scored struct {
 	QID, Type string
