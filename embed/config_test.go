@@ -50,8 +50,8 @@ func TestNewProviders(t *testing.T) {
 		cfg    Config
 		wantID string // prefix before the dimension
 	}{
-		{Config{}, "builtin:hash-v1:256"},
-		{Config{Provider: " Builtin ", Model: "hash-v1"}, "builtin:hash-v1:256"},
+		{Config{}, "builtin:hash-v2:256"},
+		{Config{Provider: " Builtin ", Model: "hash-v2"}, "builtin:hash-v2:256"},
 		{Config{Provider: "ollama", Model: "nomic-embed-text", Dimension: 768}, "ollama:nomic-embed-text:768"},
 		{Config{Provider: "ollama", Model: "nomic-embed-text:latest", URL: "http://gpu-box:11434", Dimension: 768}, "ollama:nomic-embed-text:latest:768"},
 		{Config{Provider: "openai", Model: "text-embedding-3-small", APIKey: "sk", Dimension: 1536}, "openai:api.openai.com/text-embedding-3-small:1536"},

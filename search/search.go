@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/praxis-os/continuity/analyze"
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/logformat"
@@ -177,10 +178,11 @@ var DefaultOptions = Options{
 	TimeWeight:    1,
 }
 
-// lexicalMatch is the BM25 query for text: its terms (queryTerms) less
-// those too common to be worth scoring (Options.MaxTermShare).
+// lexicalMatch is the BM25 query for text: the index terms of its words
+// (queryTerms, indexTerms) less those too common to be worth scoring
+// (Options.MaxTermShare).
 func (s *Searcher) lexicalMatch(ctx context.Context, text string) string {
-	terms := queryTerms(text, !s.opts.KeepFillerWords)
+	terms := indexTerms(queryTerms(text, !s.opts.KeepFillerWords))
 	share := s.opts.MaxTermShare
 	if share == 0 {
 		share = DefaultMaxTermShare
@@ -188,42 +190,38 @@ func (s *Searcher) lexicalMatch(ctx context.Context, text string) string {
 	if share > 0 && len(terms) > 1 {
 		terms = s.dropCommon(ctx, terms, share)
 	}
-	return quoteTerms(terms)
+	return analyze.MatchAny(terms)
 }
 
 // dropCommon removes the terms held by more than share of the exchanges,
-// keeping the two rarest when all are that common. FTS5 indexes Porter
-// stems; a term whose stem it does not list is kept.
-func (s *Searcher) dropCommon(ctx context.Context, terms []string, share float64) []string {
-	stems := make([]string, len(terms))
-	for i, t := range terms {
-		stems[i] = embed.Stem(t)
+// keeping the two rarest when all are that common. A term without a
+// single index term to count (a CJK phrase) is kept.
+func (s *Searcher) dropCommon(ctx context.Context, terms []analyze.Term, share float64) []analyze.Term {
+	var keys []string
+	for _, t := range terms {
+		if t.Key != "" {
+			keys = append(keys, t.Key)
+		}
 	}
-	docs, total, err := s.termDocs(ctx, stems)
+	docs, total, err := s.termDocs(ctx, keys)
 	if err != nil || total == 0 {
 		return terms
 	}
 	// Below minCommonDocs matches a term is cheap to score whatever its
 	// share: small indexes are never pruned.
 	limit := max(int64(share*float64(total)), minCommonDocs)
-	var kept []string
-	for i, t := range terms {
-		if docs[stems[i]] <= limit {
+	var kept []analyze.Term
+	for _, t := range terms {
+		if docs[t.Key] <= limit {
 			kept = append(kept, t)
 		}
 	}
 	if len(kept) > 0 {
 		return kept
 	}
-	order := make([]int, len(terms))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return docs[stems[order[a]]] < docs[stems[order[b]]] })
-	for _, i := range order[:min(2, len(order))] {
-		kept = append(kept, terms[i])
-	}
-	return kept
+	order := slices.Clone(terms)
+	sort.SliceStable(order, func(a, b int) bool { return docs[order[a].Key] < docs[order[b].Key] })
+	return order[:min(2, len(order))]
 }
 
 // dfCache holds document counts of terms read from the full-text index

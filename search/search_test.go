@@ -192,7 +192,7 @@ func TestSearchWithoutVectors(t *testing.T) {
 	if _, err := partial.once(ctx); err != nil { // one batch of the re-embed
 		t.Fatal(err)
 	}
-	if st := partial.Status(); st.Vectors != 2 || st.Pending != 5 || st.Identity != "builtin:hash-v1:128#user" {
+	if st := partial.Status(); st.Vectors != 2 || st.Pending != 5 || st.Identity != "builtin:hash-v2:128#user" {
 		t.Fatalf("status after one batch: %+v", st)
 	}
 
@@ -283,13 +283,15 @@ func TestMatchExpr(t *testing.T) {
 		{"How do I deploy the ingress?", `"deploy" OR "ingress"`},
 		{"Deploy deploy DEPLOY", `"deploy"`},
 		{"who am I", `"who" OR "am" OR "i"`}, // only stopwords: keep them
-		{"Mary's café", `"mary" OR "café"`},
+		{"Mary's café", `"mari" OR "cafe"`},  // Snowball stems, no diacritics
 		{"fooBar snake_case kebab-case", `"foobar" OR "snake" OR "case" OR "kebab"`},
+		{"retries retried", `"retri"`}, // one stem
 		{`user:"x" AND NEAR(y*)`, `"user" OR "near"`},
 		{"can you remind me what I mentioned about the deploy in our previous conversation", `"deploy"`},
 		{"v1.2.3 → 42", `"v1" OR "2" OR "3" OR "42"`},
 		{"?!", ``},
-		{"日本語のテキスト", `"日本語のテキスト"`},
+		{"日本語のテキスト", `"日本 本語 語の のテ テキ キス スト"`}, // CJK: the phrase of its bigrams
+		{"語", `"語"*`},
 	}
 	for _, tc := range tests {
 		if got := matchExpr(tc.text, true); got != tc.want {

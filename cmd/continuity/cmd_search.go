@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/praxis-os/continuity/analyze"
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/search"
 	"golang.org/x/sys/unix"
@@ -111,7 +112,7 @@ func termsPattern(q string) *regexp.Regexp {
 		if len(t) < 3 || embed.IsStopword(t) {
 			continue
 		}
-		alts = append(alts, regexp.QuoteMeta(embed.Stem(t)))
+		alts = append(alts, regexp.QuoteMeta(analyze.Stem(t)))
 	}
 	if len(alts) == 0 {
 		return nil

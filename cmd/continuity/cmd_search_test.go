@@ -64,3 +64,33 @@ func TestSearchTimeSpan(t *testing.T) {
 		t.Errorf("bad --as-of: exit %d, %s", code, errs)
 	}
 }
+
+// TestSearchCJKSubstring: text without spaces between words (Chinese,
+// Japanese) is found by any substring, through the real binary: appended
+// with >>, indexed by ingest, searched in every mode.
+func TestSearchCJKSubstring(t *testing.T) {
+	w := newWorkspace(t)
+	w.shellAppend("a.jsonl", exchangeLine("s1", "ja", "日本語のテストを書きました", "テストは全部通りました")+
+		exchangeLine("s1", "zh", "数据库迁移失败了", "请检查索引")+
+		exchangeLine("s1", "en", "the Japanese tests", "all green"))
+	if _, errs, code := w.cli("ingest"); code != 0 {
+		t.Fatalf("ingest: %s", errs)
+	}
+	for _, tc := range []struct{ query, want string }{
+		{"日本語", "ja"}, {"テスト", "ja"}, {"本語のテ", "ja"}, {"通り", "ja"}, {"迁移", "zh"}, {"索引", "zh"}, {"tests", "en"},
+	} {
+		for _, mode := range []string{"bm25", "hybrid"} {
+			out, errs, code := w.cli("search", "--json", "--mode", mode, tc.query)
+			if code != 0 {
+				t.Fatalf("search %s: exit %d: %s", tc.query, code, errs)
+			}
+			var resp searchResponse
+			if err := json.Unmarshal([]byte(out), &resp); err != nil {
+				t.Fatal(err)
+			}
+			if len(resp.Results) == 0 || resp.Results[0].ID != tc.want {
+				t.Errorf("search --mode %s %q: got %+v, want %s first", mode, tc.query, resp.Results, tc.want)
+			}
+		}
+	}
+}
