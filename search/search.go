@@ -93,6 +93,10 @@ type Query struct {
 	// Now is when the query is asked: relative times in Text ("two weeks
 	// ago") are read against it. Zero means time.Now().
 	Now time.Time
+	// MinScore is the floor of the results' scores (Result.Score, in
+	// [0, 1]): results under it are left out. nil means the searcher's
+	// (Options.MinScore); 0 keeps every result.
+	MinScore *float64
 }
 
 // Result is one found exchange.
@@ -102,13 +106,20 @@ type Result struct {
 	Timestamp time.Time `json:"timestamp"`
 	User      string    `json:"user,omitempty"`
 	AI        string    `json:"ai,omitempty"`
-	// Score orders the results of one search (higher is better): the
-	// fused score in hybrid mode, else the BM25 score or the cosine
-	// similarity. It is not comparable across searches.
+	// Score is the result's relevance in [0, 1], comparable across
+	// searches (see score.go): a noisy OR of its lexical and semantic
+	// strengths. Results are ordered by the rank fusion of the BM25 and
+	// vector lists, which ranks better than this estimate; so a result
+	// may score a little higher than the one above it.
 	Score float64 `json:"score"`
 	File  string  `json:"file"`
 	Line  int64   `json:"line"`
 	Row   int64   `json:"-"` // the index row (events.id)
+	// Lexical and Semantic are the strengths behind Score, Fused the
+	// rank fusion's score that ordered the results; for evaluation.
+	Lexical  float64 `json:"-"`
+	Semantic float64 `json:"-"`
+	Fused    float64 `json:"-"`
 }
 
 // Fusion is how the two candidate lists become one ranking.
@@ -151,6 +162,9 @@ type Options struct {
 	// KeepFillerWords keeps conversational filler words (fillerWords) in
 	// the BM25 query; for evaluation.
 	KeepFillerWords bool
+	// MinScore is the floor of the results' scores when a query sets none
+	// (Query.MinScore): 0 means DefaultMinScore, negative no floor.
+	MinScore float64
 	// MaxTermShare leaves out of the BM25 query the terms held by more
 	// than this share of all exchanges (keeping the rarest ones if that
 	// would leave none): FTS5 scores every match of every term, and a term
@@ -176,27 +190,15 @@ var DefaultOptions = Options{
 	AIWeight:      1,
 	LexicalWeight: 1,
 	TimeWeight:    1,
+	MinScore:      DefaultMinScore,
 }
 
 // lexicalMatch is the BM25 query for text: the index terms of its words
 // (queryTerms, indexTerms) less those too common to be worth scoring
-// (Options.MaxTermShare).
-func (s *Searcher) lexicalMatch(ctx context.Context, text string) string {
+// (Options.MaxTermShare); and those terms weighed for the lexical
+// strength (see score.go).
+func (s *Searcher) lexicalMatch(ctx context.Context, text string) (match string, lts []lexTerm) {
 	terms := indexTerms(queryTerms(text, !s.opts.KeepFillerWords))
-	share := s.opts.MaxTermShare
-	if share == 0 {
-		share = DefaultMaxTermShare
-	}
-	if share > 0 && len(terms) > 1 {
-		terms = s.dropCommon(ctx, terms, share)
-	}
-	return analyze.MatchAny(terms)
-}
-
-// dropCommon removes the terms held by more than share of the exchanges,
-// keeping the two rarest when all are that common. A term without a
-// single index term to count (a CJK phrase) is kept.
-func (s *Searcher) dropCommon(ctx context.Context, terms []analyze.Term, share float64) []analyze.Term {
 	var keys []string
 	for _, t := range terms {
 		if t.Key != "" {
@@ -204,9 +206,26 @@ func (s *Searcher) dropCommon(ctx context.Context, terms []analyze.Term, share f
 		}
 	}
 	docs, total, err := s.termDocs(ctx, keys)
-	if err != nil || total == 0 {
-		return terms
+	if err != nil {
+		// Counts only prune and scale: search without them.
+		s.log.Debug("term document counts", "err", err)
+		docs, total = nil, 0
 	}
+	share := s.opts.MaxTermShare
+	if share == 0 {
+		share = DefaultMaxTermShare
+	}
+	if share > 0 && len(terms) > 1 && total > 0 {
+		terms = dropCommon(terms, docs, total, share)
+	}
+	return analyze.MatchAny(terms), lexTerms(terms, docs, total)
+}
+
+// dropCommon removes the terms held by more than share of the total
+// exchanges (docs: document counts by key), keeping the two rarest when
+// all are that common. A term without a single index term to count (a
+// CJK phrase) is kept.
+func dropCommon(terms []analyze.Term, docs map[string]int64, total int64, share float64) []analyze.Term {
 	// Below minCommonDocs matches a term is cheap to score whatever its
 	// share: small indexes are never pruned.
 	limit := max(int64(share*float64(total)), minCommonDocs)
@@ -308,6 +327,9 @@ func (o Options) withDefaults() Options {
 	if o.TimeWeight != 0 {
 		d.TimeWeight = o.TimeWeight
 	}
+	if o.MinScore != 0 {
+		d.MinScore = o.MinScore
+	}
 	d.KeepFillerWords = o.KeepFillerWords
 	return d
 }
@@ -364,7 +386,14 @@ func New(cfg Config) (*Searcher, error) {
 // candidate is one exchange proposed by the retrievers.
 type candidate struct {
 	row   int64
-	score float64
+	score float64 // fused: orders the candidates
+	// lex and cos are its BM25 score and cosine similarity when a
+	// lexical or vector list holds it (hasLex, hasVec).
+	lex, cos       float64
+	hasLex, hasVec bool
+	// lexical and semantic are the strengths derived from them, rel the
+	// relevance (score.go).
+	lexical, semantic, rel float64
 }
 
 // ranked is one retriever's candidate list, best first, and its weight in
@@ -373,6 +402,7 @@ type ranked struct {
 	rows   []int64
 	scores []float64
 	weight float64
+	vector bool // scores are cosine similarities, else BM25 scores
 }
 
 func lexicalList(hs []index.LexicalHit, weight float64) ranked {
@@ -384,7 +414,7 @@ func lexicalList(hs []index.LexicalHit, weight float64) ranked {
 }
 
 func vectorList(hs []VectorHit, weight float64) ranked {
-	r := ranked{rows: make([]int64, len(hs)), scores: make([]float64, len(hs)), weight: weight}
+	r := ranked{rows: make([]int64, len(hs)), scores: make([]float64, len(hs)), weight: weight, vector: true}
 	for i, h := range hs {
 		r.rows[i], r.scores[i] = h.Row, h.Score
 	}
@@ -451,8 +481,23 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 	}
 	var lex, lexIn []index.LexicalHit
 	var lexErr error
+	var lts []lexTerm
 	if q.Mode != ModeVector {
-		if m := s.lexicalMatch(ctx, q.Text); m != "" {
+		var m string
+		if m, lts = s.lexicalMatch(ctx, q.Text); m != "" {
+			// The words naming a time ("two weeks ago") say when, not
+			// what: the lexical strength leaves them out.
+			now := q.Now
+			if now.IsZero() {
+				now = time.Now()
+			}
+			if ref, ok := ParseTimeRef(q.Text, now); ok {
+				if rest := strings.Replace(strings.ToLower(q.Text), ref.Phrase, " ", 1); strings.TrimSpace(rest) != "" {
+					if _, l := s.lexicalMatch(ctx, rest); len(l) > 0 {
+						lts = l
+					}
+				}
+			}
 			w := [2]float64{s.opts.UserWeight, s.opts.AIWeight}
 			lex, lexErr = s.db.Lexical(ctx, m, w, f, depth)
 			if lexErr == nil && inSpan != nil {
@@ -478,10 +523,32 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 		return nil, fmt.Errorf("search: %w", lexErr)
 	}
 	o := s.opts
-	return s.results(ctx, s.fuse(
+	cands := s.fuse(
 		lexicalList(lex, o.LexicalWeight), vectorList(vec, s.vw),
 		lexicalList(lexIn, o.LexicalWeight*o.TimeWeight), vectorList(vecIn, s.vw*o.TimeWeight),
-	), limit)
+	)
+	floor := s.opts.MinScore
+	if q.MinScore != nil {
+		floor = *q.MinScore
+	}
+	return s.results(ctx, s.score(cands, floor), lts, floor, limit)
+}
+
+// score sets the candidates' semantic strength (see score.go) and drops
+// those that cannot reach floor: without a BM25 match, their score is V.
+func (s *Searcher) score(cands []*candidate, floor float64) []*candidate {
+	cal := calibrationFor(s.emb)
+	out := cands[:0]
+	for _, c := range cands {
+		if c.hasVec {
+			c.semantic = cal.strength(c.cos)
+		}
+		c.rel = relevance(0, c.semantic)
+		if c.hasLex || c.rel >= floor {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // TimeSpan is the span of time q names relative to when it is asked, if
@@ -578,6 +645,11 @@ func (s *Searcher) fuse(lists ...ranked) []*candidate {
 				byRow[row] = c
 				out = append(out, c)
 			}
+			if l.vector {
+				c.cos, c.hasVec = l.scores[i], true
+			} else {
+				c.lex, c.hasLex = l.scores[i], true
+			}
 			switch {
 			case len(used) == 1:
 				c.score = l.scores[i]
@@ -622,7 +694,11 @@ func norm(x, lo, hi float64) float64 {
 // results fetches the texts of the best candidates and collapses identical
 // exchanges, until it has limit results or no candidate is left.
 // Candidates whose event is gone (a session deleted since) are skipped.
-func (s *Searcher) results(ctx context.Context, cands []*candidate, limit int) ([]Result, error) {
+//
+// The lexical strength of the candidates BM25 matched is computed here,
+// from their texts (lts: the query's terms), and with it their score:
+// those under floor are left out.
+func (s *Searcher) results(ctx context.Context, cands []*candidate, lts []lexTerm, floor float64, limit int) ([]Result, error) {
 	out := make([]Result, 0, min(limit, len(cands)))
 	seen := make(map[[2]string]bool, limit)
 	for start := 0; start < len(cands) && len(out) < limit; {
@@ -642,6 +718,13 @@ func (s *Searcher) results(ctx context.Context, cands []*candidate, limit int) (
 			if !ok {
 				continue
 			}
+			if c.hasLex {
+				c.lexical = lexicalStrength(lts, e.User, e.AI)
+				c.rel = relevance(c.lexical, c.semantic)
+			}
+			if c.rel < floor {
+				continue
+			}
 			key := [2]string{e.User, e.AI}
 			if seen[key] {
 				continue
@@ -649,7 +732,8 @@ func (s *Searcher) results(ctx context.Context, cands []*candidate, limit int) (
 			seen[key] = true
 			out = append(out, Result{
 				ID: e.EventID, SessionID: e.SessionID, Timestamp: e.Timestamp,
-				User: e.User, AI: e.AI, Score: c.score, File: e.File, Line: e.Line, Row: c.row,
+				User: e.User, AI: e.AI, Score: c.rel, File: e.File, Line: e.Line, Row: c.row,
+				Lexical: c.lexical, Semantic: c.semantic, Fused: c.score,
 			})
 			if len(out) == limit {
 				break

@@ -122,8 +122,8 @@ func TestSearchRanksAndFillsResults(t *testing.T) {
 					t.Errorf("incomplete result %+v", r)
 				}
 				for i := 1; i < len(res); i++ {
-					if res[i].Score > res[i-1].Score {
-						t.Errorf("results out of order: %v then %v", res[i-1].Score, res[i].Score)
+					if res[i].Fused > res[i-1].Fused {
+						t.Errorf("results out of order: %v then %v", res[i-1].Fused, res[i].Fused)
 					}
 				}
 			})
@@ -197,7 +197,7 @@ func TestSearchWithoutVectors(t *testing.T) {
 	}
 
 	with := func(e embed.Embedder, space func() *Vectors) *Searcher {
-		s, err := New(Config{DB: f.db, Embedder: e, Vectors: space})
+		s, err := New(Config{DB: f.db, Embedder: e, Vectors: space, Options: noFloor})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -380,11 +380,11 @@ func TestTermDocsCache(t *testing.T) {
 	check := func(want string, alphaDocs int64) {
 		t.Helper()
 		for range 2 { // the second time from the cache
-			if got := s.lexicalMatch(ctx, "alpha beta"); got != want {
+			if got, _ := s.lexicalMatch(ctx, "alpha beta"); got != want {
 				t.Fatalf("match %q, want %q", got, want)
 			}
 		}
-		if got := plain.lexicalMatch(ctx, "alpha beta"); got != want {
+		if got, _ := plain.lexicalMatch(ctx, "alpha beta"); got != want {
 			t.Fatalf("read-only searcher: match %q, want %q", got, want)
 		}
 		s.df.mu.Lock()
@@ -457,6 +457,44 @@ func TestRankDoesNotDependOnLimit(t *testing.T) {
 					t.Errorf("%q %s: limit %d gives %v, the head of limit 100 is %v", text, m, limit, ids(short), ids(long[:min(limit, len(long))]))
 				}
 			}
+		}
+	}
+}
+
+// TestScoresAndFloor: scores are relevance estimates in [0, 1]; with the
+// default floor a query about nothing in the history finds nothing, a
+// real one its exchange; MinScore moves the floor.
+func TestScoresAndFloor(t *testing.T) {
+	f := newFixture(t)
+	kubeLog(f)
+	e := builtin(t, 0)
+	w := drain(t, f.db, e)
+	s, err := New(Config{DB: f.db, Embedder: e, Vectors: w.Vectors})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero, one := 0.0, 1.0
+	for _, m := range allModes {
+		for _, text := range []string{"quantum entanglement photosynthesis", "medieval falconry jesses"} {
+			if res, err := s.Search(ctx, Query{Text: text, Mode: m}); err != nil || len(res) != 0 {
+				t.Errorf("%s %q: %v, %v; want nothing", m, text, ids(res), err)
+			}
+		}
+		res, err := s.Search(ctx, Query{Text: "expired TLS certificates", Mode: m})
+		if err != nil || len(res) == 0 || res[0].ID != "b1" {
+			t.Fatalf("%s: %v, %v; want b1 first", m, ids(res), err)
+		}
+		all, err := s.Search(ctx, Query{Text: "expired TLS certificates", Mode: m, MinScore: &zero})
+		if err != nil || len(all) < len(res) {
+			t.Fatalf("%s, no floor: %v, %v; want at least %v", m, ids(all), err, ids(res))
+		}
+		for _, r := range all {
+			if r.Score < 0 || r.Score > 1 {
+				t.Errorf("%s: score %v out of [0, 1]", m, r.Score)
+			}
+		}
+		if top, err := s.Search(ctx, Query{Text: "expired TLS certificates", Mode: m, MinScore: &one}); err != nil || len(top) >= len(all) {
+			t.Errorf("%s, floor 1: %v, %v; want fewer than %v", m, ids(top), err, ids(all))
 		}
 	}
 }

@@ -43,6 +43,7 @@ type config struct {
 	misses bool
 	emb    embed.Embedder
 	vs     []variant
+	dump   io.Writer // --dump-scores, or nil
 	stdout io.Writer
 	stderr io.Writer
 }
@@ -76,6 +77,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	misses := fs.Bool("misses", false, "retrieval: also list the questions some variant misses, with the evidence ranks (in the JSON: \"misses\")")
 	split := fs.String("split", splitAll, "which questions: all, tune (fnv32a(qid) even: choose settings here) or heldout (odd: report here)")
 	variants := fs.String("variants", "default", "retrieval: comma-separated variants: default (hybrid, hybrid without time anchoring, bm25, vector) and any of "+strings.Join(extraVariantNames(), ", "))
+	dumpPath := fs.String("dump-scores", "", "retrieval: write each query's results with their score components (real questions and nonsense queries) to this JSONL file")
+	minScore := fs.Float64("min-score", -1, "retrieval: the score floor of every variant's queries (default: search's default floor; 0 keeps everything)")
 	dim := fs.Int("dim", 0, "builtin embedder dimension (default: the embedder's default)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: continuity-eval [flags]\n\nRetrieval quality of continuity search on a LongMemEval-style dataset.\n\nFlags:")
@@ -101,6 +104,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var err error
 	if c.vs, err = selectVariants(*variants); err != nil {
 		return err
+	}
+	if *minScore >= 0 {
+		for i := range c.vs {
+			c.vs[i].MinScore = minScore
+		}
+	}
+	if *dumpPath != "" {
+		f, err := os.OpenFile(*dumpPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		c.dump = f
 	}
 	if c.ks, err = parseKs(*kList); err != nil {
 		return err
@@ -182,6 +198,7 @@ func runRetrieval(ctx context.Context, c *config, qs []question) error {
 			"embedder":  run.identity,
 			"k":         c.ks,
 			"results":   sums,
+			"nonsense":  run.nonsenseReport(),
 		}
 		if c.misses {
 			out["misses"] = run.misses(qs)
@@ -195,6 +212,10 @@ func runRetrieval(ctx context.Context, c *config, qs []question) error {
 	fmt.Fprintf(c.stdout, "any/all@k: one/all evidence exchanges in the top k; sess@k: all answer sessions among the first k distinct sessions;\n"+
 		"latency: one query with limit %d, warm, per question\n\n", c.ks[len(c.ks)-1])
 	run.printTable(c.stdout, sums)
+	fmt.Fprintf(c.stdout, "\nnonsense queries (%d asked in each question's workspace) that returned results:\n", len(nonsenseQueries))
+	for _, n := range run.nonsenseReport() {
+		fmt.Fprintf(c.stdout, "  %-28s %d of %d\n", n.Variant, n.WithResults, n.Asked)
+	}
 	if c.misses {
 		fmt.Fprintln(c.stdout)
 		run.printMisses(c.stdout, qs)
