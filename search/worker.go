@@ -245,7 +245,7 @@ func (w *Worker) once(ctx context.Context) (n int, err error) {
 		if !ok {
 			continue // deleted since PendingEmbeddings
 		}
-		texts = append(texts, truncate(embedText(e.User, e.AI), w.cfg.MaxTextBytes))
+		texts = append(texts, truncate(embedText(recipeOf(w.emb), e.User, e.AI), w.cfg.MaxTextBytes))
 		docs = append(docs, vectorDoc{row: r, session: e.SessionID, ts: e.Timestamp.UnixNano()})
 	}
 	if len(docs) == 0 {
@@ -273,23 +273,67 @@ func (w *Worker) once(ctx context.Context) (n int, err error) {
 	return len(items), nil
 }
 
-// spaceSuffix names what embedText embeds. It is part of the space
-// identity, so that a change of recipe re-embeds everything rather than
-// compare vectors of two recipes.
-const spaceSuffix = "#user"
+// Text recipes: what of an exchange is embedded. The recipe is part of the
+// space identity ("<embedder identity>#<recipe>"), so that a change of
+// recipe re-embeds everything rather than compare vectors of two recipes.
+const (
+	// TextUser embeds the user's text, or the assistant's when the user's
+	// is empty (an orphan reply). The default.
+	TextUser = "user"
+	// TextUserAI embeds the user's and the assistant's text, joined by a
+	// blank line (index.EmbedText).
+	TextUserAI = "user+ai"
+	// DefaultText is the recipe of an embedder that does not choose one.
+	DefaultText = TextUser
+)
+
+// TextRecipe is implemented by embedders that choose their text recipe
+// (see WithTextRecipe); others get DefaultText.
+type TextRecipe interface {
+	TextRecipe() string
+}
+
+// WithTextRecipe returns e with the text recipe r (TextUser or
+// TextUserAI). Give the same wrapped embedder to the Worker and the
+// Searcher.
+func WithTextRecipe(e embed.Embedder, r string) (embed.Embedder, error) {
+	switch r {
+	case TextUser, TextUserAI:
+		return recipeEmbedder{e, r}, nil
+	}
+	return nil, fmt.Errorf("search: unknown text recipe %q (want %s or %s)", r, TextUser, TextUserAI)
+}
+
+type recipeEmbedder struct {
+	embed.Embedder
+	recipe string
+}
+
+func (r recipeEmbedder) TextRecipe() string { return r.recipe }
+
+func recipeOf(e embed.Embedder) string {
+	if r, ok := e.(TextRecipe); ok {
+		return r.TextRecipe()
+	}
+	return DefaultText
+}
 
 // SpaceIdentity is the identity under which the vectors of e are stored
 // and searched: e's identity (provider, model, dimension) and the text
-// recipe, e.g. "builtin:hash-v1:256#user".
-func SpaceIdentity(e embed.Embedder) string { return e.Identity() + spaceSuffix }
+// recipe, e.g. "uselite:use-lite-en-0.2.0-f16:512#user".
+func SpaceIdentity(e embed.Embedder) string { return e.Identity() + "#" + recipeOf(e) }
 
-// embedText is what is embedded of an exchange: the user's text, or the
-// assistant's when the user's is empty (an orphan reply). Questions about
-// past conversations are about what the user said and did; the long
-// answers, embedded too, drown the user's words (on the dev set, vector
-// recall_all@5 0.526 with user text against 0.347 with both). BM25 still
-// searches both.
-func embedText(user, ai string) string {
+// embedText is what is embedded of an exchange under recipe.
+//
+// TextUser, the default: questions about past conversations are mostly
+// about what the user said and did, and long answers drown the user's
+// words (hash embedder, dev set: vector recall_all@5 0.526 with user text
+// against 0.347 with both; for uselite see the notes in
+// embed/uselite). BM25 searches both either way.
+func embedText(recipe, user, ai string) string {
+	if recipe == TextUserAI {
+		return index.EmbedText(user, ai)
+	}
 	if u := strings.TrimSpace(user); u != "" {
 		return u
 	}
@@ -433,4 +477,13 @@ func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
 		return false
 	}
 	return true
+}
+
+// Probe passes through to the wrapped embedder when it depends on a
+// server, so that embed.Resolve still probes it.
+func (r recipeEmbedder) Probe(ctx context.Context) error {
+	if p, ok := r.Embedder.(embed.Prober); ok {
+		return p.Probe(ctx)
+	}
+	return nil
 }

@@ -28,6 +28,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/search"
 )
 
 // EnvData overrides the default dataset folder.
@@ -79,7 +80,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	variants := fs.String("variants", "default", "retrieval: comma-separated variants: default (hybrid, hybrid without time anchoring, bm25, vector) and any of "+strings.Join(extraVariantNames(), ", "))
 	dumpPath := fs.String("dump-scores", "", "retrieval: write each query's results with their score components (real questions and nonsense queries) to this JSONL file")
 	minScore := fs.Float64("min-score", -1, "retrieval: the score floor of every variant's queries (default: search's default floor; 0 keeps everything)")
-	dim := fs.Int("dim", 0, "builtin embedder dimension (default: the embedder's default)")
+	embedder := fs.String("embedder", embed.DefaultProvider, "embedder: uselite, hash (\"builtin\" is its old name), ollama or openai (remote ones read CONTINUITY_EMBED_URL, _MODEL, _API_KEY)")
+	dim := fs.Int("dim", 0, "embedder dimension (hash: buckets; default: the embedder's default)")
+	chunks := fs.Int("chunks", 0, "uselite: most 128-token chunks embedded per exchange (default: the embedder's default)")
+	text := fs.String("text", search.DefaultText, "what of an exchange is embedded: "+search.TextUser+" or "+search.TextUserAI)
+	cache := fs.Bool("cache", true, "cache vectors on disk by embedder identity and text SHA-256 (folder $"+EnvCache+", else $XDG_CACHE_HOME/continuity-eval or ~/.cache/continuity-eval)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: continuity-eval [flags]\n\nRetrieval quality of continuity search on a LongMemEval-style dataset.\n\nFlags:")
 		fs.PrintDefaults()
@@ -121,7 +126,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if c.ks, err = parseKs(*kList); err != nil {
 		return err
 	}
-	if c.emb, err = embed.New(embed.Config{Provider: embed.ProviderBuiltin, Dimension: *dim}); err != nil {
+	if c.emb, err = newEmbedder(*embedder, *dim, *chunks, *text, *cache, stderr); err != nil {
 		return err
 	}
 	qs, err := loadQuestions(c.data)
@@ -132,6 +137,36 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return t(ctx, c, qs)
+}
+
+// newEmbedder builds the embedder the flags select, behind the on-disk
+// cache unless disabled, with the text recipe.
+func newEmbedder(provider string, dim, chunks int, text string, cache bool, stderr io.Writer) (embed.Embedder, error) {
+	cfg, err := embed.ConfigFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Provider, cfg.Dimension, cfg.Chunks = provider, dim, chunks
+	e, err := embed.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := embed.Resolve(context.Background(), e); err != nil {
+		return nil, err
+	}
+	if cache && os.Getenv(EnvCache) != "off" {
+		dir, err := defaultCacheDir()
+		if err != nil {
+			return nil, err
+		}
+		ce, err := newCachedEmbedder(e, dir)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(stderr, "embedding cache: %s (%d vectors)\n", ce.path, len(ce.vecs))
+		e = ce
+	}
+	return search.WithTextRecipe(e, text)
 }
 
 // isTerminal reports whether w is a terminal (progress is drawn there only).
