@@ -37,6 +37,14 @@ func defaultVariants() []variant {
 var extraVariants = map[string]variant{
 	"depth50":  {Name: "hybrid, depth 50", Mode: search.ModeHybrid, Options: search.Options{Depth: 50}},
 	"depth100": {Name: "hybrid, depth 100", Mode: search.ModeHybrid, Options: search.Options{Depth: 100}},
+	"vw0.3":    {Name: "hybrid, vector weight 0.3", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.3}},
+	"vw0.5":    {Name: "hybrid, vector weight 0.5", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.5}},
+	"vw0.7":    {Name: "hybrid, vector weight 0.7", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.7}},
+	"vw1.5":    {Name: "hybrid, vector weight 1.5", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 1.5}},
+	"vw0.4":    {Name: "hybrid, vector weight 0.4", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.4}},
+	"rrfk5":    {Name: "hybrid, rrf k 5", Mode: search.ModeHybrid, Options: search.Options{RRFK: 5}},
+	"rrfk30":   {Name: "hybrid, rrf k 30", Mode: search.ModeHybrid, Options: search.Options{RRFK: 30}},
+	"rrfk60":   {Name: "hybrid, rrf k 60", Mode: search.ModeHybrid, Options: search.Options{RRFK: 60}},
 }
 
 // selectVariants returns the variants named in list (comma-separated:
