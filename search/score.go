@@ -142,7 +142,7 @@ func lexicalStrength(terms []lexTerm, user, ai string) float64 {
 	if len(terms) == 0 {
 		return 0
 	}
-	u, a := strings.Fields(analyze.Document(user)), strings.Fields(analyze.Document(ai))
+	u, a := strings.Fields(analyze.Document(head(user))), strings.Fields(analyze.Document(head(ai)))
 	var got, all float64
 	for _, t := range terms {
 		all += t.weight
@@ -153,6 +153,23 @@ func lexicalStrength(terms []lexTerm, user, ai string) float64 {
 		return 0
 	}
 	return clamp01(got / all)
+}
+
+// maxScoredText bounds the text of an exchange side whose words the
+// lexical strength counts: the head of a 1 MB tool output says what it
+// is about, and analysing it whole would cost milliseconds a result.
+const maxScoredText = 16 << 10
+
+// head returns the first maxScoredText bytes of s (cut at a rune start).
+func head(s string) string {
+	if len(s) <= maxScoredText {
+		return s
+	}
+	cut := maxScoredText
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut]
 }
 
 // relevance is the score of a result of lexical strength l and semantic

@@ -691,6 +691,13 @@ func norm(x, lo, hi float64) float64 {
 	return (x - lo) / (hi - lo)
 }
 
+// How many candidates results examines at most: examineFactor times the
+// limit, and at least minExamined.
+const (
+	minExamined   = 50
+	examineFactor = 3
+)
+
 // results fetches the texts of the best candidates and collapses identical
 // exchanges, until it has limit results or no candidate is left.
 // Candidates whose event is gone (a session deleted since) are skipped.
@@ -701,6 +708,11 @@ func norm(x, lo, hi float64) float64 {
 func (s *Searcher) results(ctx context.Context, cands []*candidate, lts []lexTerm, floor float64, limit int) ([]Result, error) {
 	out := make([]Result, 0, min(limit, len(cands)))
 	seen := make(map[[2]string]bool, limit)
+	// Each candidate's lexical strength needs its text analysed: when
+	// most fall under the floor, the search stops after examining
+	// maxExamined of them rather than reading all. The results of a
+	// smaller limit are still the head of those of a larger one.
+	cands = cands[:min(len(cands), max(minExamined, examineFactor*limit))]
 	for start := 0; start < len(cands) && len(out) < limit; {
 		// A few more than needed: identical texts are rare.
 		need := limit - len(out)
