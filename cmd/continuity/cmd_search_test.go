@@ -94,3 +94,32 @@ func TestSearchCJKSubstring(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchNothingRelevant: through the binary, a query about nothing in
+// the history finds nothing and says so; --min-score moves the floor and
+// is checked.
+func TestSearchNothingRelevant(t *testing.T) {
+	w := newWorkspace(t)
+	w.shellAppend("a.jsonl", exchangeLine("s1", "e1", "the sqlite database is locked when two processes write", "enable WAL and a busy timeout")+
+		exchangeLine("s1", "e2", "how do I make the docker image smaller", "use a multi-stage build"))
+	if _, errs, code := w.cli("ingest"); code != 0 {
+		t.Fatalf("ingest: %s", errs)
+	}
+	out, errs, code := w.cli("search", "quantum entanglement photosynthesis")
+	if code != 0 || !strings.Contains(out, "nothing relevant found") {
+		t.Errorf("nonsense: exit %d, %q %s", code, out, errs)
+	}
+	out, _, _ = w.cli("search", "--json", "quantum entanglement photosynthesis")
+	var resp searchResponse
+	if err := json.Unmarshal([]byte(out), &resp); err != nil || len(resp.Results) != 0 || resp.MinScore != 0.2 {
+		t.Errorf("nonsense --json: %+v %v", resp, err)
+	}
+	out, _, _ = w.cli("search", "--json", "sqlite locked")
+	if err := json.Unmarshal([]byte(out), &resp); err != nil || len(resp.Results) == 0 || resp.Results[0].ID != "e1" ||
+		resp.Results[0].Score <= 0.2 || resp.Results[0].Score > 1 {
+		t.Errorf("sqlite locked: %+v %v", resp, err)
+	}
+	if _, errs, code := w.cli("search", "--min-score", "1.5", "sqlite"); code == 0 || !strings.Contains(errs, "min-score") {
+		t.Errorf("--min-score 1.5: exit %d, %s", code, errs)
+	}
+}
