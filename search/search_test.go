@@ -340,8 +340,8 @@ func TestOptionsDefaults(t *testing.T) {
 	if w := (Options{}).withDefaults().vectorWeight(e); w != 0.3 {
 		t.Errorf("builtin vector weight %v, want 0.3", w)
 	}
-	if w := (Options{}).withDefaults().vectorWeight(renamedEmbedder{e, "ollama:nomic-embed-text:768"}); w != 1 {
-		t.Errorf("model vector weight %v, want 1", w)
+	if w := (Options{}).withDefaults().vectorWeight(renamedEmbedder{e, "ollama:nomic-embed-text:768"}); w != 0.5 {
+		t.Errorf("model vector weight %v, want 0.5", w)
 	}
 	o := Options{Fusion: FusionScore, UserWeight: 2, VectorWeight: 0.7}.withDefaults()
 	if o.Fusion != FusionScore || o.UserWeight != 2 || o.AIWeight != 0 || o.VectorWeight != 0.7 || o.RRFK != DefaultOptions.RRFK || o.Depth != DefaultOptions.Depth {
