@@ -177,3 +177,12 @@ func head(s string) string {
 func relevance(l, v float64) float64 { return 1 - (1-l)*(1-v) }
 
 func clamp01(x float64) float64 { return min(max(x, 0), 1) }
+
+// lexTermsOf returns the terms behind lts.
+func lexTermsOf(lts []lexTerm) []analyze.Term {
+	out := make([]analyze.Term, len(lts))
+	for i, t := range lts {
+		out[i] = t.term
+	}
+	return out
+}

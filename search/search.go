@@ -164,6 +164,10 @@ type Options struct {
 	// KeepFillerWords keeps conversational filler words (fillerWords) in
 	// the BM25 query; for evaluation.
 	KeepFillerWords bool
+	// Expansion, when positive, expands BM25 queries with that many
+	// terms from their first results (pseudo-relevance feedback, rm3.go);
+	// for evaluation.
+	Expansion int
 	// MinScore is the floor of the results' scores when a query sets none
 	// (Query.MinScore): 0 means DefaultMinScore, negative no floor.
 	MinScore float64
@@ -333,6 +337,7 @@ func (o Options) withDefaults() Options {
 		d.MinScore = o.MinScore
 	}
 	d.KeepFillerWords = o.KeepFillerWords
+	d.Expansion = o.Expansion
 	return d
 }
 
@@ -502,6 +507,12 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 			}
 			w := [2]float64{s.opts.UserWeight, s.opts.AIWeight}
 			lex, lexErr = s.db.Lexical(ctx, m, w, f, depth)
+			if lexErr == nil && s.opts.Expansion > 0 {
+				if m2 := s.expand(ctx, lexTermsOf(lts), lex, s.opts.Expansion); m2 != "" {
+					m = m2
+					lex, lexErr = s.db.Lexical(ctx, m, w, f, depth)
+				}
+			}
 			if lexErr == nil && inSpan != nil {
 				lexIn, lexErr = s.db.Lexical(ctx, m, w, *inSpan, depth)
 			}

@@ -43,6 +43,8 @@ var extraVariants = map[string]variant{
 	"vw1.5":    {Name: "hybrid, vector weight 1.5", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 1.5}},
 	"vw0.4":    {Name: "hybrid, vector weight 0.4", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.4}},
 	"rrfk5":    {Name: "hybrid, rrf k 5", Mode: search.ModeHybrid, Options: search.Options{RRFK: 5}},
+	"rm3":      {Name: "hybrid, rm3 (10 terms)", Mode: search.ModeHybrid, Options: search.Options{Expansion: 10}},
+	"rm3bm25":  {Name: "bm25, rm3 (10 terms)", Mode: search.ModeLexical, Options: search.Options{Expansion: 10}},
 	"rrfk30":   {Name: "hybrid, rrf k 30", Mode: search.ModeHybrid, Options: search.Options{RRFK: 30}},
 	"rrfk60":   {Name: "hybrid, rrf k 60", Mode: search.ModeHybrid, Options: search.Options{RRFK: 60}},
 }
