@@ -142,7 +142,7 @@ func lexicalStrength(terms []lexTerm, user, ai string) float64 {
 	if len(terms) == 0 {
 		return 0
 	}
-	u, a := strings.Fields(analyze.Document(head(user))), strings.Fields(analyze.Document(head(ai)))
+	u, a := scoredTokens(terms, head(user)), scoredTokens(terms, head(ai))
 	var got, all float64
 	for _, t := range terms {
 		all += t.weight
@@ -155,10 +155,35 @@ func lexicalStrength(terms []lexTerm, user, ai string) float64 {
 	return clamp01(got / all)
 }
 
+// scoredTokens returns the analysed tokens of text that terms may match:
+// analyze.Document's, except that without a CJK term the words are not
+// all stemmed — only those sharing their first two letters with a term
+// (a stem keeps the first two letters of its word), the others are left
+// as "" (they match nothing, and keep the positions).
+func scoredTokens(terms []lexTerm, text string) []string {
+	prefixes := map[string]bool{}
+	for _, t := range terms {
+		if t.term.Key == "" {
+			return strings.Fields(analyze.Document(text))
+		}
+		k := t.term.Key
+		prefixes[k[:min(2, len(k))]] = true
+	}
+	words := analyze.Words(text)
+	for i, w := range words {
+		if prefixes[w[:min(2, len(w))]] {
+			words[i] = analyze.Stem(w)
+		} else {
+			words[i] = ""
+		}
+	}
+	return words
+}
+
 // maxScoredText bounds the text of an exchange side whose words the
 // lexical strength counts: the head of a 1 MB tool output says what it
 // is about, and analysing it whole would cost milliseconds a result.
-const maxScoredText = 16 << 10
+const maxScoredText = 8 << 10
 
 // head returns the first maxScoredText bytes of s (cut at a rune start).
 func head(s string) string {
