@@ -476,9 +476,17 @@ func TestScoresAndFloor(t *testing.T) {
 	zero, one := 0.0, 1.0
 	for _, m := range allModes {
 		for _, text := range []string{"quantum entanglement photosynthesis", "medieval falconry jesses"} {
-			if res, err := s.Search(ctx, Query{Text: text, Mode: m}); err != nil || len(res) != 0 {
+			// Vector mode has no default floor (see Floor): give it one.
+			var floor *float64
+			if m == ModeVector {
+				floor = &DefaultOptions.MinScore
+			}
+			if res, err := s.Search(ctx, Query{Text: text, Mode: m, MinScore: floor}); err != nil || len(res) != 0 {
 				t.Errorf("%s %q: %v, %v; want nothing", m, text, ids(res), err)
 			}
+		}
+		if f := s.Floor(Query{Mode: m}); (m == ModeVector) != (f == 0) {
+			t.Errorf("%s: default floor %v", m, f)
 		}
 		res, err := s.Search(ctx, Query{Text: "expired TLS certificates", Mode: m})
 		if err != nil || len(res) == 0 || res[0].ID != "b1" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -68,9 +69,10 @@ type Worker struct {
 	wake  chan struct{}
 	space atomic.Pointer[Vectors] // nil until the identity is known and loaded
 
-	step    sync.Mutex   // one batch at a time (Run and Drain may overlap)
-	pending atomic.Int64 // exchanges without a vector; -1 until counted
-	stored  atomic.Int64 // vectors stored by this worker
+	step    sync.Mutex    // one batch at a time (Run and Drain may overlap)
+	pending atomic.Int64  // exchanges without a vector; -1 until counted
+	stored  atomic.Int64  // vectors stored by this worker
+	rate    atomic.Uint64 // float64 bits: exchanges embedded per second, smoothed; 0 until measured
 	pruned  atomic.Bool
 	lastErr atomic.Pointer[string]
 }
@@ -125,11 +127,23 @@ type WorkerStatus struct {
 	Pending  int64  // exchanges without a vector; -1 until counted
 	Stored   int64  // vectors stored since start
 	LastErr  string // the last failure, "" after a success
+	// Rate is the embedding speed in exchanges per second, smoothed over
+	// the last batches; 0 until a batch was embedded.
+	Rate float64
+}
+
+// ETA is how long the pending exchanges should take at the current rate,
+// 0 when nothing is pending or the rate is unknown.
+func (s WorkerStatus) ETA() time.Duration {
+	if s.Pending <= 0 || s.Rate <= 0 {
+		return 0
+	}
+	return time.Duration(float64(s.Pending) / s.Rate * float64(time.Second))
 }
 
 // Status reports the worker's progress.
 func (w *Worker) Status() WorkerStatus {
-	st := WorkerStatus{Pending: w.pending.Load(), Stored: w.stored.Load()}
+	st := WorkerStatus{Pending: w.pending.Load(), Stored: w.stored.Load(), Rate: math.Float64frombits(w.rate.Load())}
 	if v := w.space.Load(); v != nil {
 		st.Identity, st.Ready, st.Vectors = v.Identity(), true, v.Len()
 	}
@@ -251,10 +265,12 @@ func (w *Worker) once(ctx context.Context) (n int, err error) {
 	if len(docs) == 0 {
 		return len(rows), nil
 	}
+	start := time.Now()
 	vecs, err := w.embed(ctx, texts)
 	if err != nil {
 		return 0, fmt.Errorf("search: embed %d exchanges for %s: %w", len(texts), id, err)
 	}
+	w.observeRate(len(texts), time.Since(start))
 	rows = rows[:0]
 	for i := range docs {
 		docs[i].vec = vecs[i]
@@ -271,6 +287,19 @@ func (w *Worker) once(ctx context.Context) (n int, err error) {
 		w.log.Error("vectors stored but not searchable until restart", "err", err)
 	}
 	return len(items), nil
+}
+
+// observeRate folds one batch's speed into the smoothed rate (weight 0.3
+// for the newest batch).
+func (w *Worker) observeRate(n int, d time.Duration) {
+	if n == 0 || d <= 0 {
+		return
+	}
+	r := float64(n) / d.Seconds()
+	if old := math.Float64frombits(w.rate.Load()); old > 0 {
+		r = 0.7*old + 0.3*r
+	}
+	w.rate.Store(math.Float64bits(r))
 }
 
 // Text recipes: what of an exchange is embedded. The recipe is part of the

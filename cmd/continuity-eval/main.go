@@ -116,6 +116,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	dim := fs.Int("dim", 0, "embedder dimension (hash: buckets; default: the embedder's default)")
 	chunks := fs.Int("chunks", 0, "uselite: most 128-token chunks embedded per exchange (default: the embedder's default)")
 	text := fs.String("text", search.DefaultText, "what of an exchange is embedded: "+search.TextUser+" or "+search.TextUserAI)
+	limit := fs.Int("first", 0, "only the first N questions of the split (0: all), for quick comparisons of costly settings (--questions names the coding set's question file)")
 	cache := fs.Bool("cache", true, "cache vectors on disk by embedder identity and text SHA-256 (folder $"+EnvCache+", else $XDG_CACHE_HOME/continuity-eval or ~/.cache/continuity-eval)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: continuity-eval [flags]\n\nRetrieval and resume quality of continuity on a LongMemEval-style dataset (--set longmemeval)\n"+
@@ -176,6 +177,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if qs, err = filterSplit(qs, *split); err != nil {
 		return err
+	}
+	if *limit < 0 {
+		return fmt.Errorf("--first %d: want a positive number, or 0 for all", *limit)
+	}
+	if *limit > 0 && *limit < len(qs) {
+		qs = qs[:*limit]
 	}
 	c.open = perQuestionWorkspaces(c)
 	return t(ctx, c, qs)

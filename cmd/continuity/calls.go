@@ -47,7 +47,7 @@ type searchRequest struct {
 	// weeks ago"); now when "".
 	AsOf string `json:"as_of,omitempty"`
 	// MinScore is the floor of the results' scores, 0 to 1; absent: the
-	// default (search.DefaultMinScore).
+	// default (search.DefaultMinScore; none in vector mode).
 	MinScore *float64 `json:"min_score,omitempty"`
 }
 
@@ -111,14 +111,13 @@ func handleSearch(ctx context.Context, eng *engine, raw json.RawMessage) (any, e
 	if req.Limit < 0 || req.Limit > search.MaxLimit {
 		return nil, server.BadRequest(fmt.Errorf("limit %d: want 1 to %d", req.Limit, search.MaxLimit))
 	}
-	floor := search.DefaultMinScore
 	if m := req.MinScore; m != nil {
 		if math.IsNaN(*m) || *m < 0 || *m > 1 {
 			return nil, server.BadRequest(fmt.Errorf("min score %v: want 0 to 1 (scores are relevance estimates in [0, 1])", *m))
 		}
-		floor = *m
+		q.MinScore = m
 	}
-	q.MinScore = &floor
+	floor := eng.searcher.Floor(q)
 	res, err := eng.searcher.Search(ctx, q)
 	if errors.Is(err, search.ErrEmptyQuery) {
 		return nil, server.BadRequest(errors.New("empty query: give words to search for"))

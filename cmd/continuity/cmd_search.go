@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,8 +18,9 @@ import (
 func runSearch(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "search [flags] QUERY", `
 Search past exchanges: BM25 over the user and assistant text fused with
-vector similarity (the builtin offline embedder unless configured). Answered
-by the daemon when it runs, else from the index directly: the same answers.
+vector similarity (the uselite sentence-embedding model inside the binary
+unless configured). Answered by the daemon when it runs, else from the index
+directly: the same answers.
 
 A query that names a time ("two weeks ago", "last Saturday", "yesterday",
 "in March", "over the past month") ranks the exchanges of that span higher,
@@ -34,7 +36,7 @@ without hiding the others; --since and --until bound the time strictly.
 	fs.IntVar(&req.Limit, "limit", search.DefaultLimit, fmt.Sprintf("most results (1 to %d)", search.MaxLimit))
 	fs.StringVar(&req.AsOf, "as-of", "", `read the query's relative times ("two weeks ago", "last Saturday") as of this time, not now (RFC 3339 or YYYY-MM-DD)`)
 	fs.StringVar(&req.Mode, "mode", "hybrid", "ranking: hybrid, bm25 (lexical only) or vector (vectors only)")
-	minScore := fs.Float64("min-score", search.DefaultMinScore, "leave out results scoring under this, 0 to 1 (0 keeps every match, however weak); a score estimates relevance the same way for every query (see protocol.md, \"Search scores\")")
+	minScore := fs.Float64("min-score", search.DefaultMinScore, "leave out results scoring under this, 0 to 1 (0 keeps every match, however weak; --mode vector has no floor unless given); a score estimates relevance the same way for every query (see protocol.md, \"Search scores\")")
 	asJSON := fs.Bool("json", false, `print JSON: {"query", "results": [{"id","session_id","timestamp","user","ai","score","file","line"}], "min_score", "time_span": {"phrase","from","to"} when the query names a time}`)
 	var ef embedFlags
 	ef.register(fs)
@@ -46,7 +48,11 @@ without hiding the others; --since and --until bound the time strictly.
 	if *minScore < 0 || *minScore > 1 || *minScore != *minScore {
 		return usageError("--min-score %v: want 0 to 1", *minScore)
 	}
-	req.MinScore = minScore
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "min-score" {
+			req.MinScore = minScore // else the default of the mode
+		}
+	})
 	if req.Query == "" {
 		return usageError("what should I search for? (continuity search QUERY)")
 	}

@@ -98,7 +98,7 @@ func (e *Encoder) forward(ws *workspace, seqs [][]int32, out []float32) {
 		}
 		vek32.DivNumber_Inplace(dst, float32(max(len(s), 1)))
 	}
-	vek32.MatMul_Into(out, pooled, m.tanh.data, dim)
+	m.tanhP.mul(out, pooled, len(seqs), e.threads)
 	for i := range seqs {
 		v := out[i*dim : (i+1)*dim]
 		vek32.Add_Inplace(v, m.tanhBias)
@@ -119,7 +119,7 @@ func (e *Encoder) layer(ws *workspace, w *layerWeights, scale float32, seqs [][]
 	// Residual input.
 	y := ws.get("y", T*out)
 	if w.residual != nil {
-		vek32.MatMul_Into(y, x, w.residual.data, in)
+		w.residualP.mul(y, x, T, e.threads)
 		addBias(y, w.residualBias)
 	} else {
 		copy(y, x)
@@ -127,25 +127,25 @@ func (e *Encoder) layer(ws *workspace, w *layerWeights, scale float32, seqs [][]
 	h := ws.get("h", T*in)
 	layerNorm(h, x, w.lnScale, w.lnBias, in)
 	qkv := ws.get("qkv", T*3*in)
-	vek32.MatMul_Into(qkv, h, w.qkv.data, in)
+	w.qkvP.mul(qkv, h, T, e.threads)
 	addBias(qkv, w.qkvBias)
 	att := ws.get("att", T*in)
 	e.attention(ws, att, qkv, seqs, in, w.heads, scale)
 	proj := ws.get("proj", T*out)
-	vek32.MatMul_Into(proj, att, w.attnOut.data, in)
+	w.attnOutP.mul(proj, att, T, e.threads)
 	addBias(proj, w.attnOutBias)
 	vek32.Add_Inplace(y, proj)
 
 	// Feed-forward.
 	h2 := ws.get("h2", T*out)
 	layerNorm(h2, y, w.ffnScale, w.ffnBias, out)
-	hid := w.ffn1.cols
+	hid := w.ffn1P.n
 	f1 := ws.get("f1", T*hid)
-	vek32.MatMul_Into(f1, h2, w.ffn1.data, out)
+	w.ffn1P.mul(f1, h2, T, e.threads)
 	addBias(f1, w.ffn1Bias)
 	vek32.MaximumNumber_Inplace(f1, 0) // relu
 	f2 := ws.get("f2", T*out)
-	vek32.MatMul_Into(f2, f1, w.ffn2.data, hid)
+	w.ffn2P.mul(f2, f1, T, e.threads)
 	addBias(f2, w.ffn2Bias)
 	nx := ws.get(outName, T*out) // distinct from x, which the caller may still hold
 	vek32.Add_Into(nx, y, f2)

@@ -63,7 +63,7 @@ func cosine(a, b []float32) float64 {
 // ids on every golden text.
 func TestGoldenTokens(t *testing.T) {
 	g := readGolden(t)
-	e, err := New(Options{})
+	e, err := newLoaded(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestGoldenTokens(t *testing.T) {
 // one batch, so stacking sequences of different lengths is covered too.
 func TestGoldenVectors(t *testing.T) {
 	g := readGolden(t)
-	e, err := New(Options{})
+	e, err := newLoaded(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,4 +99,87 @@ func TestGoldenVectors(t *testing.T) {
 		}
 	}
 	t.Logf("%d texts, worst cosine %.6f (%s)", len(g.Texts), worst, g.Source)
+}
+
+// quantize8 rounds a packed matrix to int8 with one scale per output
+// column (symmetric), and back: what int8 storage would give.
+func quantize8(p packed) packed {
+	q := packed{k: p.k, n: p.n, data: make([]float32, len(p.data))}
+	for pi := 0; pi < p.n/panelWidth; pi++ {
+		base := pi * p.k * panelWidth
+		for c := 0; c < panelWidth; c++ {
+			var m float64
+			for k := 0; k < p.k; k++ {
+				m = math.Max(m, math.Abs(float64(p.data[base+k*panelWidth+c])))
+			}
+			s := m / 127
+			for k := 0; k < p.k; k++ {
+				i := base + k*panelWidth + c
+				if s > 0 {
+					q.data[i] = float32(math.Round(float64(p.data[i])/s) * s)
+				}
+			}
+		}
+	}
+	return q
+}
+
+// TestGoldenInt8 measures what int8 weights (per-column scales; the
+// embedding table per row) would cost against the JS vectors. It only
+// reports: the committed weights are fp16.
+func TestGoldenInt8(t *testing.T) {
+	g := readGolden(t)
+	e, err := newLoaded(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := *e.m
+	for l := range m.layers {
+		w := m.layers[l]
+		w.qkvP, w.attnOutP, w.ffn1P, w.ffn2P = quantize8(w.qkvP), quantize8(w.attnOutP), quantize8(w.ffn1P), quantize8(w.ffn2P)
+		if w.residual != nil {
+			w.residualP = quantize8(w.residualP)
+		}
+		m.layers[l] = w
+	}
+	m.tanhP = quantize8(m.tanhP)
+	emb := make([]float32, len(m.embeddings.data))
+	d := m.embeddings.cols
+	for r := 0; r < m.embeddings.rows; r++ {
+		row := m.embeddings.data[r*d : (r+1)*d]
+		var mx float64
+		for _, a := range row {
+			mx = math.Max(mx, math.Abs(float64(a)))
+		}
+		for j, a := range row {
+			if mx > 0 {
+				s := mx / 127
+				emb[r*d+j] = float32(math.Round(float64(a)/s) * s)
+			}
+		}
+	}
+	m.embeddings.data = emb
+	q := &Encoder{tok: e.tok, m: &m, timing: e.timing, maxChunks: e.maxChunks, threads: e.threads}
+	var seqs [][]int32
+	for _, c := range g.Texts {
+		seqs = append(seqs, c.IDs[:min(len(c.IDs), MaxTokens)])
+	}
+	out := make([]float32, len(seqs)*Dimension)
+	q.forward(&workspace{}, seqs, out)
+	worst, sum := 1.0, 0.0
+	for i, c := range g.Texts {
+		cos := cosine(out[i*Dimension:(i+1)*Dimension], decodeVector(t, c.Vector))
+		worst = min(worst, cos)
+		sum += cos
+	}
+	t.Logf("int8 weights: worst cosine %.5f, mean %.5f over %d texts (fp16: see TestGoldenVectors)", worst, sum/float64(len(g.Texts)), len(g.Texts))
+}
+
+// newLoaded is New with the model read, for tests that reach into it.
+func newLoaded(opts Options) (*Encoder, error) {
+	e, err := New(opts)
+	if err != nil {
+		return nil, err
+	}
+	return e, e.init()
 }

@@ -106,6 +106,9 @@ type layerWeights struct {
 	ffn1Bias          []float32
 	ffn2              matrix // 1536 × out
 	ffn2Bias          []float32
+
+	// The matrices above, packed for the micro-kernel (see gemm.go).
+	qkvP, attnOutP, residualP, ffn1P, ffn2P packed
 }
 
 // model holds every parameter of USE-lite.
@@ -114,6 +117,7 @@ type model struct {
 	invTimes    []float32 // 128 timing-signal frequencies
 	layers      [2]layerWeights
 	tanh        matrix // 512 × 512
+	tanhP       packed
 	tanhBias    []float32
 	vocabulary  int
 	modelDim    int // 256
@@ -177,5 +181,17 @@ func loadModel(b []byte) (*model, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	// Pack the matrices for the micro-kernel and drop the row-major copies.
+	for l := range m.layers {
+		w := &m.layers[l]
+		w.qkvP, w.qkv.data = pack(w.qkv), nil
+		w.attnOutP, w.attnOut.data = pack(w.attnOut), nil
+		if w.residual != nil {
+			w.residualP, w.residual.data = pack(*w.residual), nil
+		}
+		w.ffn1P, w.ffn1.data = pack(w.ffn1), nil
+		w.ffn2P, w.ffn2.data = pack(w.ffn2), nil
+	}
+	m.tanhP, m.tanh.data = pack(m.tanh), nil
 	return m, nil
 }
