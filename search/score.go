@@ -183,7 +183,7 @@ func scoredTokens(terms []lexTerm, text string) []string {
 // maxScoredText bounds the text of an exchange side whose words the
 // lexical strength counts: the head of a 1 MB tool output says what it
 // is about, and analysing it whole would cost milliseconds a result.
-const maxScoredText = 8 << 10
+const maxScoredText = 16 << 10
 
 // head returns the first maxScoredText bytes of s (cut at a rune start).
 func head(s string) string {

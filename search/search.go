@@ -721,8 +721,8 @@ func norm(x, lo, hi float64) float64 {
 // How many candidates results examines at most: examineFactor times the
 // limit, and at least minExamined.
 const (
-	minExamined   = 30
-	examineFactor = 2
+	minExamined   = 50
+	examineFactor = 3
 )
 
 // results fetches the texts of the best candidates and collapses identical
