@@ -7,6 +7,8 @@ import (
 	"math/bits"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/praxis-os/continuity/analyze"
 )
 
 // The builtin embedder: a hashed feature embedding.
@@ -14,7 +16,7 @@ import (
 // Features of a text, from the words of Tokens minus stopwords and single
 // ASCII letters:
 //
-//   - unigrams: each word's Porter stem;
+//   - unigrams: each word's stem (analyze.Stem: Snowball English);
 //   - bigrams: each pair of adjacent stems (adjacent after stopword removal);
 //   - character n-grams: the 3-, 4- and 5-grams of each lowercased,
 //     unstemmed word framed by boundary markers ("<run", "ning>", ...), for
@@ -34,7 +36,10 @@ import (
 //
 // Any change to the features, hashing or weights must bump builtinVersion:
 // vectors of different versions must not be compared.
-const builtinVersion = "hash-v1"
+//
+//	hash-v1: Porter stems (a hand-written stemmer)
+//	hash-v2: Snowball English stems (analyze.Stem)
+const builtinVersion = "hash-v2"
 
 // DefaultBuiltinDimension is the builtin embedder's default dimension: 1 KiB
 // per float32 vector, so 100k exchanges take about 100 MB.
@@ -186,7 +191,7 @@ func (s *builtinScratch) features(text string) {
 		if skipWord(w) {
 			continue
 		}
-		s.stem = stemBytes(append(s.stem[:0], w...))
+		s.stem = analyze.AppendStem(s.stem[:0], w)
 		st := s.stem
 
 		s.tab.add(featureKey(fnvBytes(classSeed[classUnigram], st), classUnigram))

@@ -63,9 +63,9 @@ func TestBuiltinIdentity(t *testing.T) {
 		wantID string
 		want   int
 	}{
-		{0, "builtin:hash-v1:256", 256},
-		{64, "builtin:hash-v1:64", 64},
-		{1024, "builtin:hash-v1:1024", 1024},
+		{0, "builtin:hash-v2:256", 256},
+		{64, "builtin:hash-v2:64", 64},
+		{1024, "builtin:hash-v2:1024", 1024},
 	} {
 		e := builtinFor(t, tt.dim)
 		if e.Identity() != tt.wantID || e.Dimension() != tt.want {
@@ -92,7 +92,7 @@ func TestBuiltinGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = 0xd02d64a2af8db5cf
+	const want = 0xd41474f51fa36534
 	if got := vectorSum(vecs...); got != want {
 		t.Errorf("builtin %s vectors changed: sum %#x, want %#x; bump builtinVersion if the feature function changed on purpose", builtinVersion, got, uint64(want))
 	}
@@ -337,7 +337,7 @@ func ExampleNew() {
 	fmt.Println(e.Identity(), len(vecs[0]))
 	fmt.Println("related more similar than unrelated:", dot(vecs[0], vecs[1]) > dot(vecs[0], vecs[2]))
 	// Output:
-	// builtin:hash-v1:256 256
+	// builtin:hash-v2:256 256
 	// related more similar than unrelated: true
 }
 

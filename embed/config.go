@@ -20,7 +20,7 @@ const (
 	ProviderHash = "hash"
 	// ProviderBuiltin is the deprecated name of ProviderHash, accepted for
 	// existing configurations. Its vectors keep the identity
-	// "builtin:hash-v1:<dim>", so an index built with it stays valid.
+	// "builtin:hash-v2:<dim>", so an index built with it stays valid.
 	ProviderBuiltin = "builtin"
 	ProviderOllama  = "ollama"
 	ProviderOpenAI  = "openai"
@@ -55,7 +55,7 @@ type Config struct {
 	// Model is the remote model, used verbatim (required for remote
 	// providers; "nomic-embed-text" and "nomic-embed-text:latest" are
 	// different identities). For hash it must be "" or the hash version
-	// ("hash-v1"); for uselite "" or uselite.Version.
+	// ("hash-v2"); for uselite "" or uselite.Version.
 	Model string
 	// APIKey is sent as "Authorization: Bearer <key>" by the openai
 	// provider. Required for api.openai.com, optional elsewhere.

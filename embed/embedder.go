@@ -12,7 +12,7 @@
 //     n-grams of normalised, stemmed words, signed feature hashing). No
 //     model weights, microseconds per text. It captures lexical and
 //     morphological similarity, not meaning. Its identity stays
-//     "builtin:hash-v1:<dim>".
+//     "builtin:hash-v2:<dim>".
 //   - ollama: a local Ollama server, through chromem-go's
 //     NewEmbeddingFuncOllama.
 //   - openai: any OpenAI-compatible /embeddings endpoint (OpenAI, LM Studio,
@@ -38,7 +38,7 @@ import (
 // use.
 type Embedder interface {
 	// Identity names the vector space: provider, model and dimension, e.g.
-	// "uselite:use-lite-en-0.2.0-f16:512", "builtin:hash-v1:256",
+	// "uselite:use-lite-en-0.2.0-f16:512", "builtin:hash-v2:256",
 	// "ollama:nomic-embed-text:768" or
 	// "openai:api.openai.com/text-embedding-3-small:1536". Vectors from
 	// different identities are never compared.

@@ -3,10 +3,12 @@ package embed
 import (
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/praxis-os/continuity/analyze"
 )
 
 // Text analysis shared by the builtin embedder and, through Tokens, Terms
-// and Stem, by query analysis elsewhere.
+// by query analysis elsewhere. Stems come from package analyze.
 //
 // A word is a maximal run of Unicode letters, digits and combining marks;
 // everything else (white space, punctuation, '_', '-', '\'', symbols)
@@ -163,7 +165,7 @@ func Tokens(text string) []string {
 
 // Terms returns the index terms of text, as the builtin embedder sees them:
 // the words of [Tokens], without stopwords and single ASCII letters,
-// stemmed with [Stem]. Two texts that differ only in case, camelCase versus
+// stemmed with analyze.Stem. Two texts that differ only in case, camelCase versus
 // snake_case versus spaces, or regular English inflections (run, running,
 // runs) have the same terms.
 func Terms(text string) []string {
@@ -176,7 +178,7 @@ func Terms(text string) []string {
 		if skipWord(w) {
 			continue
 		}
-		st = stemBytes(append(st[:0], w...))
+		st = analyze.AppendStem(st[:0], w)
 		out = append(out, string(st))
 	}
 	return out

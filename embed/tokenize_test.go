@@ -59,7 +59,7 @@ func TestTerms(t *testing.T) {
 		{"Running the runners runs", "run runner run"},
 		{"I don't know what's wrong", "know wrong"},
 		{"connections connected connecting", "connect connect connect"},
-		{"Generalizations", "gener"},
+		{"Generalizations", "general"},
 		{"sha256 HTTP2 3D", "sha256 http2 3d"},
 		{"naïve cafés", "naïve cafés"},
 	}

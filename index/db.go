@@ -281,6 +281,24 @@ func (c *readConnector) Connect(context.Context) (driver.Conn, error) {
 		c.attachErr.Store(&err)
 		return conn, nil
 	}
+	// A full-text index of another layout (written by another version of
+	// continuity, not rebuilt yet) holds terms this version would not
+	// find: report it rather than answer wrongly.
+	var v int64
+	if rows, err := conn.SQLiteConn.Query(`PRAGMA ft.user_version`, nil); err == nil {
+		vals := []driver.Value{nil}
+		if rows.Next(vals) == nil {
+			v, _ = vals[0].(int64)
+		}
+		rows.Close()
+	}
+	if v != 0 && v != fullTextVersion {
+		conn.SQLiteConn.Exec(`DETACH DATABASE ft`, nil)
+		err := fmt.Errorf("%s was built by another version of continuity (layout %d, this one reads %d): start the daemon or run `continuity ingest`: it rebuilds the file",
+			c.ftPath, v, fullTextVersion)
+		c.attachErr.Store(&err)
+		return conn, nil
+	}
 	c.attachErr.Store(nil)
 	return conn, nil
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/praxis-os/continuity/analyze"
 )
 
 // The full-text index (FTS5 over the user and ai texts of exchanges) lives
@@ -44,13 +46,23 @@ import (
 //
 // It is contentless (content=''): the texts stay in index.db only. Search
 // reads it through readers that ATTACH it as "ft".
+//
+// The texts are analysed in Go before FTS5 sees them (analyze.Document:
+// Snowball stems, CJK bigrams), and FTS5's own tokenizer only splits on
+// spaces (and would lowercase). So the terms of the index are
+// exactly those analyze.WordTerms gives a query, whichever stemmer FTS5
+// ships with.
 
 // FullTextFileName is the full-text index's file name in the cache folder.
 const FullTextFileName = "fulltext.db"
 
 // fullTextVersion is the layout of fulltext.db; a file of another version
-// is rebuilt (it is derived data: no migration is worth writing).
-const fullTextVersion = 1
+// is rebuilt (it is derived data: no migration is worth writing). Any
+// change to how texts become terms (package analyze) must bump it.
+//
+//	1: FTS5's porter tokenizer
+//	2: analyze.Document (Snowball English stems, CJK bigrams)
+const fullTextVersion = 2
 
 // fullTextSchema creates fulltext.db. Merging segments less eagerly than
 // FTS5's defaults (automerge 4, crisismerge 16) cut a backfill's indexing
@@ -59,7 +71,7 @@ const fullTextSchema = `
 CREATE VIRTUAL TABLE events_fts USING fts5(
 	user, ai,
 	content = '', contentless_delete = 1,
-	tokenize = 'porter unicode61 remove_diacritics 2'
+	tokenize = 'unicode61 remove_diacritics 0'
 );
 INSERT INTO events_fts (events_fts, rank) VALUES ('automerge', 16);
 INSERT INTO events_fts (events_fts, rank) VALUES ('crisismerge', 64);
@@ -317,6 +329,13 @@ func (db *DB) fullTextAdd(ctx context.Context) (int, error) {
 	rows.Close()
 	if err := rows.Err(); err != nil || n == 0 {
 		return 0, err
+	}
+	// Analysed before the write transaction, which they would hold up.
+	for i := range todo {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		todo[i].user, todo[i].ai = analyze.Document(todo[i].user), analyze.Document(todo[i].ai)
 	}
 
 	tx, err := db.ft.BeginTx(ctx, nil)

@@ -217,3 +217,39 @@ func TestReaderWithDamagedFullText(t *testing.T) {
 		t.Errorf("Lexical with a damaged fulltext.db: %v", err)
 	}
 }
+
+// A reader finding a full-text index of an older layout (its terms made
+// another way: porter stems before Snowball) says so rather than answer
+// from it; a writer rebuilds it and the reader then finds the words.
+func TestReaderWithOldFullTextLayout(t *testing.T) {
+	dir := testDir(t)
+	db := openTest(t, dir)
+	commit(t, db, newFeeder(t, db, "a.jsonl").batch(exchangeAt("s", hour(1), "running words", "")))
+	if _, err := db.ft.Exec(fmt.Sprintf("PRAGMA user_version = %d", fullTextVersion-1)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	ro, err := Open(dir, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ro.Lexical(ctx, "run", [2]float64{}, Filter{}, 1)
+	if err == nil || !strings.Contains(err.Error(), "another version") || !strings.Contains(err.Error(), "rebuilds") {
+		t.Errorf("Lexical with an old fulltext.db: %v", err)
+	}
+	ro.Close()
+
+	db = openTest(t, dir) // the writer rebuilds it
+	if got := ftsRows(t, db, "running"); len(got) != 1 {
+		t.Errorf("after the rebuild: running found in %v, want 1 row", got)
+	}
+	db.Close()
+	ro, err = Open(dir, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if hits, err := ro.Lexical(ctx, "run", [2]float64{}, Filter{}, 1); err != nil || len(hits) != 1 {
+		t.Errorf("reader after the rebuild: %v, %v", hits, err)
+	}
+}

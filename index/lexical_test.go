@@ -63,6 +63,7 @@ func TestLexical(t *testing.T) {
 		exchangeAt("s3", hour(6), "u-both", "watcher fingerprints watcher fingerprints"),
 		`{"type":"context_reset","session_id":"s1","reason":"watcher fingerprints compaction"}`,
 		exchangeAt("", hour(7), "u-nosession", "watcher without session"),
+		exchangeAt("s4", hour(8), "u-cjk", "日本語のテスト"),
 	))
 	row := rowsOf(t, db)
 	names := func(hits []LexicalHit) []string {
@@ -86,35 +87,38 @@ func TestLexical(t *testing.T) {
 		anyOrd  bool     // compare as sets
 		wantErr error
 	}{
-		{name: "term", match: "rotation", want: []string{"u-rotation"}},
+		// Matches are over the analysed texts (analyze.Document): stems.
+		{name: "term", match: "rotat", want: []string{"u-rotation"}},
+		{name: "unstemmed word", match: "rotation"},
+		{name: "cjk bigrams", match: `"日本 本語"`, want: []string{"u-cjk"}},
 		{name: "stemming", match: "run", want: []string{"u-running"}},
 		{name: "diacritics", match: "cafe", want: []string{"u-cafe"}},
-		{name: "or, best first", match: "watcher OR fingerprints",
+		{name: "or, best first", match: "watcher OR fingerprint",
 			want: []string{"u-both", "u-bm25 fingerprints", "u-watcher", "u-nosession", "u-rotation"}, anyOrd: true},
-		{name: "and", match: "watcher fingerprints", want: []string{"u-both"}},
-		{name: "phrase", match: `"log rotation"`, want: []string{"u-rotation"}},
+		{name: "and", match: "watcher fingerprint", want: []string{"u-both"}},
+		{name: "phrase", match: `"log rotat"`, want: []string{"u-rotation"}},
 		{name: "prefix", match: "fingerp*", want: []string{"u-both", "u-bm25 fingerprints", "u-rotation"}, anyOrd: true},
-		{name: "column filter", match: "user: fingerprints", want: []string{"u-bm25 fingerprints"}},
+		{name: "column filter", match: "user: fingerprint", want: []string{"u-bm25 fingerprints"}},
 		{name: "no match", match: "kubernetes"},
 		{name: "resets are not indexed", match: "compaction"},
-		{name: "sessions", match: "watcher OR fingerprints", filter: Filter{Sessions: []string{"s1", "s3"}},
+		{name: "sessions", match: "watcher OR fingerprint", filter: Filter{Sessions: []string{"s1", "s3"}},
 			want: []string{"u-both", "u-bm25 fingerprints", "u-watcher", "u-rotation"}, anyOrd: true},
-		{name: "one session", match: "watcher OR fingerprints", filter: Filter{Sessions: []string{"s1"}},
+		{name: "one session", match: "watcher OR fingerprint", filter: Filter{Sessions: []string{"s1"}},
 			want: []string{"u-watcher", "u-rotation"}, anyOrd: true},
 		{name: "unknown session", match: "watcher", filter: Filter{Sessions: []string{"nope"}}},
 		{name: "empty session list", match: "watcher", filter: Filter{Sessions: []string{}}},
-		{name: "since inclusive", match: "watcher OR fingerprints", filter: Filter{Since: hour(5)},
+		{name: "since inclusive", match: "watcher OR fingerprint", filter: Filter{Since: hour(5)},
 			want: []string{"u-both", "u-bm25 fingerprints", "u-nosession"}, anyOrd: true},
-		{name: "until exclusive", match: "watcher OR fingerprints", filter: Filter{Until: hour(5)},
+		{name: "until exclusive", match: "watcher OR fingerprint", filter: Filter{Until: hour(5)},
 			want: []string{"u-watcher", "u-rotation"}, anyOrd: true},
-		{name: "since and until", match: "watcher OR fingerprints", filter: Filter{Since: hour(2), Until: hour(6)},
+		{name: "since and until", match: "watcher OR fingerprint", filter: Filter{Since: hour(2), Until: hour(6)},
 			want: []string{"u-rotation", "u-bm25 fingerprints"}, anyOrd: true},
-		{name: "sessions and time", match: "watcher OR fingerprints",
+		{name: "sessions and time", match: "watcher OR fingerprint",
 			filter: Filter{Sessions: []string{"s1", "s3"}, Since: hour(2), Until: hour(6)},
 			want:   []string{"u-rotation", "u-bm25 fingerprints"}, anyOrd: true},
-		{name: "types with exchange", match: "rotation", filter: Filter{Types: []string{"context_reset", "exchange"}},
+		{name: "types with exchange", match: "rotat", filter: Filter{Types: []string{"context_reset", "exchange"}},
 			want: []string{"u-rotation"}},
-		{name: "types without exchange", match: "rotation", filter: Filter{Types: []string{"context_reset"}}},
+		{name: "types without exchange", match: "rotat", filter: Filter{Types: []string{"context_reset"}}},
 		{name: "syntax error", match: `"unterminated`, wantErr: ErrBadMatch},
 		{name: "dangling operator", match: `watcher AND`, wantErr: ErrBadMatch},
 		{name: "unknown column", match: `nosuch: watcher`, wantErr: ErrBadMatch},
@@ -153,11 +157,11 @@ func TestLexical(t *testing.T) {
 
 	// The best hit of an OR query is the exchange with both terms, twice;
 	// a limit keeps the best.
-	all, err := db.Lexical(ctx, "watcher OR fingerprints", [2]float64{}, Filter{}, 0)
+	all, err := db.Lexical(ctx, "watcher OR fingerprint", [2]float64{}, Filter{}, 0)
 	if err != nil || len(all) != 5 || all[0].Row != row["u-both"] {
 		t.Errorf("hits = %+v, %v, want 5, u-both first", all, err)
 	}
-	top, err := db.Lexical(ctx, "watcher OR fingerprints", [2]float64{}, Filter{}, 2)
+	top, err := db.Lexical(ctx, "watcher OR fingerprint", [2]float64{}, Filter{}, 2)
 	if err != nil || !reflect.DeepEqual(top, all[:2]) {
 		t.Errorf("limit 2: %+v, %v, want %+v", top, err, all[:2])
 	}

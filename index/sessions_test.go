@@ -1,6 +1,8 @@
 package index
 
 import (
+	"github.com/praxis-os/continuity/analyze"
+
 	"errors"
 	"reflect"
 	"strings"
@@ -99,9 +101,11 @@ func TestEventsByRows(t *testing.T) {
 
 // ftsRows returns the rows the full-text index finds for a term, checking
 // the index's integrity on the way.
-func ftsRows(t *testing.T, db *DB, match string) []int64 {
+// ftsRows returns the rows whose texts hold word (as analysed: "plans"
+// finds "plan").
+func ftsRows(t *testing.T, db *DB, word string) []int64 {
 	t.Helper()
-	hits, err := db.Lexical(ctx, match, [2]float64{}, Filter{}, 0)
+	hits, err := db.Lexical(ctx, analyze.MatchAny(analyze.WordTerms(word)), [2]float64{}, Filter{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,10 @@
 package resume
 
 import (
+	"github.com/praxis-os/continuity/analyze"
+
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
@@ -60,24 +61,30 @@ func (s *IndexSource) Events(ctx context.Context, rows []int64) ([]index.Event, 
 }
 
 // LexicalRanker ranks with the index's full-text search alone (BM25 over
-// the exchanges' texts, Porter-stemmed): any of the query's words, the
+// the exchanges' texts, stemmed: see package analyze): any of the query's words, the
 // rarer ones weighing more. It is the fallback when no hybrid search is
 // available.
 func LexicalRanker(db *index.DB) Ranker {
 	return RankFunc(func(ctx context.Context, query string, sessions []string, limit int) ([]int64, error) {
-		var words []string
+		// The words as the full-text index analyses them (stems, CJK
+		// bigrams): analyze.Words, then analyze.WordTerms.
+		var terms []analyze.Term
 		seen := map[string]bool{}
-		for _, w := range embed.Tokens(query) {
-			if embed.IsStopword(w) || seen[w] {
+		for _, w := range analyze.Words(query) {
+			if embed.IsStopword(w) {
 				continue
 			}
-			seen[w] = true
-			words = append(words, `"`+strings.ReplaceAll(w, `"`, `""`)+`"`)
+			for _, t := range analyze.WordTerms(w) {
+				if !seen[t.Expr] {
+					seen[t.Expr] = true
+					terms = append(terms, t)
+				}
+			}
 		}
-		if len(words) == 0 {
+		if len(terms) == 0 {
 			return nil, nil
 		}
-		hits, err := db.Lexical(ctx, strings.Join(words, " OR "), [2]float64{}, index.Filter{Sessions: sessions}, limit)
+		hits, err := db.Lexical(ctx, analyze.MatchAny(terms), [2]float64{}, index.Filter{Sessions: sessions}, limit)
 		if err != nil {
 			return nil, err
 		}

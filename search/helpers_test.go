@@ -101,7 +101,7 @@ func drain(t testing.TB, db *index.DB, e embed.Embedder) *Worker {
 
 func searcher(t testing.TB, db *index.DB, e embed.Embedder, w *Worker) *Searcher {
 	t.Helper()
-	cfg := Config{DB: db, Embedder: e}
+	cfg := Config{DB: db, Embedder: e, Options: noFloor}
 	if w != nil {
 		cfg.Vectors = w.Vectors
 	}
@@ -125,3 +125,7 @@ func sorted(s []string) []string {
 	slices.Sort(s)
 	return s
 }
+
+// noFloor: searchers of tests about ranking and filters keep every
+// result, however weak (the floor has its own tests).
+var noFloor = Options{MinScore: -1}

@@ -2,8 +2,8 @@ package search
 
 import (
 	"strings"
-	"unicode"
 
+	"github.com/praxis-os/continuity/analyze"
 	"github.com/praxis-os/continuity/embed"
 )
 
@@ -14,20 +14,16 @@ import (
 // posting-list scan.
 const maxQueryTerms = 64
 
-// queryTerms splits a query the way the index's FTS5 tokenizer (unicode61)
-// splits documents — runs of letters, digits and private-use characters
-// (combining marks stay inside a word), lowercased — so that a quoted term
-// is one token to FTS5, never a phrase. It drops duplicates, stopwords,
-// single ASCII letters (the "s" of "Mary's") and conversational filler
-// (see fillerWords; when dropFiller), unless nothing would be left: "who
-// am I" still searches for something.
+// queryTerms splits a query into words the way the full-text index does
+// (analyze.Words: runs of letters, digits, combining marks and private-use
+// characters, lowercased). It drops duplicates, stopwords, single ASCII
+// letters (the "s" of "Mary's") and conversational filler (see
+// fillerWords; when dropFiller), unless nothing would be left: "who am I"
+// still searches for something.
 func queryTerms(text string, dropFiller bool) []string {
 	var all, kept []string
 	seen := map[string]bool{}
-	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Co, r))
-	})
-	for _, w := range words {
+	for _, w := range analyze.Words(text) {
 		if seen[w] {
 			continue
 		}
@@ -44,29 +40,30 @@ func queryTerms(text string, dropFiller bool) []string {
 	return kept[:min(len(kept), maxQueryTerms)]
 }
 
-// matchExpr turns a free-text query into an FTS5 MATCH expression: its
-// terms (queryTerms), each a quoted string — so that no word can be read
-// as an operator (AND, NOT, NEAR), a column filter ("user:") or a syntax
-// error — joined by OR, so that BM25 ranks exchanges by how many of the
-// query's rarer terms they hold rather than requiring all of them. FTS5's
-// porter tokenizer stems the quoted terms as it stemmed the documents. It
-// returns "" when the query has no term.
-func matchExpr(text string, dropFiller bool) string {
-	return quoteTerms(queryTerms(text, dropFiller))
+// indexTerms are the index terms of words (analyze.WordTerms), without
+// repeats ("runs" and "running" are one stem).
+func indexTerms(words []string) []analyze.Term {
+	var out []analyze.Term
+	seen := map[string]bool{}
+	for _, w := range words {
+		for _, t := range analyze.WordTerms(w) {
+			if !seen[t.Expr] {
+				seen[t.Expr] = true
+				out = append(out, t)
+			}
+		}
+	}
+	return out
 }
 
-// quoteTerms joins terms, each quoted, with OR.
-func quoteTerms(terms []string) string {
-	var b strings.Builder
-	for i, t := range terms {
-		if i > 0 {
-			b.WriteString(" OR ")
-		}
-		b.WriteByte('"')
-		b.WriteString(strings.ReplaceAll(t, `"`, `""`))
-		b.WriteByte('"')
-	}
-	return b.String()
+// matchExpr turns a free-text query into an FTS5 MATCH expression: the
+// index terms of its words (queryTerms), each quoted — so that no word can
+// be read as an operator (AND, NOT, NEAR), a column filter ("user:") or a
+// syntax error — joined by OR, so that BM25 ranks exchanges by how many of
+// the query's rarer terms they hold rather than requiring all of them. It
+// returns "" when the query has no term.
+func matchExpr(text string, dropFiller bool) string {
+	return analyze.MatchAny(indexTerms(queryTerms(text, dropFiller)))
 }
 
 // fillerWords are words of questions about past conversations that say

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/praxis-os/continuity/analyze"
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/logformat"
@@ -92,6 +93,11 @@ type Query struct {
 	// Now is when the query is asked: relative times in Text ("two weeks
 	// ago") are read against it. Zero means time.Now().
 	Now time.Time
+	// MinScore is the floor of the results' scores (Result.Score, in
+	// [0, 1]): results under it are left out. nil means the searcher's
+	// (Options.MinScore) in hybrid and BM25 modes, none in vector mode
+	// (see Floor); 0 keeps every result.
+	MinScore *float64
 }
 
 // Result is one found exchange.
@@ -101,13 +107,20 @@ type Result struct {
 	Timestamp time.Time `json:"timestamp"`
 	User      string    `json:"user,omitempty"`
 	AI        string    `json:"ai,omitempty"`
-	// Score orders the results of one search (higher is better): the
-	// fused score in hybrid mode, else the BM25 score or the cosine
-	// similarity. It is not comparable across searches.
+	// Score is the result's relevance in [0, 1], comparable across
+	// searches (see score.go): a noisy OR of its lexical and semantic
+	// strengths. Results are ordered by the rank fusion of the BM25 and
+	// vector lists, which ranks better than this estimate; so a result
+	// may score a little higher than the one above it.
 	Score float64 `json:"score"`
 	File  string  `json:"file"`
 	Line  int64   `json:"line"`
 	Row   int64   `json:"-"` // the index row (events.id)
+	// Lexical and Semantic are the strengths behind Score, Fused the
+	// rank fusion's score that ordered the results; for evaluation.
+	Lexical  float64 `json:"-"`
+	Semantic float64 `json:"-"`
+	Fused    float64 `json:"-"`
 }
 
 // Fusion is how the two candidate lists become one ranking.
@@ -128,8 +141,11 @@ type Options struct {
 	// RRFK is the rank offset of reciprocal rank fusion: smaller values
 	// favour the heads of the lists.
 	RRFK float64
-	// Depth is how many candidates each retriever contributes (at least
-	// twice the limit).
+	// Depth is how many candidates each retriever contributes to the
+	// fusion, whatever the query's limit: the ranking never depends on
+	// the limit (the top 5 of a limit-5 search are the top 5 of a
+	// limit-100 one). A limit above Depth gets at most the union of the
+	// lists.
 	Depth int
 	// UserWeight and AIWeight are the BM25 column weights. Questions are
 	// about what the user said and did; the assistant's long answers
@@ -138,7 +154,9 @@ type Options struct {
 	// LexicalWeight and VectorWeight weigh the retrievers in the fusion.
 	// VectorWeight 0 means: 0.3 for the builtin embedder, whose hashed
 	// word and character features mostly agree with BM25 and make a
-	// weaker vote, 1 for model embedders.
+	// weaker vote; 0.5 for model embedders (chosen with uselite on the
+	// tune halves of the dev set and of the coding set: 1 lost to BM25
+	// on the coding set, 0.5 did not; see notes in continuity-eval).
 	LexicalWeight, VectorWeight float64
 	// TimeWeight weighs, relative to their whole-history counterparts,
 	// the candidate lists searched within the time span a query names
@@ -147,6 +165,13 @@ type Options struct {
 	// KeepFillerWords keeps conversational filler words (fillerWords) in
 	// the BM25 query; for evaluation.
 	KeepFillerWords bool
+	// Expansion, when positive, expands BM25 queries with that many
+	// terms from their first results (pseudo-relevance feedback, rm3.go);
+	// for evaluation.
+	Expansion int
+	// MinScore is the floor of the results' scores when a query sets none
+	// (Query.MinScore): 0 means DefaultMinScore, negative no floor.
+	MinScore float64
 	// MaxTermShare leaves out of the BM25 query the terms held by more
 	// than this share of all exchanges (keeping the rarest ones if that
 	// would leave none): FTS5 scores every match of every term, and a term
@@ -167,60 +192,62 @@ const minCommonDocs = 1000
 var DefaultOptions = Options{
 	Fusion:        FusionRRF,
 	RRFK:          10,
-	Depth:         50,
+	Depth:         MaxLimit,
 	UserWeight:    5,
 	AIWeight:      1,
 	LexicalWeight: 1,
 	TimeWeight:    1,
+	MinScore:      DefaultMinScore,
 }
 
-// lexicalMatch is the BM25 query for text: its terms (queryTerms) less
-// those too common to be worth scoring (Options.MaxTermShare).
-func (s *Searcher) lexicalMatch(ctx context.Context, text string) string {
-	terms := queryTerms(text, !s.opts.KeepFillerWords)
+// lexicalMatch is the BM25 query for text: the index terms of its words
+// (queryTerms, indexTerms) less those too common to be worth scoring
+// (Options.MaxTermShare); and those terms weighed for the lexical
+// strength (see score.go).
+func (s *Searcher) lexicalMatch(ctx context.Context, text string) (match string, lts []lexTerm) {
+	terms := indexTerms(queryTerms(text, !s.opts.KeepFillerWords))
+	var keys []string
+	for _, t := range terms {
+		if t.Key != "" {
+			keys = append(keys, t.Key)
+		}
+	}
+	docs, total, err := s.termDocs(ctx, keys)
+	if err != nil {
+		// Counts only prune and scale: search without them.
+		s.log.Debug("term document counts", "err", err)
+		docs, total = nil, 0
+	}
 	share := s.opts.MaxTermShare
 	if share == 0 {
 		share = DefaultMaxTermShare
 	}
-	if share > 0 && len(terms) > 1 {
-		terms = s.dropCommon(ctx, terms, share)
+	if share > 0 && len(terms) > 1 && total > 0 {
+		terms = dropCommon(terms, docs, total, share)
 	}
-	return quoteTerms(terms)
+	return analyze.MatchAny(terms), lexTerms(terms, docs, total)
 }
 
-// dropCommon removes the terms held by more than share of the exchanges,
-// keeping the two rarest when all are that common. FTS5 indexes Porter
-// stems; a term whose stem it does not list is kept.
-func (s *Searcher) dropCommon(ctx context.Context, terms []string, share float64) []string {
-	stems := make([]string, len(terms))
-	for i, t := range terms {
-		stems[i] = embed.Stem(t)
-	}
-	docs, total, err := s.termDocs(ctx, stems)
-	if err != nil || total == 0 {
-		return terms
-	}
+// dropCommon removes the terms held by more than share of the total
+// exchanges (docs: document counts by key), keeping the two rarest when
+// all are that common. A term without a single index term to count (a
+// CJK phrase) is kept.
+func dropCommon(terms []analyze.Term, docs map[string]int64, total int64, share float64) []analyze.Term {
 	// Below minCommonDocs matches a term is cheap to score whatever its
 	// share: small indexes are never pruned.
 	limit := max(int64(share*float64(total)), minCommonDocs)
-	var kept []string
-	for i, t := range terms {
-		if docs[stems[i]] <= limit {
+	var kept []analyze.Term
+	for _, t := range terms {
+		if docs[t.Key] <= limit {
 			kept = append(kept, t)
 		}
 	}
 	if len(kept) > 0 {
 		return kept
 	}
-	order := make([]int, len(terms))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return docs[stems[order[a]]] < docs[stems[order[b]]] })
-	for _, i := range order[:min(2, len(order))] {
-		kept = append(kept, terms[i])
-	}
-	return kept
+	order := slices.Clone(terms)
+	sort.SliceStable(order, func(a, b int) bool { return docs[order[a].Key] < docs[order[b].Key] })
+	return order[:min(2, len(order))]
 }
 
 // dfCache holds document counts of terms read from the full-text index
@@ -307,7 +334,11 @@ func (o Options) withDefaults() Options {
 	if o.TimeWeight != 0 {
 		d.TimeWeight = o.TimeWeight
 	}
+	if o.MinScore != 0 {
+		d.MinScore = o.MinScore
+	}
 	d.KeepFillerWords = o.KeepFillerWords
+	d.Expansion = o.Expansion
 	return d
 }
 
@@ -319,7 +350,7 @@ func (o Options) vectorWeight(e embed.Embedder) float64 {
 	case e != nil && strings.HasPrefix(e.Identity(), embed.ProviderBuiltin+":"):
 		return 0.3
 	}
-	return 1
+	return 0.5
 }
 
 // Config sets up a Searcher.
@@ -363,7 +394,14 @@ func New(cfg Config) (*Searcher, error) {
 // candidate is one exchange proposed by the retrievers.
 type candidate struct {
 	row   int64
-	score float64
+	score float64 // fused: orders the candidates
+	// lex and cos are its BM25 score and cosine similarity when a
+	// lexical or vector list holds it (hasLex, hasVec).
+	lex, cos       float64
+	hasLex, hasVec bool
+	// lexical and semantic are the strengths derived from them, rel the
+	// relevance (score.go).
+	lexical, semantic, rel float64
 }
 
 // ranked is one retriever's candidate list, best first, and its weight in
@@ -372,6 +410,7 @@ type ranked struct {
 	rows   []int64
 	scores []float64
 	weight float64
+	vector bool // scores are cosine similarities, else BM25 scores
 }
 
 func lexicalList(hs []index.LexicalHit, weight float64) ranked {
@@ -383,7 +422,7 @@ func lexicalList(hs []index.LexicalHit, weight float64) ranked {
 }
 
 func vectorList(hs []VectorHit, weight float64) ranked {
-	r := ranked{rows: make([]int64, len(hs)), scores: make([]float64, len(hs)), weight: weight}
+	r := ranked{rows: make([]int64, len(hs)), scores: make([]float64, len(hs)), weight: weight, vector: true}
 	for i, h := range hs {
 		r.rows[i], r.scores[i] = h.Row, h.Score
 	}
@@ -415,7 +454,7 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 	if err != nil || none {
 		return nil, err
 	}
-	depth := max(s.opts.Depth, 2*limit)
+	depth := s.opts.Depth // never the limit: see Options.Depth
 
 	var inSpan *index.Filter // the filter within the named time span
 	if ref, ok := s.TimeSpan(q); ok {
@@ -450,10 +489,31 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 	}
 	var lex, lexIn []index.LexicalHit
 	var lexErr error
+	var lts []lexTerm
 	if q.Mode != ModeVector {
-		if m := s.lexicalMatch(ctx, q.Text); m != "" {
+		var m string
+		if m, lts = s.lexicalMatch(ctx, q.Text); m != "" {
+			// The words naming a time ("two weeks ago") say when, not
+			// what: the lexical strength leaves them out.
+			now := q.Now
+			if now.IsZero() {
+				now = time.Now()
+			}
+			if ref, ok := ParseTimeRef(q.Text, now); ok {
+				if rest := strings.Replace(strings.ToLower(q.Text), ref.Phrase, " ", 1); strings.TrimSpace(rest) != "" {
+					if _, l := s.lexicalMatch(ctx, rest); len(l) > 0 {
+						lts = l
+					}
+				}
+			}
 			w := [2]float64{s.opts.UserWeight, s.opts.AIWeight}
 			lex, lexErr = s.db.Lexical(ctx, m, w, f, depth)
+			if lexErr == nil && s.opts.Expansion > 0 {
+				if m2 := s.expand(ctx, lexTermsOf(lts), lex, s.opts.Expansion); m2 != "" {
+					m = m2
+					lex, lexErr = s.db.Lexical(ctx, m, w, f, depth)
+				}
+			}
 			if lexErr == nil && inSpan != nil {
 				lexIn, lexErr = s.db.Lexical(ctx, m, w, *inSpan, depth)
 			}
@@ -484,10 +544,45 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 		return nil, fmt.Errorf("search: %w", lexErr)
 	}
 	o := s.opts
-	return s.results(ctx, s.fuse(
+	cands := s.fuse(
 		lexicalList(lex, o.LexicalWeight), vectorList(vec, s.vw),
 		lexicalList(lexIn, o.LexicalWeight*o.TimeWeight), vectorList(vecIn, s.vw*o.TimeWeight),
-	), limit)
+	)
+	floor := s.Floor(q)
+	return s.results(ctx, s.score(cands, floor), lts, floor, limit)
+}
+
+// score sets the candidates' semantic strength (see score.go) and drops
+// those that cannot reach floor: without a BM25 match, their score is V.
+func (s *Searcher) score(cands []*candidate, floor float64) []*candidate {
+	cal := calibrationFor(s.emb)
+	out := cands[:0]
+	for _, c := range cands {
+		if c.hasVec {
+			c.semantic = cal.strength(c.cos)
+		}
+		c.rel = relevance(0, c.semantic)
+		if c.hasLex || c.rel >= floor {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Floor is the score floor q is held to: q.MinScore if set; else, in
+// hybrid and BM25 modes, Options.MinScore, and none in vector mode: the
+// model's cosines alone do not separate a paraphrase from an unrelated
+// text well enough for a default floor (measured with uselite: with the
+// floor, vector-only any@5 on the dev set was 0.60 to 0.64, where the
+// issue measured 0.85 without).
+func (s *Searcher) Floor(q Query) float64 {
+	switch {
+	case q.MinScore != nil:
+		return max(*q.MinScore, 0)
+	case q.Mode == ModeVector:
+		return 0
+	}
+	return max(s.opts.MinScore, 0)
 }
 
 // TimeSpan is the span of time q names relative to when it is asked, if
@@ -584,6 +679,11 @@ func (s *Searcher) fuse(lists ...ranked) []*candidate {
 				byRow[row] = c
 				out = append(out, c)
 			}
+			if l.vector {
+				c.cos, c.hasVec = l.scores[i], true
+			} else {
+				c.lex, c.hasLex = l.scores[i], true
+			}
 			switch {
 			case len(used) == 1:
 				c.score = l.scores[i]
@@ -625,12 +725,28 @@ func norm(x, lo, hi float64) float64 {
 	return (x - lo) / (hi - lo)
 }
 
+// How many candidates results examines at most: examineFactor times the
+// limit, and at least minExamined.
+const (
+	minExamined   = 50
+	examineFactor = 3
+)
+
 // results fetches the texts of the best candidates and collapses identical
 // exchanges, until it has limit results or no candidate is left.
 // Candidates whose event is gone (a session deleted since) are skipped.
-func (s *Searcher) results(ctx context.Context, cands []*candidate, limit int) ([]Result, error) {
+//
+// The lexical strength of the candidates BM25 matched is computed here,
+// from their texts (lts: the query's terms), and with it their score:
+// those under floor are left out.
+func (s *Searcher) results(ctx context.Context, cands []*candidate, lts []lexTerm, floor float64, limit int) ([]Result, error) {
 	out := make([]Result, 0, min(limit, len(cands)))
 	seen := make(map[[2]string]bool, limit)
+	// Each candidate's lexical strength needs its text analysed: when
+	// most fall under the floor, the search stops after examining
+	// maxExamined of them rather than reading all. The results of a
+	// smaller limit are still the head of those of a larger one.
+	cands = cands[:min(len(cands), max(minExamined, examineFactor*limit))]
 	for start := 0; start < len(cands) && len(out) < limit; {
 		// A few more than needed: identical texts are rare.
 		need := limit - len(out)
@@ -648,6 +764,13 @@ func (s *Searcher) results(ctx context.Context, cands []*candidate, limit int) (
 			if !ok {
 				continue
 			}
+			if c.hasLex {
+				c.lexical = lexicalStrength(lts, e.User, e.AI)
+				c.rel = relevance(c.lexical, c.semantic)
+			}
+			if c.rel < floor {
+				continue
+			}
 			key := [2]string{e.User, e.AI}
 			if seen[key] {
 				continue
@@ -655,7 +778,8 @@ func (s *Searcher) results(ctx context.Context, cands []*candidate, limit int) (
 			seen[key] = true
 			out = append(out, Result{
 				ID: e.EventID, SessionID: e.SessionID, Timestamp: e.Timestamp,
-				User: e.User, AI: e.AI, Score: c.score, File: e.File, Line: e.Line, Row: c.row,
+				User: e.User, AI: e.AI, Score: c.rel, File: e.File, Line: e.Line, Row: c.row,
+				Lexical: c.lexical, Semantic: c.semantic, Fused: c.score,
 			})
 			if len(out) == limit {
 				break

@@ -3,6 +3,7 @@ package search
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -121,8 +122,8 @@ func TestSearchRanksAndFillsResults(t *testing.T) {
 					t.Errorf("incomplete result %+v", r)
 				}
 				for i := 1; i < len(res); i++ {
-					if res[i].Score > res[i-1].Score {
-						t.Errorf("results out of order: %v then %v", res[i-1].Score, res[i].Score)
+					if res[i].Fused > res[i-1].Fused {
+						t.Errorf("results out of order: %v then %v", res[i-1].Fused, res[i].Fused)
 					}
 				}
 			})
@@ -191,12 +192,12 @@ func TestSearchWithoutVectors(t *testing.T) {
 	if _, err := partial.once(ctx); err != nil { // one batch of the re-embed
 		t.Fatal(err)
 	}
-	if st := partial.Status(); st.Vectors != 2 || st.Pending != 5 || st.Identity != "builtin:hash-v1:128#user" {
+	if st := partial.Status(); st.Vectors != 2 || st.Pending != 5 || st.Identity != "builtin:hash-v2:128#user" {
 		t.Fatalf("status after one batch: %+v", st)
 	}
 
 	with := func(e embed.Embedder, space func() *Vectors) *Searcher {
-		s, err := New(Config{DB: f.db, Embedder: e, Vectors: space})
+		s, err := New(Config{DB: f.db, Embedder: e, Vectors: space, Options: noFloor})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -282,13 +283,15 @@ func TestMatchExpr(t *testing.T) {
 		{"How do I deploy the ingress?", `"deploy" OR "ingress"`},
 		{"Deploy deploy DEPLOY", `"deploy"`},
 		{"who am I", `"who" OR "am" OR "i"`}, // only stopwords: keep them
-		{"Mary's café", `"mary" OR "café"`},
+		{"Mary's café", `"mari" OR "cafe"`},  // Snowball stems, no diacritics
 		{"fooBar snake_case kebab-case", `"foobar" OR "snake" OR "case" OR "kebab"`},
+		{"retries retried", `"retri"`}, // one stem
 		{`user:"x" AND NEAR(y*)`, `"user" OR "near"`},
 		{"can you remind me what I mentioned about the deploy in our previous conversation", `"deploy"`},
 		{"v1.2.3 → 42", `"v1" OR "2" OR "3" OR "42"`},
 		{"?!", ``},
-		{"日本語のテキスト", `"日本語のテキスト"`},
+		{"日本語のテキスト", `"日本 本語 語の のテ テキ キス スト"`}, // CJK: the phrase of its bigrams
+		{"語", `"語"*`},
 	}
 	for _, tc := range tests {
 		if got := matchExpr(tc.text, true); got != tc.want {
@@ -337,8 +340,8 @@ func TestOptionsDefaults(t *testing.T) {
 	if w := (Options{}).withDefaults().vectorWeight(e); w != 0.3 {
 		t.Errorf("builtin vector weight %v, want 0.3", w)
 	}
-	if w := (Options{}).withDefaults().vectorWeight(renamedEmbedder{e, "ollama:nomic-embed-text:768"}); w != 1 {
-		t.Errorf("model vector weight %v, want 1", w)
+	if w := (Options{}).withDefaults().vectorWeight(renamedEmbedder{e, "ollama:nomic-embed-text:768"}); w != 0.5 {
+		t.Errorf("model vector weight %v, want 0.5", w)
 	}
 	o := Options{Fusion: FusionScore, UserWeight: 2, VectorWeight: 0.7}.withDefaults()
 	if o.Fusion != FusionScore || o.UserWeight != 2 || o.AIWeight != 0 || o.VectorWeight != 0.7 || o.RRFK != DefaultOptions.RRFK || o.Depth != DefaultOptions.Depth {
@@ -377,11 +380,11 @@ func TestTermDocsCache(t *testing.T) {
 	check := func(want string, alphaDocs int64) {
 		t.Helper()
 		for range 2 { // the second time from the cache
-			if got := s.lexicalMatch(ctx, "alpha beta"); got != want {
+			if got, _ := s.lexicalMatch(ctx, "alpha beta"); got != want {
 				t.Fatalf("match %q, want %q", got, want)
 			}
 		}
-		if got := plain.lexicalMatch(ctx, "alpha beta"); got != want {
+		if got, _ := plain.lexicalMatch(ctx, "alpha beta"); got != want {
 			t.Fatalf("read-only searcher: match %q, want %q", got, want)
 		}
 		s.df.mu.Lock()
@@ -411,6 +414,95 @@ func drainFullText(t *testing.T, db *index.DB) {
 		}
 		if n == 0 {
 			return
+		}
+	}
+}
+
+// TestRankDoesNotDependOnLimit: the fusion works on a fixed candidate
+// depth, so a short search returns the head of a long one. The corpus
+// gives each retriever far more candidates than any limit, with lists
+// that disagree, where a depth tied to the limit changed the head.
+func TestRankDoesNotDependOnLimit(t *testing.T) {
+	f := newFixture(t)
+	words := strings.Fields(`deploy pipeline cache build docker image layer timeout retry webhook
+		stripe payment invoice database migration index query latency sqlite lock watcher
+		token budget resume session search vector fusion ranking stemmer kernel memory leak`)
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func(n int) string {
+		var b []string
+		for range n {
+			b = append(b, words[rng.IntN(len(words))])
+		}
+		return strings.Join(b, " ")
+	}
+	var lines []string
+	for i := range 600 {
+		lines = append(lines, exchange(fmt.Sprintf("x%d", i), fmt.Sprintf("s%d", i%7), at(i), pick(3+rng.IntN(8)), pick(5+rng.IntN(30))))
+	}
+	f.commit(lines...)
+	e := builtin(t, 0)
+	s := searcher(t, f.db, e, drain(t, f.db, e))
+	for _, text := range []string{"docker build cache timeout", "stripe webhook retry", "sqlite lock latency in the watcher", "memory"} {
+		for _, m := range allModes {
+			long, err := s.Search(ctx, Query{Text: text, Mode: m, Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, limit := range []int{1, 5, 20} {
+				short, err := s.Search(ctx, Query{Text: text, Mode: m, Limit: limit})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(short) != min(limit, len(long)) || !slices.Equal(ids(short), ids(long[:len(short)])) {
+					t.Errorf("%q %s: limit %d gives %v, the head of limit 100 is %v", text, m, limit, ids(short), ids(long[:min(limit, len(long))]))
+				}
+			}
+		}
+	}
+}
+
+// TestScoresAndFloor: scores are relevance estimates in [0, 1]; with the
+// default floor a query about nothing in the history finds nothing, a
+// real one its exchange; MinScore moves the floor.
+func TestScoresAndFloor(t *testing.T) {
+	f := newFixture(t)
+	kubeLog(f)
+	e := builtin(t, 0)
+	w := drain(t, f.db, e)
+	s, err := New(Config{DB: f.db, Embedder: e, Vectors: w.Vectors})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero, one := 0.0, 1.0
+	for _, m := range allModes {
+		for _, text := range []string{"quantum entanglement photosynthesis", "medieval falconry jesses"} {
+			// Vector mode has no default floor (see Floor): give it one.
+			var floor *float64
+			if m == ModeVector {
+				floor = &DefaultOptions.MinScore
+			}
+			if res, err := s.Search(ctx, Query{Text: text, Mode: m, MinScore: floor}); err != nil || len(res) != 0 {
+				t.Errorf("%s %q: %v, %v; want nothing", m, text, ids(res), err)
+			}
+		}
+		if f := s.Floor(Query{Mode: m}); (m == ModeVector) != (f == 0) {
+			t.Errorf("%s: default floor %v", m, f)
+		}
+		res, err := s.Search(ctx, Query{Text: "expired TLS certificates", Mode: m})
+		if err != nil || len(res) == 0 || res[0].ID != "b1" {
+			t.Fatalf("%s: %v, %v; want b1 first", m, ids(res), err)
+		}
+		all, err := s.Search(ctx, Query{Text: "expired TLS certificates", Mode: m, MinScore: &zero})
+		if err != nil || len(all) < len(res) {
+			t.Fatalf("%s, no floor: %v, %v; want at least %v", m, ids(all), err, ids(res))
+		}
+		for _, r := range all {
+			if r.Score < 0 || r.Score > 1 {
+				t.Errorf("%s: score %v out of [0, 1]", m, r.Score)
+			}
+		}
+		if top, err := s.Search(ctx, Query{Text: "expired TLS certificates", Mode: m, MinScore: &one}); err != nil || len(top) >= len(all) {
+			t.Errorf("%s, floor 1: %v, %v; want fewer than %v", m, ids(top), err, ids(all))
 		}
 	}
 }

@@ -66,7 +66,7 @@ func TestWorkerDrainAndLoad(t *testing.T) {
 	// 9 exchanges; the one without words gets a zero vector (stored, so
 	// not pending, but not searchable).
 	st := w.Status()
-	if st.Pending != 0 || st.Vectors != 8 || st.Stored != 9 || !st.Ready || st.Identity != "builtin:hash-v1:64#user" || st.LastErr != "" {
+	if st.Pending != 0 || st.Vectors != 8 || st.Stored != 9 || !st.Ready || st.Identity != "builtin:hash-v2:64#user" || st.LastErr != "" {
 		t.Errorf("status after Drain: %+v", st)
 	}
 	if n := pending(t, w); n != 0 {

@@ -54,6 +54,8 @@ type config struct {
 	json         bool
 	misses       bool
 	emb          embed.Embedder
+	vs           []variant
+	dump         io.Writer // --dump-scores, or nil
 	stdout       io.Writer
 	stderr       io.Writer
 	// open gives a question its indexed haystack; done releases it.
@@ -107,11 +109,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	mode := fs.String("mode", "retrieval", "what to evaluate: "+strings.Join(taskNames(), ", "))
 	misses := fs.Bool("misses", false, "retrieval: also list the questions some variant misses, with the evidence ranks (in the JSON: \"misses\")")
 	split := fs.String("split", splitAll, "which questions: all, tune (fnv32a(qid) even: choose settings here) or heldout (odd: report here)")
+	variants := fs.String("variants", "default", "retrieval: comma-separated variants: default (hybrid, hybrid without time anchoring, bm25, vector) and any of "+strings.Join(extraVariantNames(), ", "))
+	dumpPath := fs.String("dump-scores", "", "retrieval: write each query's results with their score components (real questions and nonsense queries) to this JSONL file")
+	minScore := fs.Float64("min-score", -1, "retrieval: the score floor of every variant's queries (default: search's default floor; 0 keeps everything)")
 	embedder := fs.String("embedder", embed.DefaultProvider, "embedder: uselite, hash (\"builtin\" is its old name), ollama or openai (remote ones read CONTINUITY_EMBED_URL, _MODEL, _API_KEY)")
 	dim := fs.Int("dim", 0, "embedder dimension (hash: buckets; default: the embedder's default)")
 	chunks := fs.Int("chunks", 0, "uselite: most 128-token chunks embedded per exchange (default: the embedder's default)")
 	text := fs.String("text", search.DefaultText, "what of an exchange is embedded: "+search.TextUser+" or "+search.TextUserAI)
-	limit := fs.Int("first", 0, "with --set "+setLongMemEval+": only the first N questions of the split (0: all), for quick comparisons of costly settings")
+	limit := fs.Int("first", 0, "only the first N questions of the split (0: all), for quick comparisons of costly settings (--questions names the coding set's question file)")
 	cache := fs.Bool("cache", true, "cache vectors on disk by embedder identity and text SHA-256 (folder $"+EnvCache+", else $XDG_CACHE_HOME/continuity-eval or ~/.cache/continuity-eval)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: continuity-eval [flags]\n\nRetrieval and resume quality of continuity on a LongMemEval-style dataset (--set longmemeval)\n"+
@@ -141,6 +146,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("unknown --set %q (want %s or %s)", c.set, setLongMemEval, setCoding)
 	}
 	var err error
+	if c.vs, err = selectVariants(*variants); err != nil {
+		return err
+	}
+	if *minScore >= 0 {
+		for i := range c.vs {
+			c.vs[i].MinScore = minScore
+		}
+	}
+	if *dumpPath != "" {
+		f, err := os.OpenFile(*dumpPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		c.dump = f
+	}
 	if c.ks, err = parseKs(*kList); err != nil {
 		return err
 	}
@@ -207,6 +228,15 @@ func isTerminal(w io.Writer) bool {
 	return err == nil
 }
 
+func extraVariantNames() []string {
+	var n []string
+	for k := range extraVariants {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
 func taskNames() []string {
 	var n []string
 	for k := range tasks {
@@ -233,7 +263,7 @@ func parseKs(s string) ([]int, error) {
 // sessions by hybrid, BM25 and vector search.
 func runRetrieval(ctx context.Context, c *config, qs []question) error {
 	tty := isTerminal(c.stderr)
-	run, err := evaluateRetrieval(ctx, c, qs, defaultVariants(), func(i int, q question) {
+	run, err := evaluateRetrieval(ctx, c, qs, c.vs, func(i int, q question) {
 		if tty {
 			fmt.Fprintf(c.stderr, "\r\033[K%d/%d %s", i+1, len(qs), q.QID)
 		}
@@ -252,6 +282,7 @@ func runRetrieval(ctx context.Context, c *config, qs []question) error {
 			"embedder":  run.identity,
 			"k":         c.ks,
 			"results":   sums,
+			"nonsense":  run.nonsenseReport(),
 		}
 		if c.misses {
 			out["misses"] = run.misses(qs)
@@ -268,6 +299,10 @@ func runRetrieval(ctx context.Context, c *config, qs []question) error {
 	fmt.Fprintf(c.stdout, "any/all@k: one/all evidence exchanges in the top k; sess@k: all answer sessions among the first k distinct sessions;\n"+
 		"latency: one query with limit %d, warm, per question\n\n", c.ks[len(c.ks)-1])
 	run.printTable(c.stdout, sums)
+	fmt.Fprintf(c.stdout, "\nnonsense queries (%d asked in each question's workspace) that returned results:\n", len(nonsenseQueries))
+	for _, n := range run.nonsenseReport() {
+		fmt.Fprintf(c.stdout, "  %-28s %d of %d\n", n.Variant, n.WithResults, n.Asked)
+	}
 	if c.misses {
 		fmt.Fprintln(c.stdout)
 		run.printMisses(c.stdout, qs)

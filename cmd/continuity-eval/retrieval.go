@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -17,6 +18,8 @@ type variant struct {
 	Name    string
 	Mode    search.Mode
 	Options search.Options
+	// MinScore is the queries' floor; nil: search's default.
+	MinScore *float64
 }
 
 // defaultVariants compare hybrid search with each of its parts.
@@ -29,6 +32,48 @@ func defaultVariants() []variant {
 	}
 }
 
+// extraVariants are the variants --variants can add by name: settings
+// tried against the defaults, side by side in the same run.
+var extraVariants = map[string]variant{
+	"depth50":  {Name: "hybrid, depth 50", Mode: search.ModeHybrid, Options: search.Options{Depth: 50}},
+	"depth100": {Name: "hybrid, depth 100", Mode: search.ModeHybrid, Options: search.Options{Depth: 100}},
+	"vw0.3":    {Name: "hybrid, vector weight 0.3", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.3}},
+	"vw0.5":    {Name: "hybrid, vector weight 0.5", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.5}},
+	"vw0.7":    {Name: "hybrid, vector weight 0.7", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.7}},
+	"vw1":      {Name: "hybrid, vector weight 1", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 1}},
+	"vw1.5":    {Name: "hybrid, vector weight 1.5", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 1.5}},
+	"vw0.4":    {Name: "hybrid, vector weight 0.4", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.4}},
+	"rrfk5":    {Name: "hybrid, rrf k 5", Mode: search.ModeHybrid, Options: search.Options{RRFK: 5}},
+	"rm3":      {Name: "hybrid, rm3 (10 terms)", Mode: search.ModeHybrid, Options: search.Options{Expansion: 10}},
+	"rm3bm25":  {Name: "bm25, rm3 (10 terms)", Mode: search.ModeLexical, Options: search.Options{Expansion: 10}},
+	"rrfk30":   {Name: "hybrid, rrf k 30", Mode: search.ModeHybrid, Options: search.Options{RRFK: 30}},
+	"rrfk60":   {Name: "hybrid, rrf k 60", Mode: search.ModeHybrid, Options: search.Options{RRFK: 60}},
+}
+
+// selectVariants returns the variants named in list (comma-separated:
+// "default" for defaultVariants, else names of extraVariants).
+func selectVariants(list string) ([]variant, error) {
+	var out []variant
+	for _, n := range strings.Split(list, ",") {
+		n = strings.TrimSpace(n)
+		if n == "default" {
+			out = append(out, defaultVariants()...)
+			continue
+		}
+		v, ok := extraVariants[n]
+		if !ok {
+			var names []string
+			for k := range extraVariants {
+				names = append(names, k)
+			}
+			slices.Sort(names)
+			return nil, fmt.Errorf("--variants: unknown variant %q (want default or %s)", n, strings.Join(names, ", "))
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
 // scored is one question's outcome under one variant.
 type scored struct {
 	QID, Type string
@@ -38,16 +83,23 @@ type scored struct {
 	// Ranks holds, per evidence exchange in the question's order, its
 	// 1-based rank in the results, 0 when it is not among them.
 	Ranks []int
+	// Results are the scoring query's results.
+	Results []search.Result
 }
 
 // retrievalRun holds every question's outcome, per variant.
 type retrievalRun struct {
-	ks       []int
-	variants []variant
-	scores   [][]scored // [variant][question]
-	identity string
-	index    time.Duration // total indexing time
-	embed    time.Duration // total embedding time
+	// nonsense[v] counts the nonsense queries (nonsenseQueries, asked in
+	// every question's workspace) for which variant v returned something,
+	// of nonsenseAsked.
+	nonsense      []int
+	nonsenseAsked int
+	ks            []int
+	variants      []variant
+	scores        [][]scored // [variant][question]
+	identity      string
+	index         time.Duration // total indexing time
+	embed         time.Duration // total embedding time
 }
 
 // evalLimit is how many results the scoring query asks for: enough for
@@ -58,7 +110,8 @@ func evalLimit(ks []int) int { return max(50, 5*slices.Max(ks)) }
 // and runs the question through every variant. progress, if not nil, is
 // told about each question.
 func evaluateRetrieval(ctx context.Context, c *config, qs []question, vs []variant, progress func(i int, q question)) (*retrievalRun, error) {
-	run := &retrievalRun{ks: c.ks, variants: vs, scores: make([][]scored, len(vs)), identity: search.SpaceIdentity(c.emb)}
+	run := &retrievalRun{ks: c.ks, variants: vs, scores: make([][]scored, len(vs)), identity: search.SpaceIdentity(c.emb),
+		nonsense: make([]int, len(vs))}
 	seen := map[*workspace]bool{} // a shared workspace's times count once
 	for i, q := range qs {
 		if progress != nil {
@@ -80,10 +133,62 @@ func evaluateRetrieval(ctx context.Context, c *config, qs []question, vs []varia
 				return nil, fmt.Errorf("question %s, %s: %w", q.QID, v.Name, err)
 			}
 			run.scores[vi] = append(run.scores[vi], s)
+			if c.dump != nil {
+				if err := dumpScores(c.dump, q, v, "real", q.Text, s.Results, q.Evidence); err != nil {
+					return nil, err
+				}
+			}
+			srch, err := ws.searcher(v.Options)
+			if err != nil {
+				return nil, err
+			}
+			for _, text := range nonsenseQueries {
+				res, err := srch.Search(ctx, search.Query{Text: text, Mode: v.Mode, Limit: 10, Now: q.QueryTime, MinScore: v.MinScore})
+				if err != nil {
+					return nil, fmt.Errorf("question %s, %s, %q: %w", q.QID, v.Name, text, err)
+				}
+				if len(res) > 0 {
+					run.nonsense[vi]++
+				}
+				if c.dump != nil {
+					if err := dumpScores(c.dump, q, v, "nonsense", text, res, nil); err != nil {
+						return nil, err
+					}
+				}
+			}
 		}
+		run.nonsenseAsked += len(nonsenseQueries)
 		done()
 	}
 	return run, nil
+}
+
+// dumpScores writes one query's results, with their score components, as
+// a JSON line (--dump-scores): the material to calibrate scores and floor.
+func dumpScores(w io.Writer, q question, v variant, kind, text string, res []search.Result, evidence []string) error {
+	type row struct {
+		Rank     int     `json:"rank"`
+		Evidence bool    `json:"evidence,omitempty"`
+		Score    float64 `json:"score"`
+		Lexical  float64 `json:"lexical"`
+		Semantic float64 `json:"semantic"`
+	}
+	out := struct {
+		QID     string `json:"qid"`
+		Variant string `json:"variant"`
+		Kind    string `json:"kind"`
+		Query   string `json:"query"`
+		Results []row  `json:"results"`
+	}{QID: q.QID, Variant: v.Name, Kind: kind, Query: text, Results: []row{}}
+	for i, r := range res[:min(len(res), 20)] {
+		out.Results = append(out.Results, row{Rank: i + 1, Evidence: slices.Contains(evidence, r.ID), Score: r.Score, Lexical: r.Lexical, Semantic: r.Semantic})
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
 }
 
 // scoreQuestion runs one question under one variant: a timed query with
@@ -94,7 +199,7 @@ func scoreQuestion(ctx context.Context, ws *workspace, q question, v variant, ks
 	if err != nil {
 		return scored{}, err
 	}
-	query := search.Query{Text: q.Text, Mode: v.Mode, Limit: slices.Max(ks), Now: q.QueryTime}
+	query := search.Query{Text: q.Text, Mode: v.Mode, Limit: slices.Max(ks), Now: q.QueryTime, MinScore: v.MinScore}
 	if _, err := s.Search(ctx, query); err != nil {
 		return scored{}, err
 	}
@@ -109,7 +214,21 @@ func scoreQuestion(ctx context.Context, ws *workspace, q question, v variant, ks
 	if err != nil {
 		return scored{}, err
 	}
-	return score(q, res, ks, lat), nil
+	out := score(q, res, ks, lat)
+	out.Results = res
+	return out, nil
+}
+
+// nonsenseQueries are about nothing a personal-assistant or coding history
+// holds: with the default floor, hybrid search must return nothing for
+// them (see --floor).
+var nonsenseQueries = []string{
+	"quantum entanglement photosynthesis",
+	"zygomorphic flowers of the xerophytic bromeliad",
+	"byzantine iconoclasm liturgical chant",
+	"tardigrade cryptobiosis desiccation",
+	"pangolin scale keratin smuggling",
+	"medieval falconry jesses and hoods",
 }
 
 // score compares the results of a question with its evidence.
@@ -333,4 +452,20 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// nonsenseCount is how many nonsense queries a variant answered with
+// something (it should answer none).
+type nonsenseCount struct {
+	Variant     string `json:"variant"`
+	WithResults int    `json:"with_results"`
+	Asked       int    `json:"asked"`
+}
+
+func (r *retrievalRun) nonsenseReport() []nonsenseCount {
+	out := make([]nonsenseCount, len(r.variants))
+	for vi, v := range r.variants {
+		out[vi] = nonsenseCount{Variant: v.Name, WithResults: r.nonsense[vi], Asked: r.nonsenseAsked}
+	}
+	return out
 }

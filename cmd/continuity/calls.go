@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"time"
 
@@ -45,6 +46,9 @@ type searchRequest struct {
 	// AsOf is when the query is asked, for its relative times ("two
 	// weeks ago"); now when "".
 	AsOf string `json:"as_of,omitempty"`
+	// MinScore is the floor of the results' scores, 0 to 1; absent: the
+	// default (search.DefaultMinScore; none in vector mode).
+	MinScore *float64 `json:"min_score,omitempty"`
 }
 
 // searchResponse is the answer of a search.
@@ -54,6 +58,8 @@ type searchResponse struct {
 	// TimeSpan is the span the query named ("two weeks ago"), whose
 	// exchanges ranked higher; absent when it named none.
 	TimeSpan *timeSpan `json:"time_span,omitempty"`
+	// MinScore is the floor the results were held to.
+	MinScore float64 `json:"min_score"`
 }
 
 // timeSpan is a search.TimeRef in JSON.
@@ -105,6 +111,13 @@ func handleSearch(ctx context.Context, eng *engine, raw json.RawMessage) (any, e
 	if req.Limit < 0 || req.Limit > search.MaxLimit {
 		return nil, server.BadRequest(fmt.Errorf("limit %d: want 1 to %d", req.Limit, search.MaxLimit))
 	}
+	if m := req.MinScore; m != nil {
+		if math.IsNaN(*m) || *m < 0 || *m > 1 {
+			return nil, server.BadRequest(fmt.Errorf("min score %v: want 0 to 1 (scores are relevance estimates in [0, 1])", *m))
+		}
+		q.MinScore = m
+	}
+	floor := eng.searcher.Floor(q)
 	res, err := eng.searcher.Search(ctx, q)
 	if errors.Is(err, search.ErrEmptyQuery) {
 		return nil, server.BadRequest(errors.New("empty query: give words to search for"))
@@ -115,7 +128,7 @@ func handleSearch(ctx context.Context, eng *engine, raw json.RawMessage) (any, e
 	if res == nil {
 		res = []search.Result{}
 	}
-	resp := searchResponse{Query: req.Query, Results: res}
+	resp := searchResponse{Query: req.Query, Results: res, MinScore: floor}
 	if ref, ok := eng.searcher.TimeSpan(q); ok {
 		resp.TimeSpan = &timeSpan{Phrase: ref.Phrase, From: ref.From, To: ref.To}
 	}

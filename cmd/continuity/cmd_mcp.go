@@ -204,6 +204,8 @@ type searchIn struct {
 	Since   string `json:"since,omitempty" jsonschema:"only exchanges at or after this time: RFC 3339 (2026-11-22T10:00:00Z) or a date (2026-11-22, UTC)"`
 	Until   string `json:"until,omitempty" jsonschema:"only exchanges before this time: RFC 3339 or a date"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"most results (default 10, at most 200)"`
+	// MinScore: a pointer, so that 0 (keep everything) differs from absent.
+	MinScore *float64 `json:"min_score,omitempty" jsonschema:"leave out results whose score (a relevance estimate from 0 to 1, comparable across queries) is under this; default 0.2, 0 keeps every match however weak"`
 }
 
 type emptyIn struct{}
@@ -329,9 +331,17 @@ func newMCPServer(p paths, log, sdkLog *slog.Logger) *mcp.Server {
 		}
 		var resp searchResponse
 		err := query(ctx, p, "search", searchRequest{Query: in.Query, Session: in.Session, Chain: in.Chain,
-			Since: in.Since, Until: in.Until, Limit: in.Limit}, &resp)
+			Since: in.Since, Until: in.Until, Limit: in.Limit, MinScore: in.MinScore}, &resp)
 		if err != nil {
 			return nil, nil, err
+		}
+		if len(resp.Results) == 0 {
+			// Said in words: an empty list reads too easily as "no
+			// history" or as a failure.
+			text := fmt.Sprintf("Nothing relevant found: no past exchange in this workspace matches %q with a score of %.2f or more. "+
+				"The history may not hold it: do not assume it was discussed. (Other words, or min_score 0 for the weakest matches, may find something.)",
+				in.Query, resp.MinScore)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, mcpSearch(&resp), nil
 		}
 		return nil, mcpSearch(&resp), nil
 	}))

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"regexp"
 	"strings"
 
+	"github.com/praxis-os/continuity/analyze"
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/search"
 	"golang.org/x/sys/unix"
@@ -34,7 +36,8 @@ without hiding the others; --since and --until bound the time strictly.
 	fs.IntVar(&req.Limit, "limit", search.DefaultLimit, fmt.Sprintf("most results (1 to %d)", search.MaxLimit))
 	fs.StringVar(&req.AsOf, "as-of", "", `read the query's relative times ("two weeks ago", "last Saturday") as of this time, not now (RFC 3339 or YYYY-MM-DD)`)
 	fs.StringVar(&req.Mode, "mode", "hybrid", "ranking: hybrid, bm25 (lexical only) or vector (vectors only)")
-	asJSON := fs.Bool("json", false, `print JSON: {"query", "results": [{"id","session_id","timestamp","user","ai","score","file","line"}], "time_span": {"phrase","from","to"} when the query names a time}`)
+	minScore := fs.Float64("min-score", search.DefaultMinScore, "leave out results scoring under this, 0 to 1 (0 keeps every match, however weak; --mode vector has no floor unless given); a score estimates relevance the same way for every query (see protocol.md, \"Search scores\")")
+	asJSON := fs.Bool("json", false, `print JSON: {"query", "results": [{"id","session_id","timestamp","user","ai","score","file","line"}], "min_score", "time_span": {"phrase","from","to"} when the query names a time}`)
 	var ef embedFlags
 	ef.register(fs)
 	pos, err := parse(e, fs, args)
@@ -42,6 +45,14 @@ without hiding the others; --since and --until bound the time strictly.
 		return err
 	}
 	req.Query = strings.TrimSpace(strings.Join(pos, " "))
+	if *minScore < 0 || *minScore > 1 || *minScore != *minScore {
+		return usageError("--min-score %v: want 0 to 1", *minScore)
+	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "min-score" {
+			req.MinScore = minScore // else the default of the mode
+		}
+	})
 	if req.Query == "" {
 		return usageError("what should I search for? (continuity search QUERY)")
 	}
@@ -68,7 +79,7 @@ func printResults(w io.Writer, resp searchResponse, color bool) {
 			t.From.Local().Format("2006-01-02 15:04"), t.To.Local().Format("2006-01-02 15:04"))
 	}
 	if len(resp.Results) == 0 {
-		fmt.Fprintln(w, "no match")
+		fmt.Fprintf(w, "nothing relevant found: no past exchange scores %.2f or more (--min-score 0 lists the weakest matches too)\n", resp.MinScore)
 		return
 	}
 	hl := func(s string) string { return s }
@@ -112,7 +123,7 @@ func termsPattern(q string) *regexp.Regexp {
 		if len(t) < 3 || embed.IsStopword(t) {
 			continue
 		}
-		alts = append(alts, regexp.QuoteMeta(embed.Stem(t)))
+		alts = append(alts, regexp.QuoteMeta(analyze.Stem(t)))
 	}
 	if len(alts) == 0 {
 		return nil

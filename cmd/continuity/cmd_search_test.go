@@ -64,3 +64,62 @@ func TestSearchTimeSpan(t *testing.T) {
 		t.Errorf("bad --as-of: exit %d, %s", code, errs)
 	}
 }
+
+// TestSearchCJKSubstring: text without spaces between words (Chinese,
+// Japanese) is found by any substring, through the real binary: appended
+// with >>, indexed by ingest, searched in every mode.
+func TestSearchCJKSubstring(t *testing.T) {
+	w := newWorkspace(t)
+	w.shellAppend("a.jsonl", exchangeLine("s1", "ja", "日本語のテストを書きました", "テストは全部通りました")+
+		exchangeLine("s1", "zh", "数据库迁移失败了", "请检查索引")+
+		exchangeLine("s1", "en", "the Japanese tests", "all green"))
+	if _, errs, code := w.cli("ingest"); code != 0 {
+		t.Fatalf("ingest: %s", errs)
+	}
+	for _, tc := range []struct{ query, want string }{
+		{"日本語", "ja"}, {"テスト", "ja"}, {"本語のテ", "ja"}, {"通り", "ja"}, {"迁移", "zh"}, {"索引", "zh"}, {"tests", "en"},
+	} {
+		for _, mode := range []string{"bm25", "hybrid"} {
+			out, errs, code := w.cli("search", "--json", "--mode", mode, tc.query)
+			if code != 0 {
+				t.Fatalf("search %s: exit %d: %s", tc.query, code, errs)
+			}
+			var resp searchResponse
+			if err := json.Unmarshal([]byte(out), &resp); err != nil {
+				t.Fatal(err)
+			}
+			if len(resp.Results) == 0 || resp.Results[0].ID != tc.want {
+				t.Errorf("search --mode %s %q: got %+v, want %s first", mode, tc.query, resp.Results, tc.want)
+			}
+		}
+	}
+}
+
+// TestSearchNothingRelevant: through the binary, a query about nothing in
+// the history finds nothing and says so; --min-score moves the floor and
+// is checked.
+func TestSearchNothingRelevant(t *testing.T) {
+	w := newWorkspace(t)
+	w.shellAppend("a.jsonl", exchangeLine("s1", "e1", "the sqlite database is locked when two processes write", "enable WAL and a busy timeout")+
+		exchangeLine("s1", "e2", "how do I make the docker image smaller", "use a multi-stage build"))
+	if _, errs, code := w.cli("ingest"); code != 0 {
+		t.Fatalf("ingest: %s", errs)
+	}
+	out, errs, code := w.cli("search", "quantum entanglement photosynthesis")
+	if code != 0 || !strings.Contains(out, "nothing relevant found") {
+		t.Errorf("nonsense: exit %d, %q %s", code, out, errs)
+	}
+	out, _, _ = w.cli("search", "--json", "quantum entanglement photosynthesis")
+	var resp searchResponse
+	if err := json.Unmarshal([]byte(out), &resp); err != nil || len(resp.Results) != 0 || resp.MinScore != 0.2 {
+		t.Errorf("nonsense --json: %+v %v", resp, err)
+	}
+	out, _, _ = w.cli("search", "--json", "sqlite locked")
+	if err := json.Unmarshal([]byte(out), &resp); err != nil || len(resp.Results) == 0 || resp.Results[0].ID != "e1" ||
+		resp.Results[0].Score <= 0.2 || resp.Results[0].Score > 1 {
+		t.Errorf("sqlite locked: %+v %v", resp, err)
+	}
+	if _, errs, code := w.cli("search", "--min-score", "1.5", "sqlite"); code == 0 || !strings.Contains(errs, "min-score") {
+		t.Errorf("--min-score 1.5: exit %d, %s", code, errs)
+	}
+}

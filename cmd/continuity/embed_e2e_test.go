@@ -183,7 +183,7 @@ func TestDefaultEmbedderMigration(t *testing.T) {
 	if out, errs, code := ws.cliEnv(old, "ingest"); code != 0 {
 		t.Fatalf("ingest with builtin: %d %s %s", code, out, errs)
 	}
-	if st := ws.statusEnv(old); st.Embedder != "builtin:hash-v1:256#user" || st.Vectors[st.Embedder] != 31 {
+	if st := ws.statusEnv(old); st.Embedder != "builtin:hash-v2:256#user" || st.Vectors[st.Embedder] != 31 {
 		t.Fatalf("after ingest with builtin: %s %v", st.Embedder, st.Vectors)
 	}
 	// No embedder settings at all: the default.
@@ -196,7 +196,7 @@ func TestDefaultEmbedderMigration(t *testing.T) {
 		return st.Embedder == id && st.EmbedPending == 0 && st.Vectors[id] == 31
 	})
 	eventually(t, 10*time.Second, "old vectors pruned", func() bool {
-		_, ok := ws.statusEnv(clean).Vectors["builtin:hash-v1:256#user"]
+		_, ok := ws.statusEnv(clean).Vectors["builtin:hash-v2:256#user"]
 		return !ok
 	})
 	out, errs, code := ws.cliEnv(clean, "search", "--mode", "vector", "--json", "--limit", "1", "the build keeps failing")

@@ -450,6 +450,16 @@ func checkMCPSearch(t *testing.T, m *mcpProc) {
 	if len(resp.Results) != 0 || resp.Results == nil {
 		t.Errorf("search zebrafish since 2099: %+v", resp)
 	}
+	// Nothing relevant: said in words, with an empty list.
+	res := m.ok(t, "search_conversations", map[string]any{"query": "quantum entanglement photosynthesis"}, &resp)
+	if len(resp.Results) != 0 || !strings.Contains(resultText(res), "Nothing relevant found") {
+		t.Errorf("search nonsense: %+v, text %q", resp, resultText(res))
+	}
+	m.ok(t, "search_conversations", map[string]any{"query": "zebrafish", "min_score": 0}, &resp)
+	if len(resp.Results) == 0 {
+		t.Errorf("search zebrafish, min_score 0: %+v", resp)
+	}
+	m.fails(t, "search_conversations", map[string]any{"query": "x", "min_score": 1.5}, "min score")
 	m.fails(t, "search_conversations", map[string]any{"query": "x", "since": "yesterday"}, "since")
 	m.fails(t, "search_conversations", map[string]any{"query": "x", "limit": 100000}, "limit")
 	m.fails(t, "search_conversations", map[string]any{"query": "  "}, "query")

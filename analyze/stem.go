@@ -1,0 +1,101 @@
+// Package analyze turns text into the terms continuity indexes and
+// searches: English words reduced to their Snowball (Porter2) stems, and
+// runs of Chinese, Japanese and Korean characters, which have no spaces
+// between words, cut into overlapping character pairs (bigrams).
+//
+// The full-text index (index/fulltext.go) stores each exchange in the form
+// Document gives, and search (search/query.go) asks for Terms in the same
+// form, so the two can never disagree on a stem or a segmentation. The
+// builtin embedder stems with Stem too.
+package analyze
+
+import (
+	"hash/maphash"
+	"sync"
+
+	"github.com/kljensen/snowball/english"
+)
+
+// Stem returns the Snowball English (Porter2) stem of a lowercase word:
+// authenticate, authentication -> authent; running, runs -> run;
+// connections -> connect. Words of one or two letters, and words holding
+// anything but the ASCII letters a-z (digits, capitals, other scripts:
+// ipv4, sha256, café), are returned unchanged: they are names more often
+// than English words.
+func Stem(word string) string {
+	if !stemmable(word) {
+		return word
+	}
+	return stems.get(word)
+}
+
+// stemmable reports whether w is a lowercase ASCII word of three letters
+// or more.
+func stemmable(w string) bool {
+	if len(w) <= 2 {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// stemCache remembers stems: the Snowball stemmer takes about 1 µs a word
+// and allocates, and the words of a log follow Zipf's law, so a few
+// thousand distinct words make up most of the text. It is sharded so that
+// the full-text indexer and the embedding worker do not contend.
+type stemCache struct {
+	seed   maphash.Seed
+	shards [16]stemShard
+}
+
+type stemShard struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+// stemShardMax bounds each shard; past it the shard starts afresh.
+const stemShardMax = 1 << 14
+
+var stems = &stemCache{seed: maphash.MakeSeed()}
+
+func (c *stemCache) get(w string) string {
+	sh := &c.shards[maphash.String(c.seed, w)%uint64(len(c.shards))]
+	sh.mu.Lock()
+	s, ok := sh.m[w]
+	sh.mu.Unlock()
+	if ok {
+		return s
+	}
+	s = english.Stem(w, true)
+	sh.mu.Lock()
+	if sh.m == nil || len(sh.m) >= stemShardMax {
+		sh.m = make(map[string]string, 1024)
+	}
+	sh.m[w] = s
+	sh.mu.Unlock()
+	return s
+}
+
+// AppendStem appends the stem of the lowercase word w (as Stem) to dst.
+// It allocates nothing when the stem is cached.
+func AppendStem(dst, w []byte) []byte {
+	if !stemmable(string(w)) {
+		return append(dst, w...)
+	}
+	return append(dst, stems.getBytes(w)...)
+}
+
+func (c *stemCache) getBytes(w []byte) string {
+	sh := &c.shards[maphash.Bytes(c.seed, w)%uint64(len(c.shards))]
+	sh.mu.Lock()
+	s, ok := sh.m[string(w)]
+	sh.mu.Unlock()
+	if ok {
+		return s
+	}
+	return c.get(string(w))
+}

@@ -1,0 +1,209 @@
+package analyze
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/runes"
+	"golang.org/x/text/transform"
+	"golang.org/x/text/unicode/norm"
+)
+
+// Words are split the way SQLite FTS5's unicode61 tokenizer splits them:
+// a word is a maximal run of letters, digits, combining marks and
+// private-use characters; everything else separates words. Words are
+// lowercased. Inside a word, CJK characters (isCJK) form segments of their
+// own: "日本語のテスト" is one CJK segment, "utf8エンコード" a word
+// segment and a CJK one.
+//
+// In the index, a word segment becomes its stem; a CJK segment of n
+// characters becomes its n-1 bigrams followed by its last character
+// ("日本語" -> "日本 本語 語"), one character alone stays as it is. So a
+// query of any CJK substring of two characters or more is the phrase of
+// its bigrams, which occur in a row in the document ("本語" -> "本語");
+// one character is a prefix query ("語"*), which matches the bigrams it
+// starts and the trailing character.
+
+// isCJK reports whether r is a Han, Hiragana, Katakana or Hangul
+// character, or the Katakana prolonged sound mark: the scripts written
+// without spaces between words.
+func isCJK(r rune) bool {
+	if r < 0x1100 {
+		return false
+	}
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) || r == 'ー'
+}
+
+// isWordRune reports whether r belongs to a word (see above).
+func isWordRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Co, r)
+}
+
+// Words splits text into lowercased words (see above), in order, with
+// repeats. Diacritics are removed outside CJK segments ("naïve" ->
+// "naive", "Café" -> "cafe"), before any stemming, so that a query
+// without them finds a text with them and the other way round.
+func Words(text string) []string {
+	ws := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !isWordRune(r) })
+	for i, w := range ws {
+		ws[i] = fold(w)
+	}
+	return ws
+}
+
+// fold removes the diacritics of w outside its CJK segments (where a
+// combining mark is part of the letter: Japanese dakuten).
+func fold(w string) string {
+	ascii := true
+	for i := 0; i < len(w) && ascii; i++ {
+		ascii = w[i] < utf8.RuneSelf
+	}
+	if ascii {
+		return w
+	}
+	var b strings.Builder
+	segments(w, func(seg string, cjk bool) {
+		if cjk {
+			b.WriteString(seg)
+			return
+		}
+		if f, _, err := transform.String(transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC), seg); err == nil && f != "" {
+			seg = f
+		}
+		b.WriteString(seg)
+	})
+	return b.String()
+}
+
+// segments calls f for each segment of the lowercased word w, with
+// whether it is CJK.
+func segments(w string, f func(seg string, cjk bool)) {
+	start, cjk := 0, false
+	for i, r := range w {
+		c := isCJK(r)
+		if i > start && c != cjk {
+			f(w[start:i], cjk)
+			start = i
+		}
+		if i == start {
+			cjk = c
+		}
+	}
+	if start < len(w) {
+		f(w[start:], cjk)
+	}
+}
+
+// appendCJK appends the index form of a CJK segment: its bigrams, then its
+// last character.
+func appendCJK(b *strings.Builder, seg string, first *bool) {
+	sep := func() {
+		if !*first {
+			b.WriteByte(' ')
+		}
+		*first = false
+	}
+	prev := -1 // byte offset of the previous rune
+	for i := range seg {
+		if prev >= 0 {
+			sep()
+			b.WriteString(seg[prev:i])
+			b.WriteString(seg[i:nextRune(seg, i)])
+		}
+		prev = i
+	}
+	sep()
+	b.WriteString(seg[prev:])
+}
+
+func nextRune(s string, i int) int {
+	_, n := utf8.DecodeRuneInString(s[i:])
+	return i + n
+}
+
+// Document returns the index form of text: its terms separated by
+// spaces, for a full-text index whose tokenizer splits on spaces and
+// lowercases (FTS5 unicode61).
+func Document(text string) string {
+	var b strings.Builder
+	b.Grow(len(text))
+	first := true
+	for _, w := range Words(text) {
+		segments(w, func(seg string, cjk bool) {
+			if cjk {
+				appendCJK(&b, seg, &first)
+				return
+			}
+			if !first {
+				b.WriteByte(' ')
+			}
+			first = false
+			b.WriteString(Stem(seg))
+		})
+	}
+	return b.String()
+}
+
+// Term is what a query word looks for in the index.
+type Term struct {
+	// Key is the index term whose document count measures how common
+	// the term is (the stem); "" for a CJK segment, which is several
+	// index terms.
+	Key string
+	// Expr is the term as an FTS5 query expression: a quoted stem, the
+	// quoted phrase of a CJK segment's bigrams, or the prefix query of a
+	// single CJK character. No word can be read as an operator or a
+	// column filter.
+	Expr string
+}
+
+// WordTerms returns the terms of one lowercased word (an element of
+// Words): one per segment.
+func WordTerms(w string) []Term {
+	var out []Term
+	segments(w, func(seg string, cjk bool) {
+		if !cjk {
+			s := Stem(seg)
+			out = append(out, Term{Key: s, Expr: quote(s)})
+			return
+		}
+		if utf8.RuneCountInString(seg) == 1 {
+			out = append(out, Term{Expr: quote(seg) + "*"})
+			return
+		}
+		var b strings.Builder
+		prev := -1
+		for i := range seg {
+			if prev >= 0 {
+				if b.Len() > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(seg[prev:nextRune(seg, i)])
+			}
+			prev = i
+		}
+		out = append(out, Term{Expr: quote(b.String())})
+	})
+	return out
+}
+
+// MatchAny returns the FTS5 expression matching any of terms (OR), "" for
+// none.
+func MatchAny(terms []Term) string {
+	var b strings.Builder
+	for i, t := range terms {
+		if i > 0 {
+			b.WriteString(" OR ")
+		}
+		b.WriteString(t.Expr)
+	}
+	return b.String()
+}
+
+func quote(s string) string {
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}

@@ -1,0 +1,213 @@
+package search
+
+import (
+	"math"
+	"strings"
+
+	"github.com/praxis-os/continuity/analyze"
+	"github.com/praxis-os/continuity/embed"
+)
+
+// Scores: what Result.Score means, the same for every query.
+//
+// A result's score estimates how relevant it is, in [0, 1], from the two
+// kinds of evidence search has:
+//
+//   - lexical strength L: how much of the query's weight the exchange's
+//     words cover. Each query term t (a stem, or a CJK phrase) weighs
+//     w(t) = max(1, idf(t)), idf(t) = ln((N-n+0.5)/(n+0.5)) (n of the N
+//     exchanges hold it: rare words weigh more; the floor of 1 keeps a
+//     word informative in a small history, where BM25's idf is ~0 for a
+//     word most exchanges share). The exchange holds t with the saturating
+//     strength f/(f+k1), f = 5·(count in the user text) + (count in the
+//     assistant's), k1 = 1.2 (BM25's, with its column weights: once in the
+//     user's words gives 0.81, once in the answer 0.45). L = Σ w·strength /
+//     Σ w over the query's terms. Holding every term comes near 1; holding
+//     only the query's least telling word, near 0. It depends neither on
+//     the size of the history nor on how many words the query has.
+//   - semantic strength V: the cosine similarity of the query's and the
+//     exchange's vectors, rescaled linearly from the embedder's "unrelated"
+//     level (0) to its "same meaning" level (1) and clamped (calibration,
+//     measured per embedder on the dev set).
+//
+// Score = 1 - (1-L)·(1-V): either kind of evidence alone can make a result
+// relevant, both together more so (a noisy OR). BM25-only search scores L,
+// vector-only V. Search drops the results scoring under the query's floor
+// (Query.MinScore, DefaultMinScore by default), so a query about nothing
+// in the history returns nothing. Ranking is the rank fusion's (RRF over
+// BM25 and vector lists), not the score's.
+//
+// Calibrated with continuity-eval --dump-scores on the tune half of the
+// dev set (45 questions, 6 nonsense queries in each question's history):
+// the hashed embedder's unrelated texts reach cosines of 0.3 to 0.35 (shared
+// character n-grams), hence its levels 0.35 and 0.85.
+
+// BM25 parameters of FTS5's bm25() (fts5_aux.c).
+const bm25K1 = 1.2
+
+// DefaultMinScore is the score under which results are dropped unless the
+// query sets its own floor (Query.MinScore): chosen on the tune half of
+// the dev set so that queries about nothing in the history return nothing
+// while real questions keep their evidence (see cmd/continuity-eval).
+const DefaultMinScore = 0.2
+
+// calibration maps an embedder's cosine similarities to [0, 1].
+type calibration struct {
+	unrelated, same float64
+}
+
+// calibrationFor returns the cosine levels of e's vector space, measured
+// with continuity-eval --dump-scores: for the builtin hashed embedder on
+// the dev set's tune half; for the others on uselite (USE-lite), whose
+// top cosine for a nonsense query reaches 0.50 on the coding set (median
+// 0.43), while its evidence exchanges have a median of 0.48: below 0.5 a
+// cosine says nothing. Other model embedders get the same levels until
+// measured.
+func calibrationFor(e embed.Embedder) calibration {
+	if e != nil && strings.HasPrefix(e.Identity(), embed.ProviderBuiltin+":") {
+		return calibration{unrelated: 0.35, same: 0.85}
+	}
+	return calibration{unrelated: 0.5, same: 0.9}
+}
+
+func (c calibration) strength(cos float64) float64 {
+	if c.same <= c.unrelated {
+		return clamp01(cos)
+	}
+	return clamp01((cos - c.unrelated) / (c.same - c.unrelated))
+}
+
+// lexTerm is one query term as the lexical strength counts it.
+type lexTerm struct {
+	term   analyze.Term
+	weight float64
+	// tokens are the index terms it matches in a row (a stem: one; a CJK
+	// phrase: its bigrams); prefix: the last matches as a prefix.
+	tokens []string
+	prefix bool
+}
+
+// lexTerms weighs terms (docs: their document counts by key, total: the
+// exchanges; see score.go).
+func lexTerms(terms []analyze.Term, docs map[string]int64, total int64) []lexTerm {
+	out := make([]lexTerm, 0, len(terms))
+	for _, t := range terms {
+		lt := lexTerm{term: t, weight: 1}
+		if t.Key != "" {
+			n := float64(docs[t.Key])
+			lt.weight = max(1, math.Log((float64(total)-n+0.5)/(n+0.5)))
+			lt.tokens = []string{t.Key}
+		} else {
+			// A CJK phrase: as rare as a word no other exchange holds.
+			lt.weight = max(1, math.Log(float64(total)+0.5))
+			e := strings.TrimPrefix(t.Expr, `"`)
+			lt.prefix = strings.HasSuffix(e, `"*`)
+			e = strings.TrimSuffix(strings.TrimSuffix(e, "*"), `"`)
+			lt.tokens = strings.Fields(strings.ReplaceAll(e, `""`, `"`))
+		}
+		out = append(out, lt)
+	}
+	return out
+}
+
+// count returns how many times t occurs in the analysed tokens doc.
+func (t lexTerm) count(doc []string) int {
+	n := 0
+	k := len(t.tokens)
+	if k == 0 {
+		return 0
+	}
+	for i := 0; i+k <= len(doc); i++ {
+		ok := true
+		for j, tok := range t.tokens {
+			d := doc[i+j]
+			if j == k-1 && t.prefix {
+				ok = ok && strings.HasPrefix(d, tok)
+			} else {
+				ok = ok && d == tok
+			}
+			if !ok {
+				break
+			}
+		}
+		if ok {
+			n++
+		}
+	}
+	return n
+}
+
+// lexicalStrength is L of an exchange (user and ai texts) for terms.
+func lexicalStrength(terms []lexTerm, user, ai string) float64 {
+	if len(terms) == 0 {
+		return 0
+	}
+	u, a := scoredTokens(terms, head(user)), scoredTokens(terms, head(ai))
+	var got, all float64
+	for _, t := range terms {
+		all += t.weight
+		f := 5*float64(t.count(u)) + float64(t.count(a))
+		got += t.weight * f / (f + bm25K1)
+	}
+	if all <= 0 {
+		return 0
+	}
+	return clamp01(got / all)
+}
+
+// scoredTokens returns the analysed tokens of text that terms may match:
+// analyze.Document's, except that without a CJK term the words are not
+// all stemmed — only those sharing their first two letters with a term
+// (a stem keeps the first two letters of its word), the others are left
+// as "" (they match nothing, and keep the positions).
+func scoredTokens(terms []lexTerm, text string) []string {
+	prefixes := map[string]bool{}
+	for _, t := range terms {
+		if t.term.Key == "" {
+			return strings.Fields(analyze.Document(text))
+		}
+		k := t.term.Key
+		prefixes[k[:min(2, len(k))]] = true
+	}
+	words := analyze.Words(text)
+	for i, w := range words {
+		if prefixes[w[:min(2, len(w))]] {
+			words[i] = analyze.Stem(w)
+		} else {
+			words[i] = ""
+		}
+	}
+	return words
+}
+
+// maxScoredText bounds the text of an exchange side whose words the
+// lexical strength counts: the head of a 1 MB tool output says what it
+// is about, and analysing it whole would cost milliseconds a result.
+const maxScoredText = 16 << 10
+
+// head returns the first maxScoredText bytes of s (cut at a rune start).
+func head(s string) string {
+	if len(s) <= maxScoredText {
+		return s
+	}
+	cut := maxScoredText
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut]
+}
+
+// relevance is the score of a result of lexical strength l and semantic
+// strength v.
+func relevance(l, v float64) float64 { return 1 - (1-l)*(1-v) }
+
+func clamp01(x float64) float64 { return min(max(x, 0), 1) }
+
+// lexTermsOf returns the terms behind lts.
+func lexTermsOf(lts []lexTerm) []analyze.Term {
+	out := make([]analyze.Term, len(lts))
+	for i, t := range lts {
+		out[i] = t.term
+	}
+	return out
+}
