@@ -28,7 +28,13 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 Index every complete line of every log once, then exit: a backfill, or a
 catch-up without a daemon. Safe to run any number of times: lines already
 indexed are not indexed again. Fails if a daemon runs for the workspace
-(it indexes continuously). Shows progress when stderr is a terminal.`)
+(it indexes continuously). Shows progress when stderr is a terminal.
+
+When it says "ingested", every line is stored durably and full-text
+searchable. It then computes the vectors of the new exchanges with the
+configured embedder, timed apart; --no-embed (or Ctrl-C during that
+phase) leaves them pending: status counts them, and the daemon computes
+them in the background.`)
 	var wf watchFlags
 	wf.register(fs, false)
 	var ef embedFlags
@@ -102,6 +108,11 @@ indexed are not indexed again. Fails if a daemon runs for the workspace
 	if err != nil {
 		return err
 	}
+	// Ingested means stored and full-text searchable, reported above; the
+	// vectors are a second phase, timed apart. Stopping it loses nothing:
+	// what is not embedded stays pending (status counts it) for the next
+	// ingest or the daemon, which embeds in the background.
+	fmt.Fprintf(e.stderr, "computing vectors with %s (Ctrl-C stops this and leaves them pending for the daemon; --no-embed skips it)\n", emb.Identity())
 	start = time.Now()
 	if err := work.Drain(ctx); err != nil {
 		// The events are indexed and searchable lexically; the vectors stay
