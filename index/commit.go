@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -374,6 +375,10 @@ func (c *commitTx) insertEvent(g watcher.Generation, l *watcher.Line, ev *logfor
 	return c.seq, true, nil
 }
 
+// maxStoredTime is the latest event time the index stores: times are
+// int64 Unix nanoseconds (2262-04-11T23:47:16.854775807Z).
+var maxStoredTime = time.Unix(0, math.MaxInt64).UTC()
+
 // reject stores an invalid or oversize line.
 func (c *commitTx) reject(g watcher.Generation, l *watcher.Line, kind, reason string, now int64) error {
 	if _, err := c.exec(insertRejectSQL, g.ID, g.Path, l.Number, l.Start, l.End, reason, kind, excerpt(c.db.redactBytes(l.Data)), now); err != nil {
@@ -442,7 +447,14 @@ func (db *DB) prepareLines(b watcher.Batch, stored int64, now time.Time) *linePr
 			return
 		}
 		pl := &p.lines[i]
-		if pl.ev, pl.err = logformat.Parse(l.Data, b.Gen.Path, now); pl.err == nil {
+		pl.ev, pl.err = logformat.Parse(l.Data, b.Gen.Path, now)
+		if pl.err == nil && pl.ev.Timestamp.After(maxStoredTime) {
+			// Times are stored as int64 Unix nanoseconds: a later one
+			// would wrap around to the 1800s (protocol.md, section 3).
+			pl.err = &logformat.Error{Kind: logformat.KindInvalidField, Field: "timestamp",
+				Reason: fmt.Sprintf("%s is after %s, the latest time the index can store", pl.ev.Timestamp.Format(time.RFC3339), maxStoredTime.Format(time.RFC3339))}
+		}
+		if pl.err == nil {
 			pl.raw, pl.redacted = db.redactEvent(&pl.ev, l.Data)
 		}
 	}

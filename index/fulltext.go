@@ -426,41 +426,49 @@ func (db *DB) fullTextError(err error) error {
 // fulltext.db under a running daemon): the old file is closed, a new one
 // is created from index.db's events (indexed by the following steps), and
 // reader connections that attached the old file, or none, are retired.
-func (db *DB) CheckFullText(ctx context.Context) error {
+// rebuilt says whether it did so.
+func (db *DB) CheckFullText(ctx context.Context) (rebuilt bool, err error) {
 	if db.w == nil {
-		return nil
+		return false, nil
 	}
 	db.ftMu.Lock()
 	defer db.ftMu.Unlock()
 	if db.ftFile != nil && sameFile(db.ftFile, db.ftPath) == nil {
-		return nil
+		return false, nil
+	}
+	if err := db.CheckFiles(); err != nil {
+		// index.db went too (the cache folder was deleted): nothing to
+		// rebuild from; the daemon starts again on new files.
+		return false, err
 	}
 	// Closing the writer connection (the last one on the old file)
 	// checkpoints it and removes its -wal by name, before a new file can
 	// take that name. Leftovers (the old -wal, -shm) must go too: SQLite
 	// would read a stale -wal as part of a new file.
-	db.ft.Close()
-	db.ft = nil
+	if db.ft != nil { // nil after a failed rebuild
+		db.ft.Close()
+		db.ft = nil
+	}
 	if db.ftFile != nil {
 		db.ftFile.Close()
 		db.ftFile = nil
 	}
 	for _, p := range []string{db.ftPath + "-wal", db.ftPath + "-shm"} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("index: remove stale %s: %w", p, err)
+			return false, fmt.Errorf("index: remove stale %s: %w", p, err)
 		}
 	}
 	if db.rc != nil {
 		db.rc.epoch.Add(1) // connections without the new file: not pooled again
 	}
 	if err := db.openFullText(ctx); err != nil {
-		return fmt.Errorf("index: rebuild %s: %w", db.ftPath, err)
+		return false, fmt.Errorf("index: rebuild %s: %w", db.ftPath, err)
 	}
 	if db.rc != nil {
 		db.rc.epoch.Add(1)
 	}
 	db.ftChanges.Add(1)
-	return nil
+	return true, nil
 }
 
 // fullTextPath is the full-text index's path next to the database at path.

@@ -42,7 +42,10 @@ func (x *FullTextIndexer) Run(ctx context.Context) error {
 		// A deleted (or replaced) fulltext.db is rebuilt from index.db
 		// at once, without a restart; searches meanwhile fall back on
 		// what they can use (search.Searcher).
-		err := x.db.CheckFullText(ctx)
+		rebuilt, err := x.db.CheckFullText(ctx)
+		if rebuilt {
+			x.log.Warn("the full-text index file was deleted or replaced; rebuilding it from the index", "file", x.db.ftPath)
+		}
 		if err == nil {
 			err = x.Drain(ctx)
 		} else if ctx.Err() == nil {

@@ -100,6 +100,10 @@ type Watcher struct {
 	known   map[int64]Generation // persisted generations with no open file
 	skipped map[string]string    // names skipped as a whole, with the reason
 	pending map[string]*pendingFile
+	// failing counts commits failed in a row; failLogged is when the
+	// last of them was logged (see commitFailed).
+	failing    int
+	failLogged time.Time
 	// firsts are the fingerprints of the first line of generations whose
 	// file this process has read (see firstLine), to tell at once that a
 	// new file shorter than a generation's head is not a copy of it.
@@ -798,10 +802,14 @@ func (w *Watcher) drain(ctx context.Context, k fileKey, t *tail) {
 		}
 		if err := w.store.Commit(ctx, b); err != nil {
 			if ctx.Err() == nil {
-				w.log.Error("cannot commit lines", "file", t.name, "from", t.gen.Offset, "to", b.Gen.Offset, "err", err)
+				w.commitFailed(t, b, err)
 			}
 			w.reload(t)
 			return
+		}
+		if w.failing > 0 {
+			w.log.Info("commits work again", "failed_attempts", w.failing)
+			w.failing, w.failLogged = 0, time.Time{}
 		}
 		t.gen = b.Gen
 		if w.cfg.OnCommit != nil {
@@ -812,6 +820,24 @@ func (w *Watcher) drain(ctx context.Context, k fileKey, t *tail) {
 		}
 	}
 }
+
+// commitFailed logs a failed commit (a full disk, a locked database): the
+// first at once, then at most one every failLogEvery with the count, as
+// every write to a log retries while the cause lasts. The lines stay in
+// the logs and are read again from the committed offset.
+func (w *Watcher) commitFailed(t *tail, b Batch, err error) {
+	w.failing++
+	now := w.now()
+	if !w.failLogged.IsZero() && now.Sub(w.failLogged) < failLogEvery {
+		return
+	}
+	w.failLogged = now
+	w.log.Error("cannot commit lines; they stay in the log and are read again (retrying)", "file", t.name,
+		"from", t.gen.Offset, "to", b.Gen.Offset, "failed_attempts", w.failing, "err", err)
+}
+
+// failLogEvery spaces the logs of commits failing in a row.
+const failLogEvery = 30 * time.Second
 
 // reload forgets uncommitted reads of t after a failure.
 func (w *Watcher) reload(t *tail) {

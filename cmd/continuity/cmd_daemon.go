@@ -197,7 +197,7 @@ func openDaemon(p paths, wf watchFlags, ef embedFlags, log *slog.Logger) (*daemo
 	d.w, err = watcher.New(watcher.Config{
 		Dir: p.logs, MaxLineBytes: wf.maxLine, Rescan: wf.rescan, NoNotify: wf.noNotify, Logger: log,
 		OnCommit: func(watcher.Batch) { d.fti.Notify(); d.work.Notify(); d.rej.Notify() },
-	}, db)
+	}, withTestFaults(db))
 	if err != nil {
 		d.close()
 		return nil, err

@@ -149,8 +149,11 @@ func (d *doctor) run(ctx context.Context) {
 	d.checkSocket(ctx)
 	d.checkIndex(ctx)
 	d.checkFullText(ctx)
+	d.checkDiskSpace()
+	d.checkWriteLock()
 	d.checkLag()
 	d.checkRejects()
+	d.checkClock(ctx)
 	d.checkEmbedder(ctx)
 }
 

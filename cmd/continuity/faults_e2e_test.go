@@ -89,6 +89,7 @@ func TestFaultRestoredLogs(t *testing.T) {
 	}
 	d.alive(t)
 	d.stop(t)
+	showDaemonLog(t, d)
 }
 
 // writeLines appends n idless exchanges of session s to name, one write each.
@@ -109,6 +110,7 @@ func TestFaultCacheDeleted(t *testing.T) {
 	cache := filepath.Join(ws.root, ".praxis-os", ".cache")
 	ws.writeLines("a.jsonl", "a", 0, 200)
 	d := ws.startDaemon()
+	defer showDaemonLog(t, d)
 	ws.waitExchanges(200, 30*time.Second)
 
 	// Alone: rebuilt in place.
@@ -162,6 +164,8 @@ func TestFaultCacheDeleted(t *testing.T) {
 	}
 	ws.waitExchanges(220, 5*time.Second)
 	live.stop(t)
+	showDaemonLog(t, dead)
+	showDaemonLog(t, live)
 }
 
 // exited reports whether the daemon process has ended.
@@ -242,6 +246,7 @@ func TestFaultFullTextDeleted(t *testing.T) {
 	}
 	d.alive(t)
 	d.stop(t)
+	showDaemonLog(t, d)
 
 	// No daemon, no fulltext.db: answered in-process from the vectors,
 	// and doctor says what to do.

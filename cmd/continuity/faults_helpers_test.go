@@ -129,3 +129,22 @@ type doctorCheckJSON struct {
 	Message string `json:"message"`
 	Fix     string `json:"fix"`
 }
+
+// showDaemonLog logs the daemon's non-debug log lines when the test failed
+// or CONTINUITY_FAULT_LOG=1: what happened during a fault, for the record.
+func showDaemonLog(t *testing.T, d *daemonProc) {
+	t.Helper()
+	if os.Getenv("CONTINUITY_FAULT_LOG") == "" && !t.Failed() {
+		return
+	}
+	var keep []string
+	for _, l := range strings.Split(d.stderr.String(), "\n") {
+		if l != "" && !strings.Contains(l, "level=DEBUG") {
+			keep = append(keep, l)
+		}
+	}
+	if len(keep) > 40 {
+		keep = append(keep[:20], append([]string{"…"}, keep[len(keep)-20:]...)...)
+	}
+	t.Logf("daemon log:\n%s", strings.Join(keep, "\n"))
+}
