@@ -30,6 +30,17 @@ const (
 	// CounterForgottenSkipped counts valid lines not stored because their
 	// session was deleted with DeleteSession.
 	CounterForgottenSkipped = "forgotten_skipped"
+	// CounterTimestampsNoOffset counts stored events whose timestamp had no
+	// UTC offset and was read in the daemon's local time zone.
+	CounterTimestampsNoOffset = "timestamps_without_offset"
+	// CounterAIFromAlias counts stored exchanges whose answer was given as
+	// "assistant", the alias of "ai".
+	CounterAIFromAlias = "ai_from_alias"
+	// CounterUnknownFieldPrefix, followed by a field name, counts the
+	// stored events of a known type carrying that unknown top-level field
+	// (names up to 64 bytes): status names them, so that an answer written
+	// as "response" does not go unnoticed.
+	CounterUnknownFieldPrefix = "unknown_field:"
 	// CounterEventSeq is the highest event row id ever given.
 	CounterEventSeq = "event_seq"
 )
@@ -107,8 +118,11 @@ func (c *commitTx) close() {
 // included), and a line whose (generation, start offset) is already
 // stored is skipped too. A valid line whose producer id is already stored
 // is not stored again and counts in CounterDuplicatesSkipped. A valid line
-// of a session deleted by DeleteSession is not stored and counts in
-// CounterForgottenSkipped.
+// of a session deleted by DeleteSession, without a timestamp or with one at
+// or before the deletion, is not stored: it counts in
+// CounterForgottenSkipped and is recorded as a reject of KindForgotten,
+// without excerpt. Lines of that session timestamped after the deletion
+// are stored as usual.
 //
 // Events get row ids above any ever given (CounterEventSeq), never a
 // deleted event's: the full-text index (fulltext.go), built after the
@@ -156,27 +170,44 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 	nowNano := now.UnixNano()
 	sessions := map[string]*sessionDelta{}
 	var sessionOrder []string
-	var duplicates, unknownTypes, unknownFields, forgottenSkipped, redactions int64
+	var duplicates, unknownTypes, unknownFields, forgottenSkipped, redactions, noOffset, aliases int64
+	unknownNames := map[string]int64{}
 
 	// Most databases have forgotten nothing: then no line needs a look-up.
 	var anyForgotten bool
 	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM forgotten)`).Scan(&anyForgotten); err != nil {
 		return err
 	}
-	forgotten := map[string]bool{}
-	isForgotten := func(session string) (bool, error) {
+	// forgottenAt maps a forgotten session to when it was forgotten (unix
+	// nanoseconds); 0: not forgotten.
+	forgottenAt := map[string]int64{}
+	lookupForgotten := func(session string) (int64, error) {
 		if !anyForgotten || session == "" {
-			return false, nil
+			return 0, nil
 		}
-		f, ok := forgotten[session]
+		at, ok := forgottenAt[session]
 		if !ok {
-			err := c.tx.QueryRowContext(c.ctx, `SELECT EXISTS (SELECT 1 FROM forgotten WHERE session = ?)`, session).Scan(&f)
+			err := c.tx.QueryRowContext(c.ctx, `SELECT coalesce((SELECT at FROM forgotten WHERE session = ?), 0)`, session).Scan(&at)
 			if err != nil {
-				return false, fmt.Errorf("look up forgotten session: %w", err)
+				return 0, fmt.Errorf("look up forgotten session: %w", err)
 			}
-			forgotten[session] = f
+			forgottenAt[session] = at
 		}
-		return f, nil
+		return at, nil
+	}
+	// stillForgotten reports when the session of an event was forgotten, if
+	// the event belongs to what was forgotten: it has no timestamp of its
+	// own, or one at or before the forget. Later events are new work in
+	// that session and are indexed.
+	stillForgotten := func(session string, ev *logformat.Event) (int64, error) {
+		at, err := lookupForgotten(session)
+		if err != nil || at == 0 {
+			return 0, err
+		}
+		if ev.TimestampInferred || ev.Timestamp.UnixNano() <= at {
+			return at, nil
+		}
+		return 0, nil
 	}
 
 	// Parsing, validating and redacting the lines runs ahead on another
@@ -216,10 +247,14 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 			continue
 		}
 
-		if f, err := isForgotten(ev.SessionID); err != nil {
+		if at, err := stillForgotten(ev.SessionID, &ev); err != nil {
 			return fmt.Errorf("line %d: %w", l.Number, err)
-		} else if f {
+		} else if at != 0 {
+			// Not stored, but listed (without its text) and counted.
 			forgottenSkipped++
+			if err := c.forgottenReject(b.Gen, l, ev.SessionID, at, nowNano); err != nil {
+				return err
+			}
 			continue
 		}
 
@@ -251,6 +286,19 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 		}
 		if len(ev.UnknownFields) > 0 {
 			unknownFields++
+			if ev.KnownType {
+				for _, f := range ev.UnknownFields {
+					if len(f) <= 64 {
+						unknownNames[f]++
+					}
+				}
+			}
+		}
+		if ev.TimestampNoOffset {
+			noOffset++
+		}
+		if ev.AIFromAlias {
+			aliases++
 		}
 		ts := eventTime(ev.Timestamp, now)
 		if ev.SessionID != "" {
@@ -273,15 +321,15 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 			// A link to a forgotten session is not made again: the
 			// event stays (it belongs to its own session), the link
 			// would only lead to nothing.
-			fp, err := isForgotten(ev.PreviousSession)
+			fp, err := stillForgotten(ev.PreviousSession, &ev)
 			if err != nil {
 				return fmt.Errorf("line %d: %w", l.Number, err)
 			}
-			fn, err := isForgotten(ev.NewSession)
+			fn, err := stillForgotten(ev.NewSession, &ev)
 			if err != nil {
 				return fmt.Errorf("line %d: %w", l.Number, err)
 			}
-			if !fp && !fn {
+			if fp == 0 && fn == 0 {
 				if _, err := c.exec(insertLinkSQL, ev.PreviousSession, ev.NewSession, rowID, ts); err != nil {
 					return fmt.Errorf("line %d: link sessions: %w", l.Number, err)
 				}
@@ -304,12 +352,20 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 		{CounterUnknownFields, unknownFields},
 		{CounterForgottenSkipped, forgottenSkipped},
 		{CounterRedactions, redactions},
+		{CounterTimestampsNoOffset, noOffset},
+		{CounterAIFromAlias, aliases},
 	} {
 		if ctr.n == 0 {
 			continue
 		}
 		if _, err := c.exec(addCounterSQL, ctr.name, ctr.n); err != nil {
 			return fmt.Errorf("count %s: %w", ctr.name, err)
+		}
+	}
+
+	for name, n := range unknownNames {
+		if _, err := c.exec(addCounterSQL, CounterUnknownFieldPrefix+name, n); err != nil {
+			return fmt.Errorf("count unknown field %q: %w", name, err)
 		}
 	}
 
@@ -382,6 +438,21 @@ var maxStoredTime = time.Unix(0, math.MaxInt64).UTC()
 // reject stores an invalid or oversize line.
 func (c *commitTx) reject(g watcher.Generation, l *watcher.Line, kind, reason string, now int64) error {
 	if _, err := c.exec(insertRejectSQL, g.ID, g.Path, l.Number, l.Start, l.End, reason, kind, excerpt(c.db.redactBytes(l.Data)), now); err != nil {
+		return fmt.Errorf("line %d: store reject: %w", l.Number, err)
+	}
+	return nil
+}
+
+// KindForgotten is the kind of a reject that is a valid line of a
+// forgotten session: not indexed again, listed without its text.
+const KindForgotten = "forgotten"
+
+// forgottenReject records a line of a forgotten session that was not
+// stored: file, line and why, but no excerpt (its text was to be gone).
+func (c *commitTx) forgottenReject(g watcher.Generation, l *watcher.Line, session string, at, now int64) error {
+	reason := fmt.Sprintf("session %q was forgotten at %s ('continuity forget'): this line, from before then, is not indexed again (lines timestamped after it are)",
+		session, time.Unix(0, at).UTC().Format(time.RFC3339))
+	if _, err := c.exec(insertRejectSQL, g.ID, g.Path, l.Number, l.Start, l.End, reason, KindForgotten, "", now); err != nil {
 		return fmt.Errorf("line %d: store reject: %w", l.Number, err)
 	}
 	return nil

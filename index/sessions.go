@@ -68,8 +68,11 @@ func queryStrings(ctx context.Context, stmt *sql.Stmt, args ...any) ([]string, e
 // DeleteSession deletes a session from the index, in one transaction: its
 // events (with their full-text entries and vectors), its sessions row and
 // every link that names it or was made by one of its events. The session
-// is recorded as forgotten, so that Commit does not store its lines again
-// when the log is read again (they count in CounterForgottenSkipped).
+// is recorded as forgotten at the current time, so that Commit does not
+// store its lines again when the log is read again (they count in
+// CounterForgottenSkipped and are listed as rejects of KindForgotten);
+// lines timestamped after that time are new work in the session and are
+// stored. Forgetting it again moves that time to now.
 // It returns how many events it deleted; deleting an unknown session
 // deletes nothing and still forgets it.
 func (db *DB) DeleteSession(ctx context.Context, session string) (n int64, err error) {
@@ -90,7 +93,7 @@ func (db *DB) DeleteSession(ctx context.Context, session string) (n int64, err e
 		return 0, err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO forgotten (session, at) VALUES (?, ?) ON CONFLICT DO NOTHING`,
+	if _, err := tx.ExecContext(ctx, `INSERT INTO forgotten (session, at) VALUES (?, ?) ON CONFLICT (session) DO UPDATE SET at = max(at, excluded.at)`,
 		session, db.now().UnixNano()); err != nil {
 		return 0, err
 	}

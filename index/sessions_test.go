@@ -3,7 +3,9 @@ package index
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestChain(t *testing.T) {
@@ -243,5 +245,69 @@ func TestDeleteSession(t *testing.T) {
 	defer ro.Close()
 	if _, err := ro.DeleteSession(ctx, "stay"); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("read-only DeleteSession: %v", err)
+	}
+}
+
+// TestForgottenSessionGoesOn: after DeleteSession, a line of the session
+// timestamped after the deletion is stored (new work in that session); one
+// without a timestamp or from before is not, but is listed as a reject of
+// KindForgotten without excerpt and counted.
+func TestForgottenSessionGoesOn(t *testing.T) {
+	db := openTest(t, testDir(t))
+	f := newFeeder(t, db, "log.jsonl")
+	commit(t, db, f.batch(exchangeAt("gone", hour(1), "old secret", "x")))
+	if _, err := db.DeleteSession(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	after := fixedNow.Add(time.Minute).UTC().Format(time.RFC3339)
+	commit(t, db, f.batch(
+		exchangeAt("gone", hour(1), "old secret replayed", "x"),
+		`{"type":"exchange","session_id":"gone","user":"no timestamp","ai":"x"}`,
+		`{"type":"exchange","session_id":"gone","user":"new work","ai":"x","timestamp":"`+after+`"}`,
+		`{"type":"session_resume","previous_session":"gone","new_session":"next","timestamp":"`+after+`"}`,
+	))
+	if got := count(t, db, `SELECT count(*) FROM events WHERE session_id = 'gone'`); got != 1 {
+		t.Errorf("%d events of gone stored, want 1 (the new work)", got)
+	}
+	if got := count(t, db, `SELECT count(*) FROM session_links WHERE previous = 'gone'`); got != 1 {
+		t.Errorf("link from gone made after the forget: %d, want 1", got)
+	}
+	rs, err := db.Rejects(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 {
+		t.Fatalf("rejects %+v, want the 2 old lines", rs)
+	}
+	for _, r := range rs {
+		if r.Kind != KindForgotten || r.Excerpt != "" || !strings.Contains(r.Reason, `session "gone" was forgotten at`) {
+			t.Errorf("reject %+v", r)
+		}
+	}
+	st := mustStatus(t, db)
+	if st.ForgottenSkipped != 2 || st.RejectsForgotten != 2 || st.Rejects != 2 || st.Exchanges != 1 {
+		t.Errorf("status = %+v", st)
+	}
+	// Forgetting again removes the new work too.
+	if n, err := db.DeleteSession(ctx, "gone"); err != nil || n != 1 {
+		t.Errorf("second DeleteSession = %d, %v, want 1 (the new work)", n, err)
+	}
+}
+
+// TestUnknownFieldNames: status names the unknown fields of events of
+// known types (an answer written as "response" must not go unnoticed), not
+// those of unknown types, whose fields are all unknown.
+func TestUnknownFieldNames(t *testing.T) {
+	db := openTest(t, testDir(t))
+	f := newFeeder(t, db, "log.jsonl")
+	commit(t, db, f.batch(
+		`{"type":"exchange","session_id":"s","user":"q","response":"the answer"}`,
+		`{"type":"exchange","session_id":"s","user":"q2","response":"again","model":"m"}`,
+		`{"type":"tool_call","session_id":"s","name":"grep","args":{}}`,
+	))
+	st := mustStatus(t, db)
+	want := map[string]int64{"response": 2, "model": 1}
+	if !reflect.DeepEqual(st.UnknownFieldNames, want) {
+		t.Errorf("UnknownFieldNames = %v, want %v", st.UnknownFieldNames, want)
 	}
 }

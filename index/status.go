@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 
 	"github.com/praxis-os/continuity/logformat"
 )
@@ -25,6 +26,18 @@ type Status struct {
 	Vectors           map[string]int64 `json:"vectors"` // stored vectors per embedder identity
 	Files             []FileStatus     `json:"files"`
 	Skipped           []SkippedFile    `json:"skipped"`
+
+	// RejectsForgotten are the rejects of KindForgotten (lines of
+	// forgotten sessions), included in Rejects.
+	RejectsForgotten int64 `json:"rejects_forgotten"`
+	// TimestampsNoOffset counts events whose timestamp had no UTC offset
+	// (read as local time); AIFromAlias exchanges whose answer was
+	// "assistant" (protocol.md, "Producer mistakes").
+	TimestampsNoOffset int64 `json:"timestamps_without_offset"`
+	AIFromAlias        int64 `json:"ai_from_alias"`
+	// UnknownFieldNames counts, per unknown field name, the events of a
+	// known type carrying it (CounterUnknownFieldPrefix).
+	UnknownFieldNames map[string]int64 `json:"unknown_field_names"`
 }
 
 // FileStatus is the checkpoint of one live generation.
@@ -73,8 +86,8 @@ func (db *DB) Status(ctx context.Context) (st Status, err error) {
 	st.Exchanges = st.EventsByType[logformat.TypeExchange]
 
 	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM rejects),
-		(SELECT count(*) FROM forgotten)`).
-		Scan(&st.Sessions, &st.Rejects, &st.Forgotten); err != nil {
+		(SELECT count(*) FROM forgotten), (SELECT count(*) FROM rejects WHERE kind = ?)`, KindForgotten).
+		Scan(&st.Sessions, &st.Rejects, &st.Forgotten, &st.RejectsForgotten); err != nil {
 		return Status{}, err
 	}
 	st.Vectors = map[string]int64{}
@@ -106,6 +119,17 @@ func (db *DB) Status(ctx context.Context) (st Status, err error) {
 			st.ForgottenSkipped = n
 		case CounterRedactions:
 			st.Redactions = n
+		case CounterTimestampsNoOffset:
+			st.TimestampsNoOffset = n
+		case CounterAIFromAlias:
+			st.AIFromAlias = n
+		default:
+			if f, ok := strings.CutPrefix(name, CounterUnknownFieldPrefix); ok {
+				if st.UnknownFieldNames == nil {
+					st.UnknownFieldNames = map[string]int64{}
+				}
+				st.UnknownFieldNames[f] = n
+			}
 		}
 		return nil
 	}); err != nil {

@@ -26,6 +26,10 @@ type Event struct {
 	// it is the time passed to Parse and TimestampInferred is set.
 	Timestamp         time.Time
 	TimestampInferred bool
+	// TimestampNoOffset is set when the timestamp had no UTC offset (as
+	// Python's datetime.isoformat() writes): it was read in the local
+	// time zone (time.Local) and converted to UTC.
+	TimestampNoOffset bool
 
 	// SessionID is the event's session. For exchange and context_reset
 	// lines without one it is derived from the file name
@@ -40,6 +44,9 @@ type Event struct {
 
 	User string // exchange
 	AI   string // exchange
+	// AIFromAlias is set when AI was read from "assistant", the alias of
+	// "ai".
+	AIFromAlias bool
 
 	Reason string // context_reset
 

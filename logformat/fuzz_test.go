@@ -28,6 +28,11 @@ var fuzzSeeds = []string{
 	`{"type":"exchange","user":"u","z":null,"reason":"r","session_id":null,"files":[],"metadata":{}}`,
 	`{"type":"exchange","user":"lone \ud800 surrogate \udc00","id":"\u2028"}`,
 	`{"\u0074ype":"exchange","\u0075ser":"escaped keys"}`,
+	// Producer mistakes read as meant: the alias "assistant", a timestamp
+	// without offset (Python's isoformat()).
+	`{"type":"exchange","user":"q","assistant":"a"}`,
+	`{"type":"exchange","user":"q","ai":null,"assistant":"a","timestamp":"2024-05-01T10:00:00.123456"}`,
+	`{"type":"context_reset","assistant":"kept as unknown","timestamp":"2024-05-01 10:00:00"}`,
 	// Invalid lines.
 	``,
 	`   `,
@@ -54,6 +59,12 @@ var fuzzSeeds = []string{
 	`{"type":"exchange","user":"u","files":["a",1,""]}`,
 	`{"type":"exchange","user":"u","metadata":[]}`,
 	`{"type":"Exchange"}`,
+	`{"type":"exchange","ai":"a","assistant":"b"}`,
+	`{"type":"exchange","user":"u","assistant":["b"]}`,
+	`{"type":"contextreset"}`,
+	`{"type":"exchnage","user":"u"}`,
+	`{"type":"session_resumes","previous_session":"a","new_session":"b"}`,
+	`{"type":"exchange","timestamp":"2024-05-01T10:00","user":"u"}`,
 	`{"x":01}`,
 	`{"x":"\u12"}`,
 	`{"x":[1,]}`,
@@ -120,6 +131,8 @@ func FuzzParse(f *testing.F) {
 // normalize clears what a round trip does not keep.
 func normalize(t *testing.T, e Event) Event {
 	e.TimestampInferred = false
+	e.TimestampNoOffset = false
+	e.AIFromAlias = false
 	e.SessionFromFile = false
 	e.UnknownFields = nil
 	if e.Metadata != nil {
@@ -245,7 +258,11 @@ func checkFieldsAgainstStdlib(t *testing.T, line []byte, e Event) {
 	switch e.Type {
 	case TypeExchange:
 		str("user", e.User)
-		str("ai", e.AI)
+		if e.AIFromAlias {
+			str("assistant", e.AI)
+		} else {
+			str("ai", e.AI)
+		}
 	case TypeContextReset:
 		str("reason", e.Reason)
 	case TypeSessionResume:

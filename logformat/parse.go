@@ -108,6 +108,9 @@ const (
 	fReason          = "reason"
 	fPreviousSession = "previous_session"
 	fNewSession      = "new_session"
+	// fAssistant is an alias of ai in an exchange: the role name chat
+	// APIs use, and the most common producer mistake.
+	fAssistant = "assistant"
 )
 
 // Slots of the known fields.
@@ -124,6 +127,7 @@ const (
 	sReason
 	sPrevious
 	sNew
+	sAssistant
 	nSlots
 )
 
@@ -154,6 +158,8 @@ func slotOf(key []byte) int {
 		return sPrevious
 	case fNewSession:
 		return sNew
+	case fAssistant:
+		return sAssistant
 	}
 	return -1
 }
@@ -162,7 +168,7 @@ func slotOf(key []byte) int {
 // common fields are, type-specific ones only for their own type.
 func slotBelongs(slot int, typ string) bool {
 	switch slot {
-	case sUser, sAI:
+	case sUser, sAI, sAssistant:
 		return typ == TypeExchange
 	case sReason:
 		return typ == TypeContextReset
@@ -237,6 +243,12 @@ func (p *parser) event(members []member, fileName string, now time.Time) (Event,
 	}
 	e.Type = typ
 	e.KnownType = typ == TypeExchange || typ == TypeContextReset || typ == TypeSessionResume
+	if !e.KnownType {
+		if known := LooksLikeKnownType(typ); known != "" {
+			return e, invalidField(fType, "unknown type %s looks like a typo of %q: write %q (a type this close to a known one is rejected, not kept as an unknown type)",
+				excerpt(typ), known, known)
+		}
+	}
 
 	// Type-specific fields of other types are unknown fields.
 	for i := range members {
@@ -268,9 +280,9 @@ func (p *parser) event(members []member, fileName string, now time.Time) (Event,
 		case kindString:
 			raw := p.raw(m)
 			if bytes.IndexByte(raw, '\\') < 0 {
-				e.Timestamp, err = parseTimeBytes(raw[1 : len(raw)-1])
+				e.Timestamp, e.TimestampNoOffset, err = parseTimeBytes(raw[1 : len(raw)-1])
 			} else {
-				e.Timestamp, err = parseTimeString(decodeString(raw))
+				e.Timestamp, e.TimestampNoOffset, err = parseTimeString(decodeString(raw))
 			}
 		case kindNumber:
 			e.Timestamp, err = parseTimeNumber(string(p.raw(m)))
@@ -333,7 +345,15 @@ func (p *parser) event(members []member, fileName string, now time.Time) (Event,
 		if e.AI, _, err = p.str(sAI, fAI); err != nil {
 			return Event{}, err
 		}
-		if err := checkExchangeText(e.User, e.AI, p.slots[sUser] != nil || p.slots[sAI] != nil); err != nil {
+		if alias, present, err := p.str(sAssistant, fAssistant); err != nil {
+			return Event{}, err
+		} else if present {
+			if p.slots[sAI] != nil {
+				return Event{}, invalidField(fAssistant, `alias of "ai", which the line also has: write only "ai"`)
+			}
+			e.AI, e.AIFromAlias = alias, true
+		}
+		if err := checkExchangeText(e.User, e.AI, p.slots[sUser] != nil || p.slots[sAI] != nil || p.slots[sAssistant] != nil); err != nil {
 			return Event{}, err
 		}
 	case TypeContextReset:

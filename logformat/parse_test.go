@@ -282,7 +282,7 @@ func TestParseInvalid(t *testing.T) {
 		// timestamp.
 		{"timestamp word", `{"type":"exchange","session_id":"s","timestamp":"yesterday","user":"u"}`, "", Limits{}, KindInvalidField, "timestamp", `not RFC 3339: "yesterday"`},
 		{"timestamp date only", `{"type":"exchange","session_id":"s","timestamp":"2024-05-01","user":"u"}`, "", Limits{}, KindInvalidField, "timestamp", "not RFC 3339"},
-		{"timestamp no offset", `{"type":"exchange","session_id":"s","timestamp":"2024-05-01T10:00:00","user":"u"}`, "", Limits{}, KindInvalidField, "timestamp", "not RFC 3339"},
+		{"timestamp no seconds, no offset", `{"type":"exchange","session_id":"s","timestamp":"2024-05-01T10:00","user":"u"}`, "", Limits{}, KindInvalidField, "timestamp", "not RFC 3339"},
 		{"timestamp bad month", `{"type":"exchange","session_id":"s","timestamp":"2024-13-01T10:00:00Z","user":"u"}`, "", Limits{}, KindInvalidField, "timestamp", "not RFC 3339"},
 		{"timestamp bad offset", `{"type":"exchange","session_id":"s","timestamp":"2024-05-01T10:00:00+0200","user":"u"}`, "", Limits{}, KindInvalidField, "timestamp", "not RFC 3339"},
 		{"timestamp before 1970", `{"type":"exchange","session_id":"s","timestamp":"1969-12-31T23:59:59Z","user":"u"}`, "", Limits{}, KindInvalidField, "timestamp", "outside the years 1970 to 9999"},

@@ -22,24 +22,30 @@ const epochMillisThreshold = 1e11
 // where "T" may also be "t" or a space, and "Z" may be "z". Fractions
 // beyond nanoseconds are truncated; leap seconds (:60) are not accepted.
 // The result is UTC.
-func parseTimeString(s string) (time.Time, *Error) {
-	t, ok := parseRFC3339(s)
+//
+// Without the offset (as Python's datetime.isoformat() and str() write a
+// naive datetime) the time is read in the local time zone, time.Local, and
+// noOffset is set: producers mostly write their machine's local time so.
+func parseTimeString(s string) (t time.Time, noOffset bool, err *Error) {
+	t, noOffset, ok := parseRFC3339(s)
 	if !ok {
-		return time.Time{}, invalidField("timestamp", "not RFC 3339: %s", excerpt(s))
+		return time.Time{}, false, invalidField("timestamp", "not RFC 3339: %s", excerpt(s))
 	}
-	return checkTimeRange(t)
+	t, err = checkTimeRange(t)
+	return t, noOffset, err
 }
 
 // parseTimeBytes is parseTimeString on bytes, not allocating when valid.
-func parseTimeBytes(s []byte) (time.Time, *Error) {
-	t, ok := parseRFC3339(s)
+func parseTimeBytes(s []byte) (t time.Time, noOffset bool, err *Error) {
+	t, noOffset, ok := parseRFC3339(s)
 	if !ok {
-		return time.Time{}, invalidField("timestamp", "not RFC 3339: %s", excerpt(string(s)))
+		return time.Time{}, false, invalidField("timestamp", "not RFC 3339: %s", excerpt(string(s)))
 	}
-	return checkTimeRange(t)
+	t, err = checkTimeRange(t)
+	return t, noOffset, err
 }
 
-func parseRFC3339[S string | []byte](s S) (time.Time, bool) {
+func parseRFC3339[S string | []byte](s S) (t time.Time, noOffset, ok bool) {
 	// num parses the n digits at s[i:].
 	num := func(i, n int) (int, bool) {
 		if i+n > len(s) {
@@ -56,11 +62,11 @@ func parseRFC3339[S string | []byte](s S) (time.Time, bool) {
 		return v, true
 	}
 	// Fixed part: "YYYY-MM-DDThh:mm:ss" is 19 bytes.
-	if len(s) < 20 || s[4] != '-' || s[7] != '-' || s[13] != ':' || s[16] != ':' {
-		return time.Time{}, false
+	if len(s) < 19 || s[4] != '-' || s[7] != '-' || s[13] != ':' || s[16] != ':' {
+		return time.Time{}, false, false
 	}
 	if c := s[10]; c != 'T' && c != 't' && c != ' ' {
-		return time.Time{}, false
+		return time.Time{}, false, false
 	}
 	year, ok1 := num(0, 4)
 	month, ok2 := num(5, 2)
@@ -71,11 +77,11 @@ func parseRFC3339[S string | []byte](s S) (time.Time, bool) {
 	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) ||
 		month < 1 || month > 12 || day < 1 || day > daysIn(time.Month(month), year) ||
 		hour > 23 || minute > 59 || sec > 59 {
-		return time.Time{}, false
+		return time.Time{}, false, false
 	}
 	i := 19
 	ns := 0
-	if s[i] == '.' {
+	if i < len(s) && s[i] == '.' {
 		i++
 		start := i
 		for i < len(s) && isDigit(s[i]) {
@@ -86,7 +92,7 @@ func parseRFC3339[S string | []byte](s S) (time.Time, bool) {
 		}
 		n := i - start
 		if n == 0 {
-			return time.Time{}, false
+			return time.Time{}, false, false
 		}
 		for ; n < 9; n++ {
 			ns *= 10
@@ -94,22 +100,25 @@ func parseRFC3339[S string | []byte](s S) (time.Time, bool) {
 	}
 	offset := 0 // seconds east of UTC
 	switch {
+	case i == len(s):
+		t := time.Date(year, time.Month(month), day, hour, minute, sec, ns, time.Local)
+		return t.UTC(), true, true
 	case i == len(s)-1 && (s[i] == 'Z' || s[i] == 'z'):
 	case i == len(s)-6 && (s[i] == '+' || s[i] == '-') && s[i+3] == ':':
 		oh, ok1 := num(i+1, 2)
 		om, ok2 := num(i+4, 2)
 		if !ok1 || !ok2 || oh > 23 || om > 59 {
-			return time.Time{}, false
+			return time.Time{}, false, false
 		}
 		offset = oh*3600 + om*60
 		if s[i] == '-' {
 			offset = -offset
 		}
 	default:
-		return time.Time{}, false
+		return time.Time{}, false, false
 	}
-	t := time.Date(year, time.Month(month), day, hour, minute, sec, ns, time.UTC)
-	return t.Add(-time.Duration(offset) * time.Second), true
+	t = time.Date(year, time.Month(month), day, hour, minute, sec, ns, time.UTC)
+	return t.Add(-time.Duration(offset) * time.Second), false, true
 }
 
 func daysIn(m time.Month, year int) int {

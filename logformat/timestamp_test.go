@@ -1,6 +1,7 @@
 package logformat
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -30,7 +31,7 @@ func TestParseTimeString(t *testing.T) {
 		{"2024-05-01T10:00:00+02:60", ""},
 		{"2024-05-01T10:00:00+2:00", ""},
 		{"2024-05-01T10:00:00Zx", ""},
-		{"2024-05-01T10:00:00.5", ""},
+		{"2024-05-01T10:00:00.", ""},
 		{"+2024-05-01T10:00:00Z", ""},
 		{"2024-05-01T10:00:00.-5Z", ""},
 		{"2024-05-01X10:00:00Z", ""},
@@ -53,7 +54,7 @@ func TestParseTimeString(t *testing.T) {
 		{"1969-12-31T23:59:59.999999999Z", ""},
 	}
 	for _, tt := range tests {
-		got, err := parseTimeString(tt.in)
+		got, _, err := parseTimeString(tt.in)
 		if tt.want == "" {
 			if err == nil {
 				t.Errorf("parseTimeString(%q) = %v, want error", tt.in, got)
@@ -115,4 +116,49 @@ func TestParseTimeNumber(t *testing.T) {
 			t.Errorf("parseTimeNumber(%q) = %v, %v; want %s", tt.in, got.Format(time.RFC3339Nano), err, tt.want)
 		}
 	}
+}
+
+// FuzzParseTimeString checks the timestamp parser against the standard
+// library: what it accepts, time.Parse reads as the same instant (with
+// the offset, or in time.Local without one).
+func FuzzParseTimeString(f *testing.F) {
+	for _, s := range []string{"2024-05-01T10:00:00Z", "2024-05-01t10:00:00.5z", "2024-05-01 10:00:00+02:00",
+		"2024-05-01T12:00:00.123456", "2024-05-01 12:00:00", "2024-05-01T12:00", "2024-02-30T00:00:00", "1970-01-01T00:00:00-00:01"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, noOffset, err := parseTimeString(s)
+		if err != nil {
+			return
+		}
+		// The standard form: 'T', 'Z', at most 9 fraction digits.
+		std := []byte(s)
+		std[10] = 'T'
+		if c := std[len(std)-1]; c == 'z' {
+			std[len(std)-1] = 'Z'
+		}
+		norm := string(std)
+		if i := strings.IndexByte(norm, '.'); i >= 0 {
+			j := i + 1
+			for j < len(norm) && norm[j] >= '0' && norm[j] <= '9' {
+				j++
+			}
+			if j-i-1 > 9 {
+				norm = norm[:i+10] + norm[j:]
+			}
+		}
+		var want time.Time
+		var perr error
+		if noOffset {
+			want, perr = time.ParseInLocation("2006-01-02T15:04:05.999999999", norm, time.Local)
+		} else {
+			want, perr = time.Parse(time.RFC3339Nano, norm)
+		}
+		if perr != nil {
+			t.Fatalf("parseTimeString(%q) = %v, but time.Parse(%q): %v", s, got, norm, perr)
+		}
+		if !want.Equal(got) {
+			t.Fatalf("parseTimeString(%q) = %v, time.Parse gives %v", s, got, want)
+		}
+	})
 }

@@ -57,5 +57,6 @@ func Examples() map[string]string {
 		"authorization-header":  "curl -H 'Authorization: Bearer " + rnd(b64url, 40) + "' https://api",
 		"bearer-token":          "the bearer " + rnd(b64url, 40) + " expired",
 		"secret-assignment":     "DB_PASSWORD=" + rnd(alnum, 14) + "x9\nnext",
+		"password-assignment":   `password: "Summer` + "2024!" + `"`,
 	}
 }

@@ -208,7 +208,84 @@ func DefaultRules() []Rule {
 			Check:    assignment,
 		})
 	}
+	// Passwords are often words ("hunter2", "CorrectHorseBatteryStaple"),
+	// which the entropy test above keeps: a value assigned to a key named
+	// password, passwd, passphrase or secret is redacted whatever it looks
+	// like, in the narrower forms where such an assignment is a value and
+	// not code: quoted ('password: "…"', password="…"), unquoted right after
+	// '=' and ended by a space, '&', ';', '#', a quote or the end (env files,
+	// flags, query strings; not "password=pw," in a call), or unquoted after
+	// ':' up to the end of the line (YAML, "my password: …"; not
+	// "password: string;"). passwordValue keeps types, literals, code and
+	// placeholders. Quoted values with spaces are kept: more often prose
+	// than a password.
+	for _, key := range []string{"password", "passwd", "passphrase", "secret"} {
+		rules = append(rules, Rule{
+			Name:    "password-assignment",
+			Comment: "any value (not only a random-looking one) assigned to a key named " + key,
+			Regexp: key + `(?:[_.-][a-z0-9_.-]*)?(?:` +
+				assign + `\\?["'](?P<secret>[^\s"'\\]{4,128})\\?["']` +
+				`|=(?P<secret>[^\s"'\\&#;,()\[\]{}<>$]{4,128})(?:[\s&"'\\#;]|$)` +
+				`|:[ \t]*(?P<secret>[^\s"'\\,;()\[\]{}<>$]{4,64})[ \t]*(?:\\[nr]|[\r\n]|\\?"|$))`,
+			Keywords: []string{key},
+			Fold:     true,
+			MaxLen:   400,
+			Check:    passwordValue,
+		})
+	}
 	return rules
+}
+
+// notPasswords are values of a password-named key that are not one: types,
+// literals, words of forms and schemas.
+var notPasswords = map[string]bool{
+	"string": true, "str": true, "text": true, "bool": true, "boolean": true, "int": true,
+	"integer": true, "number": true, "required": true, "optional": true, "none": true,
+	"null": true, "nil": true, "true": true, "false": true, "undefined": true, "hidden": true,
+	"empty": true, "value": true, "input": true, "field": true, "any": true, "object": true,
+	"char": true, "bytes": true, "byte": true, "varchar": true, "self": true, "this": true,
+	"unknown": true, "unset": true, "default": true, "mask": true, "masked": true,
+	"redacted": true, "omitted": true, "test": true, "type": true,
+}
+
+// passwordValue checks a value assigned to a key named like a password:
+// the key's suffix must not say the value describes one (password_hash),
+// and the value must not be a placeholder, a type or literal, or a dotted
+// reference to a variable (cfg.Password, self.password).
+func passwordValue(secret, match string) bool {
+	key := match
+	if i := strings.IndexAny(match, "=:\"'\\\t "); i >= 0 {
+		key = match[:i]
+	}
+	for w := range strings.FieldsFuncSeq(strings.ToLower(key), func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+		if notSecretKeys[w] {
+			return false
+		}
+	}
+	if !notPlaceholder(secret) || notPasswords[strings.ToLower(secret)] || dottedName(secret) {
+		return false
+	}
+	return true
+}
+
+// dottedName reports whether s reads as a qualified identifier: a.b, a.b.c
+// (letters, digits, '_' and '$', not starting with a digit).
+func dottedName(s string) bool {
+	parts := strings.Split(s, ".")
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || p[0] >= '0' && p[0] <= '9' {
+			return false
+		}
+		for i := 0; i < len(p); i++ {
+			if c := p[i]; !(isLetter(c) || c >= '0' && c <= '9' || c == '_' || c == '$') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // only adapts a check of the secret alone to Rule.Check.

@@ -160,6 +160,9 @@ func TestRules(t *testing.T) {
 		"bearer-token": {
 			{"the bearer " + bearer + " expired", "the bearer " + R("bearer-token") + " expired", 1},
 		},
+		"password-assignment": {
+			{"DB_PASSWORD=Correct" + "HorseBatteryStaple", "DB_PASSWORD=" + R("password-assignment"), 1},
+		},
 		"secret-assignment": {
 			{"DB_PASSWORD=" + pw + "x9\nnext", "DB_PASSWORD=" + R("secret-assignment") + "\nnext", 1},
 			{`password = "` + pw + `"`, `password = "` + R("secret-assignment") + `"`, 1},

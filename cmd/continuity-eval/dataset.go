@@ -24,6 +24,23 @@ type question struct {
 	Evidence       []string  `json:"evidence_exchange_ids"`
 	ResumeSession  string    `json:"resume_session"`
 	LogFile        string    `json:"log_file"`
+
+	// ResumeIncludeCurrent offers resume_session's own exchanges to the
+	// resume pack (the coding set: the developer comes back to the
+	// session that holds the evidence, its context long gone).
+	ResumeIncludeCurrent bool `json:"-"`
+	// Equiv maps other exchanges holding the same evidence (the later
+	// parts of a long turn, identical copies) to the Evidence id they
+	// stand for: finding any of them counts.
+	Equiv map[string]string `json:"-"`
+}
+
+// canon is the evidence id that id stands for (id itself if none).
+func (q question) canon(id string) string {
+	if c, ok := q.Equiv[id]; ok {
+		return c
+	}
+	return id
 }
 
 // loadQuestions reads the non-abstention questions of dir/queries.jsonl

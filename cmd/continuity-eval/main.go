@@ -7,12 +7,19 @@
 //
 //	go run -tags sqlite_fts5 ./cmd/continuity-eval [--data DIR] [--k 5,10] [--json]
 //
-// --mode selects the task; "retrieval" is the only one so far. A task is a
-// function in the tasks table below: it gets the parsed configuration and
-// the questions, and prints its own report.
+// --set selects the questions: "longmemeval" (the default: a dataset in
+// the LongMemEval export format, each question with its own haystack) or
+// "coding" (coding.go: hand-written questions about the real coding-agent
+// transcripts of ../shared/data/agent-transcripts, all in one workspace).
+//
+// --mode selects the task: "retrieval" or "resume". A task is a function
+// in the tasks table below: it gets the parsed configuration and the
+// questions (with c.open to reach each one's haystack), and prints its own
+// report.
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +28,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,13 +45,33 @@ const defaultData = "../shared/data/longmemeval-s-dev"
 
 // config is what every task gets.
 type config struct {
-	data   string
-	ks     []int
-	json   bool
-	misses bool
-	emb    embed.Embedder
-	stdout io.Writer
-	stderr io.Writer
+	set          string
+	mode         string
+	showEvidence bool
+	data         string
+	ks           []int
+	json         bool
+	misses       bool
+	emb          embed.Embedder
+	stdout       io.Writer
+	stderr       io.Writer
+	// open gives a question its indexed haystack; done releases it.
+	open func(ctx context.Context, q question) (ws *workspace, done func(), err error)
+	// note, when set, is printed under a task's title line (what the set
+	// adds to the report, such as the coding set's word overlap).
+	note string
+}
+
+// perQuestionWorkspaces is the haystack of the LongMemEval set: each
+// question's log in a fresh workspace.
+func perQuestionWorkspaces(c *config) func(ctx context.Context, q question) (*workspace, func(), error) {
+	return func(ctx context.Context, q question) (*workspace, func(), error) {
+		ws, err := openWorkspace(ctx, filepath.Join(c.data, q.LogFile), c.emb)
+		if err != nil {
+			return nil, nil, err
+		}
+		return ws, ws.close, nil
+	}
 }
 
 // task is one kind of evaluation (--mode).
@@ -68,7 +96,11 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("continuity-eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	data := fs.String("data", "", "dataset folder (default $"+EnvData+", else "+defaultData+")")
+	set := fs.String("set", setLongMemEval, "which questions: "+setLongMemEval+" (a LongMemEval-format dataset, --data) or "+setCoding+
+		" (hand-written questions about the real coding-agent transcripts of --data, default $"+EnvTranscripts+", else "+defaultTranscripts+")")
+	data := fs.String("data", "", "dataset folder (default $"+EnvData+", else "+defaultData+"; with --set "+setCoding+": the transcripts folder)")
+	showEvidence := fs.Bool("show-evidence", false, "with --set "+setCoding+": list each question's evidence exchanges as found in the imported transcripts, then stop (to check the set)")
+	questionsFile := fs.String("questions", "", "with --set "+setCoding+": the question file (default: the one compiled in, testdata/coding-questions.jsonl)")
 	kList := fs.String("k", "5,10", "cut-offs, comma-separated")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
 	mode := fs.String("mode", "retrieval", "what to evaluate: "+strings.Join(taskNames(), ", "))
@@ -76,7 +108,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	split := fs.String("split", splitAll, "which questions: all, tune (fnv32a(qid) even: choose settings here) or heldout (odd: report here)")
 	dim := fs.Int("dim", 0, "builtin embedder dimension (default: the embedder's default)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: continuity-eval [flags]\n\nRetrieval quality of continuity search on a LongMemEval-style dataset.\n\nFlags:")
+		fmt.Fprintln(stderr, "usage: continuity-eval [flags]\n\nRetrieval and resume quality of continuity on a LongMemEval-style dataset (--set longmemeval)\n"+
+			"or on hand-written questions about real coding-agent transcripts (--set coding).\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -89,12 +122,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !ok {
 		return fmt.Errorf("unknown --mode %q (want %s)", *mode, strings.Join(taskNames(), ", "))
 	}
-	c := &config{data: *data, json: *asJSON, misses: *misses, stdout: stdout, stderr: stderr}
-	if c.data == "" {
-		c.data = os.Getenv(EnvData)
-	}
-	if c.data == "" {
-		c.data = defaultData
+	c := &config{set: *set, mode: *mode, showEvidence: *showEvidence, data: *data, json: *asJSON, misses: *misses, stdout: stdout, stderr: stderr}
+	switch c.set {
+	case setLongMemEval:
+		if *questionsFile != "" {
+			return fmt.Errorf("--questions is for --set %s", setCoding)
+		}
+		c.data = cmp.Or(c.data, os.Getenv(EnvData), defaultData)
+	case setCoding:
+		c.data = cmp.Or(c.data, os.Getenv(EnvTranscripts), defaultTranscripts)
+	default:
+		return fmt.Errorf("unknown --set %q (want %s or %s)", c.set, setLongMemEval, setCoding)
 	}
 	var err error
 	if c.ks, err = parseKs(*kList); err != nil {
@@ -103,6 +141,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if c.emb, err = embed.New(embed.Config{Provider: embed.ProviderBuiltin, Dimension: *dim}); err != nil {
 		return err
 	}
+	if c.set == setCoding {
+		return runCoding(ctx, c, t, *questionsFile, *split)
+	}
 	qs, err := loadQuestions(c.data)
 	if err != nil {
 		return err
@@ -110,6 +151,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if qs, err = filterSplit(qs, *split); err != nil {
 		return err
 	}
+	c.open = perQuestionWorkspaces(c)
 	return t(ctx, c, qs)
 }
 
@@ -178,6 +220,9 @@ func runRetrieval(ctx context.Context, c *config, qs []question) error {
 	}
 	fmt.Fprintf(c.stdout, "retrieval on %d questions of %s (embedder %s; indexing %.1fs, embedding %.1fs in all)\n",
 		len(qs), c.data, run.identity, run.index.Seconds(), run.embed.Seconds())
+	if c.note != "" {
+		fmt.Fprintln(c.stdout, c.note)
+	}
 	fmt.Fprintf(c.stdout, "any/all@k: one/all evidence exchanges in the top k; sess@k: all answer sessions among the first k distinct sessions;\n"+
 		"latency: one query with limit %d, warm, per question\n\n", c.ks[len(c.ks)-1])
 	run.printTable(c.stdout, sums)

@@ -27,7 +27,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -86,7 +85,8 @@ func resumeVariants() []resumeVariant {
 			}
 			start := time.Now()
 			p, err := resume.Build(ctx, &resume.IndexSource{DB: ws.db, Ranker: r},
-				resume.Options{Session: q.ResumeSession, Query: q.Text, Budget: resumeEvalBudget, MaxDepth: depth, Policy: pol})
+				resume.Options{Session: q.ResumeSession, Query: q.Text, Budget: resumeEvalBudget, MaxDepth: depth, Policy: pol,
+					IncludeCurrent: q.ResumeIncludeCurrent})
 			lat := time.Since(start)
 			if err != nil {
 				return nil, 0, err
@@ -137,27 +137,27 @@ func runResumeEval(ctx context.Context, c *config, qs []question) error {
 		if tty {
 			fmt.Fprintf(c.stderr, "\r\033[K%d/%d %s", i+1, len(qs), q.QID)
 		}
-		ws, err := openWorkspace(ctx, filepath.Join(c.data, q.LogFile), c.emb)
+		ws, done, err := c.open(ctx, q)
 		if err != nil {
 			return fmt.Errorf("question %s: %w", q.QID, err)
 		}
 		cand, full, err := resumeCandidates(ctx, ws, q)
 		if err != nil {
-			ws.close()
+			done()
 			return fmt.Errorf("question %s: %w", q.QID, err)
 		}
 		for vi, v := range vs {
 			got, lat, err := v.pack(ctx, ws, q, cand)
 			if err != nil {
-				ws.close()
+				done()
 				return fmt.Errorf("question %s, %s: %w", q.QID, v.Name, err)
 			}
-			s := scoreResume(got, full, q.Evidence)
+			s := scoreResume(got, full, q)
 			s.Latency = lat
 			scores[vi] = append(scores[vi], s)
 		}
 		byType[q.Type] = append(byType[q.Type], i)
-		ws.close()
+		done()
 	}
 	if tty {
 		fmt.Fprint(c.stderr, "\r\033[K")
@@ -276,10 +276,11 @@ func resumeCandidates(ctx context.Context, ws *workspace, q question) ([]index.E
 	full := map[string]int{}
 	var cand []index.Event
 	for _, e := range evs {
-		if slices.Contains(q.Evidence, e.EventID) {
-			full[e.EventID] = utf8.RuneCountInString(e.User) + utf8.RuneCountInString(e.AI)
+		if id := q.canon(e.EventID); slices.Contains(q.Evidence, id) {
+			// the evidence's length: its longest part
+			full[id] = max(full[id], utf8.RuneCountInString(e.User)+utf8.RuneCountInString(e.AI))
 		}
-		if e.SessionID != q.ResumeSession {
+		if e.SessionID != q.ResumeSession || q.ResumeIncludeCurrent {
 			cand = append(cand, e)
 		}
 	}
@@ -309,15 +310,19 @@ func fillBaseline(order func(q question, evs []index.Event) []index.Event) func(
 	}
 }
 
-// scoreResume checks which evidence exchanges a pack kept enough of.
-func scoreResume(got []resume.Exchange, full map[string]int, evidence []string) resumeScore {
-	s := resumeScore{Total: len(evidence), Shown: len(got)}
+// scoreResume checks which evidence exchanges a pack kept enough of (an
+// exchange standing for an evidence one, q.Equiv, counts for it, once).
+func scoreResume(got []resume.Exchange, full map[string]int, q question) resumeScore {
+	s := resumeScore{Total: len(q.Evidence), Shown: len(got)}
+	found := map[string]bool{}
 	for _, e := range got {
-		if !slices.Contains(evidence, e.ID) {
+		id := q.canon(e.ID)
+		if !slices.Contains(q.Evidence, id) || found[id] {
 			continue
 		}
 		kept := utf8.RuneCountInString(strings.ReplaceAll(e.User+e.AI, resume.Marker, ""))
-		if kept >= min(resumeEvalMinChars, full[e.ID]) {
+		if kept >= min(resumeEvalMinChars, full[id]) {
+			found[id] = true
 			s.Found++
 			s.Any = true
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -60,25 +59,29 @@ func evalLimit(ks []int) int { return max(50, 5*slices.Max(ks)) }
 // told about each question.
 func evaluateRetrieval(ctx context.Context, c *config, qs []question, vs []variant, progress func(i int, q question)) (*retrievalRun, error) {
 	run := &retrievalRun{ks: c.ks, variants: vs, scores: make([][]scored, len(vs)), identity: search.SpaceIdentity(c.emb)}
+	seen := map[*workspace]bool{} // a shared workspace's times count once
 	for i, q := range qs {
 		if progress != nil {
 			progress(i, q)
 		}
-		ws, err := openWorkspace(ctx, filepath.Join(c.data, q.LogFile), c.emb)
+		ws, done, err := c.open(ctx, q)
 		if err != nil {
 			return nil, fmt.Errorf("question %s: %w", q.QID, err)
 		}
-		run.index += ws.indexTime
-		run.embed += ws.embedTime
+		if !seen[ws] {
+			seen[ws] = true
+			run.index += ws.indexTime
+			run.embed += ws.embedTime
+		}
 		for vi, v := range vs {
 			s, err := scoreQuestion(ctx, ws, q, v, c.ks)
 			if err != nil {
-				ws.close()
+				done()
 				return nil, fmt.Errorf("question %s, %s: %w", q.QID, v.Name, err)
 			}
 			run.scores[vi] = append(run.scores[vi], s)
 		}
-		ws.close()
+		done()
 	}
 	return run, nil
 }
@@ -114,7 +117,7 @@ func score(q question, res []search.Result, ks []int, lat time.Duration) scored 
 	out := scored{QID: q.QID, Type: q.Type, Latency: lat, Ranks: make([]int, len(q.Evidence))}
 	var sessions []string // distinct, in rank order
 	for i, r := range res {
-		if j := slices.Index(q.Evidence, r.ID); j >= 0 && out.Ranks[j] == 0 {
+		if j := slices.Index(q.Evidence, q.canon(r.ID)); j >= 0 && out.Ranks[j] == 0 {
 			out.Ranks[j] = i + 1
 		}
 		if !slices.Contains(sessions, r.SessionID) {
@@ -124,7 +127,7 @@ func score(q question, res []search.Result, ks []int, lat time.Duration) scored 
 	for _, k := range ks {
 		top := map[string]bool{}
 		for _, r := range res[:min(k, len(res))] {
-			top[r.ID] = true
+			top[q.canon(r.ID)] = true
 		}
 		found := 0
 		for _, id := range q.Evidence {

@@ -28,7 +28,16 @@ type workspace struct {
 }
 
 // openWorkspace builds the workspace of one log file.
-func openWorkspace(ctx context.Context, logPath string, emb embed.Embedder) (_ *workspace, err error) {
+func openWorkspace(ctx context.Context, logPath string, emb embed.Embedder) (*workspace, error) {
+	return buildWorkspace(ctx, emb, logPath, func(logs string) error {
+		return copyFile(logPath, filepath.Join(logs, filepath.Base(logPath)))
+	})
+}
+
+// buildWorkspace makes a fresh workspace, lets fill write its logs into
+// the logs folder, then indexes and embeds them. what names the haystack
+// in errors.
+func buildWorkspace(ctx context.Context, emb embed.Embedder, what string, fill func(logs string) error) (_ *workspace, err error) {
 	root, err := os.MkdirTemp("", "continuity-eval-")
 	if err != nil {
 		return nil, fmt.Errorf("create workspace: %w", err)
@@ -43,7 +52,7 @@ func openWorkspace(ctx context.Context, logPath string, emb embed.Embedder) (_ *
 	if err := os.MkdirAll(logs, 0o700); err != nil {
 		return nil, fmt.Errorf("create workspace: %w", err)
 	}
-	if err := copyFile(logPath, filepath.Join(logs, filepath.Base(logPath))); err != nil {
+	if err := fill(logs); err != nil {
 		return nil, err
 	}
 
@@ -56,7 +65,7 @@ func openWorkspace(ctx context.Context, logPath string, emb embed.Embedder) (_ *
 		return nil, err
 	}
 	if err := w.CatchUp(ctx); err != nil {
-		return nil, fmt.Errorf("index %s: %w", logPath, err)
+		return nil, fmt.Errorf("index %s: %w", what, err)
 	}
 	ws.indexTime = time.Since(start)
 
@@ -65,7 +74,7 @@ func openWorkspace(ctx context.Context, logPath string, emb embed.Embedder) (_ *
 		return nil, err
 	}
 	if err := ws.worker.Drain(ctx); err != nil {
-		return nil, fmt.Errorf("embed %s: %w", logPath, err)
+		return nil, fmt.Errorf("embed %s: %w", what, err)
 	}
 	ws.embedTime = time.Since(start)
 	return ws, nil

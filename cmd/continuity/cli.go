@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	wspace "github.com/praxis-os/continuity/workspace"
 )
 
 // env is what every command gets: the workspace and the standard streams.
@@ -19,13 +21,17 @@ type env struct {
 	stderr   io.Writer
 }
 
-// workspace resolves the workspace root: --root, else the nearest ancestor
-// of the current directory holding .praxis-os, else the current directory.
+// workspace resolves the workspace root: --root (an existing directory),
+// else workspace.Find from the current directory (the nearest .praxis-os
+// above, else the git repository's root, else the current directory).
 func (e *env) workspace() (string, error) {
 	if e.rootFlag != "" {
 		abs, err := filepath.Abs(e.rootFlag)
 		if err != nil {
-			return "", fmt.Errorf("--root %s: %w", e.rootFlag, err)
+			return "", usageError("--root %s: %w", e.rootFlag, err)
+		}
+		if err := wspace.CheckRoot(abs); err != nil {
+			return "", usageError("--root: %w", err)
 		}
 		return abs, nil
 	}
@@ -33,14 +39,7 @@ func (e *env) workspace() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("current directory: %w", err)
 	}
-	for d := cwd; ; d = filepath.Dir(d) {
-		if fi, err := os.Stat(filepath.Join(d, ".praxis-os")); err == nil && fi.IsDir() {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return cwd, nil
-		}
-	}
+	return wspace.Find(cwd), nil
 }
 
 // paths are the folders continuity uses inside a workspace.
@@ -55,11 +54,13 @@ func (e *env) paths() (paths, error) {
 	if err != nil {
 		return paths{}, err
 	}
-	return paths{
-		root:  root,
-		logs:  filepath.Join(root, ".praxis-os", ".conversations"),
-		cache: filepath.Join(root, ".praxis-os", ".cache", "continuity"),
-	}, nil
+	l := wspace.At(root)
+	return paths{root: root, logs: l.Logs, cache: l.Cache}, nil
+}
+
+// layout is p as a workspace.Layout.
+func (p paths) layout() wspace.Layout {
+	return wspace.Layout{Root: p.root, Logs: p.logs, Cache: p.cache}
 }
 
 func (e *env) logger(level slog.Level) *slog.Logger {
@@ -101,7 +102,7 @@ func newFlags(e *env, name, usage string) *flag.FlagSet {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: continuity %s\n\n%s\nFlags:\n", name, strings.TrimSpace(usage)+"\n")
 		fs.PrintDefaults()
-		fmt.Fprintln(fs.Output(), "  -root DIR\n    \tthe workspace (default: nearest ancestor holding .praxis-os, else the current directory)")
+		fmt.Fprintln(fs.Output(), "  -root DIR\n    \tthe workspace, an existing folder (default: the nearest ancestor holding .praxis-os, else the git repository's root, else the current directory)")
 	}
 	return fs
 }

@@ -9,8 +9,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/praxis-os/continuity/importer"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/server"
@@ -48,8 +50,13 @@ func openWriter(p paths) (*index.Lock, *index.DB, error) {
 	if fi, err := os.Lstat(p.logs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return nil, nil, fmt.Errorf("%s is a symbolic link: continuity only reads a real folder inside the workspace", p.logs)
 	}
-	if err := os.MkdirAll(p.cache, 0o700); err != nil {
-		return nil, nil, fmt.Errorf("create cache folder: %w", err)
+	// Both folders, private and git-ignored (also in a workspace made
+	// before continuity wrote ignore files).
+	if err := p.layout().PrepareCache(); err != nil {
+		return nil, nil, err
+	}
+	if err := p.layout().PrepareLogs(); err != nil {
+		return nil, nil, err
 	}
 	lock, err := index.AcquireLock(p.cache)
 	if err != nil {
@@ -75,14 +82,30 @@ ingest) runs per workspace; a second one exits with an error naming the first.
 Queries (search, resume, sessions) are served on a unix socket in that folder.
 Logs go to stderr. With --wait-lock, a daemon started while another process
 holds the workspace waits and takes over when that process exits (what the
-systemd unit in recipes/ does).`)
+systemd unit in recipes/ does).
+
+With --import claude-code,codex (or CONTINUITY_IMPORT), the daemon also
+follows those agents' own transcripts for this workspace (Claude Code's
+~/.claude/projects/<encoded workspace>/, the Codex rollouts whose cwd is the
+workspace, Gemini CLI's ~/.gemini/tmp/<hash>/, Aider's history file) and
+imports them as they grow, exactly once, as 'continuity import' does: into
+.praxis-os/.conversations/<agent>-<session>.jsonl, which it then indexes. A
+turn still in progress is imported when it ends (or after --import-quiet).`)
 	var wf watchFlags
 	wf.register(fs, true)
 	var ef embedFlags
 	ef.register(fs)
 	waitLock := fs.Bool("wait-lock", false, "when another process holds the workspace (a daemon, an MCP server indexing in-process), wait and take over when it exits, instead of failing")
+	importList := fs.String("import", os.Getenv("CONTINUITY_IMPORT"), "follow these agents' own transcripts and import them live: a comma-separated list of "+strings.Join(importer.FollowAgents, ", ")+" (env CONTINUITY_IMPORT)")
+	agentHome := fs.String("agent-home", "", "the home folder holding the agents' folders (.claude, .codex, .gemini) (default $HOME; env CONTINUITY_AGENT_HOME)")
+	importPoll := fs.Duration("import-poll", importer.DefaultPoll, "how often the agents' folders are looked at (--import)")
+	importQuiet := fs.Duration("import-quiet", importer.DefaultQuiet, "a turn with no end marker is imported once its transcript was unchanged this long (--import)")
 	if _, err := parse(e, fs, args); err != nil {
 		return err
+	}
+	agents, err := importer.ParseAgents(*importList)
+	if err != nil {
+		return usageError("--import: %v", err)
 	}
 	level, err := wf.level()
 	if err != nil {
@@ -100,6 +123,10 @@ systemd unit in recipes/ does).`)
 		if err == nil {
 			if waiting {
 				log.Info("took over the workspace")
+			}
+			if len(agents) > 0 {
+				d.follow = &importer.Follower{Agents: agents, Workspace: p.root, Logs: p.logs,
+					Home: importer.DefaultHome(*agentHome), Poll: *importPoll, Quiet: *importQuiet, Log: log}
 			}
 			err = d.run(ctx)
 			if !errors.Is(err, errCacheGone) {
@@ -166,6 +193,8 @@ type daemon struct {
 	fti  *index.FullTextIndexer
 	rej  *rejectLog
 	wf   watchFlags
+	// follow, when set, imports agents' own transcripts into the logs.
+	follow *importer.Follower
 }
 
 // openDaemon takes the workspace's lock (index.ErrLocked if another
@@ -235,15 +264,20 @@ func (d *daemon) run(ctx context.Context) error {
 		"socket", server.SocketPath(d.p.cache), "pid", os.Getpid(), "fsnotify", !d.wf.noNotify, "rescan", d.wf.rescan)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 6)
+	n := 6
+	errc := make(chan error, 7)
 	go func() { errc <- d.w.Run(ctx) }()
 	go func() { errc <- d.srv.Serve(ctx) }()
 	go func() { errc <- d.work.Run(ctx) }()
 	go func() { errc <- d.fti.Run(ctx) }()
 	go func() { errc <- d.guard(ctx) }()
 	go func() { errc <- d.rej.Run(ctx) }()
+	if d.follow != nil {
+		n++
+		go func() { errc <- d.follow.Run(ctx) }()
+	}
 	var first error
-	for range 6 {
+	for range n {
 		if err := <-errc; err != nil && first == nil {
 			first = err
 			cancel()

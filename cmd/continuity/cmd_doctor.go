@@ -614,7 +614,9 @@ func (d *doctor) checkRejects() {
 	if d.status == nil {
 		return
 	}
-	if n := d.status.Rejects; n > 0 {
+	// Lines of forgotten sessions are listed by `rejects` but are no
+	// agent's mistake.
+	if n := d.status.Rejects - d.status.RejectsForgotten; n > 0 {
 		d.add(name, statusWarn, fmt.Sprintf("%d log %s rejected", n, plural(int(n), "line was", "lines were")),
 			"run `continuity rejects` to see each file:line and reason, then fix the agent that wrote them")
 		return

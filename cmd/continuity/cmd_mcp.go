@@ -16,7 +16,6 @@ import (
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/logformat"
 	"github.com/praxis-os/continuity/resume"
-	"github.com/praxis-os/continuity/search"
 )
 
 // The MCP server: the same calls as the CLI (through the workspace's
@@ -36,13 +35,15 @@ const mcpInstructions = `continuity is this workspace's memory across sessions: 
 - At the start of a session, or right after your context was reset or compacted, call resume_context (latest=true if you do not know your session id) with query set to what you are about to do.
 - After each answer you give, call log_exchange with the user's message and your answer, using one session_id for the whole session.
 - When the user refers to earlier work, or before re-deciding something that may have been settled before, call search_conversations.
+- When your context is compacted or cleared, call log_context_reset for your session; when you continue an earlier session under a new id, call log_session_resume (previous_session, new_session) once, so that resume_context reaches back to it.
 - list_sessions shows which sessions exist.`
 
 func runMCP(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "mcp [flags]", `
 Serve the workspace's memory to an agent as an MCP server over stdio
 (stdin/stdout carry the protocol; logs go to stderr). Tools: log_exchange,
-search_conversations, resume_context, list_sessions.
+log_context_reset, log_session_resume, search_conversations, resume_context,
+list_sessions.
 
 When no daemon runs for the workspace, the MCP server indexes the logs
 itself for as long as it runs (it takes the workspace lock, like 'continuity
@@ -170,10 +171,22 @@ type logExchangeIn struct {
 }
 
 type logExchangeOut struct {
-	ID        string    `json:"id" jsonschema:"the event's id"`
-	SessionID string    `json:"session_id"`
-	Timestamp time.Time `json:"timestamp"`
-	File      string    `json:"file" jsonschema:"the log file the line was appended to, relative to the workspace"`
+	ID        string `json:"id" jsonschema:"the event's id"`
+	SessionID string `json:"session_id"`
+	Timestamp string `json:"timestamp"`
+	File      string `json:"file" jsonschema:"the log file the line was appended to, relative to the workspace"`
+}
+
+type logResetIn struct {
+	SessionID string `json:"session_id" jsonschema:"the session whose context was reset or compacted (your session id)"`
+	Reason    string `json:"reason,omitempty" jsonschema:"why, in a few words (e.g. 'compacted', 'cleared', 'window full')"`
+	ID        string `json:"id,omitempty" jsonschema:"idempotency key (default: a new UUID)"`
+}
+
+type logResumeIn struct {
+	PreviousSession string `json:"previous_session" jsonschema:"the earlier session this one continues"`
+	NewSession      string `json:"new_session" jsonschema:"the session that continues it (your current session id)"`
+	ID              string `json:"id,omitempty" jsonschema:"idempotency key (default: derived from the two ids, so recording the same link twice stores it once)"`
 }
 
 type resumeIn struct {
@@ -214,6 +227,43 @@ func newMCPServer(p paths, log, sdkLog *slog.Logger) *mcp.Server {
 	}))
 
 	mcp.AddTool(srv, &mcp.Tool{
+		Name:  "log_context_reset",
+		Title: "Log a context reset",
+		Description: "Record that your context window was reset (compacted, cleared, or full) in session_id. Call it right " +
+			"after a compaction or /clear, then resume_context(session_id, include_current=true): the exchanges before the " +
+			"reset are no longer in your window, and resume brings back what matters from them.",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+	}, guard(log, "log_context_reset", func(ctx context.Context, _ *mcp.CallToolRequest, in logResetIn) (*mcp.CallToolResult, logExchangeOut, error) {
+		if in.SessionID == "" {
+			return nil, logExchangeOut{}, errors.New("session_id is empty: give the session whose context was reset")
+		}
+		out, err := mcpAppend(p, logRequest{Type: logformat.TypeContextReset, Session: in.SessionID, Reason: in.Reason, ID: in.ID})
+		return nil, out, err
+	}))
+
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:  "log_session_resume",
+		Title: "Log a session resume",
+		Description: "Record that new_session continues previous_session (a resumed, continued or handed-over session), so " +
+			"that resume_context and search over new_session's chain reach back into previous_session. Call it once, at " +
+			"the start of the new session, when you know the session you continue.",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
+	}, guard(log, "log_session_resume", func(ctx context.Context, _ *mcp.CallToolRequest, in logResumeIn) (*mcp.CallToolResult, logExchangeOut, error) {
+		switch {
+		case in.PreviousSession == "" || in.NewSession == "":
+			return nil, logExchangeOut{}, errors.New("give both previous_session and new_session")
+		case in.PreviousSession == in.NewSession:
+			return nil, logExchangeOut{}, errors.New("previous_session and new_session are the same session")
+		}
+		id := in.ID
+		if id == "" {
+			id = "resume:" + in.PreviousSession + ":" + in.NewSession
+		}
+		out, err := mcpAppend(p, logRequest{Type: logformat.TypeSessionResume, Previous: in.PreviousSession, New: in.NewSession, ID: id})
+		return nil, out, err
+	}))
+
+	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "resume_context",
 		Title: "Resume context",
 		Description: "Get what you need from this workspace's past to continue a session: a markdown text (within a token " +
@@ -223,7 +273,7 @@ func newMCPServer(p paths, log, sdkLog *slog.Logger) *mcp.Server {
 			"compacted (session_id=your session and include_current=true: its exchanges left your window), with query set " +
 			"to what you are about to do.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}, guard(log, "resume_context", func(ctx context.Context, _ *mcp.CallToolRequest, in resumeIn) (*mcp.CallToolResult, *resume.Pack, error) {
+	}, guard(log, "resume_context", func(ctx context.Context, _ *mcp.CallToolRequest, in resumeIn) (*mcp.CallToolResult, *mcpResumeOut, error) {
 		switch {
 		case in.Latest && in.SessionID != "":
 			return nil, nil, errors.New("give session_id or latest, not both")
@@ -246,7 +296,7 @@ func newMCPServer(p paths, log, sdkLog *slog.Logger) *mcp.Server {
 		if text == "" {
 			text = "(nothing to resume from: no earlier exchanges for this session)"
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, &pack, nil
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, mcpResume(&pack), nil
 	}))
 
 	mcp.AddTool(srv, &mcp.Tool{
@@ -256,15 +306,12 @@ func newMCPServer(p paths, log, sdkLog *slog.Logger) *mcp.Server {
 			"exchanges, context resets, and resume links (the sessions each one resumes and is resumed by). Call it to " +
 			"find a session id for resume_context or search_conversations.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}, guard(log, "list_sessions", func(ctx context.Context, _ *mcp.CallToolRequest, _ emptyIn) (*mcp.CallToolResult, *sessionsResponse, error) {
+	}, guard(log, "list_sessions", func(ctx context.Context, _ *mcp.CallToolRequest, _ emptyIn) (*mcp.CallToolResult, *mcpSessionsOut, error) {
 		var resp sessionsResponse
 		if err := query(ctx, p, "sessions", struct{}{}, &resp); err != nil {
 			return nil, nil, err
 		}
-		if resp.Sessions == nil {
-			resp.Sessions = []sessionRow{}
-		}
-		return nil, &resp, nil
+		return nil, mcpSessions(&resp), nil
 	}))
 
 	mcp.AddTool(srv, &mcp.Tool{
@@ -276,7 +323,7 @@ func newMCPServer(p paths, log, sdkLog *slog.Logger) *mcp.Server {
 			"choose X\"), before deciding again something that may have been settled, or for the history of an error, " +
 			"a file or a feature. Filters: session, chain (a session and those it resumes), since/until, limit.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}, guard(log, "search_conversations", func(ctx context.Context, _ *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, *searchResponse, error) {
+	}, guard(log, "search_conversations", func(ctx context.Context, _ *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, *mcpSearchOut, error) {
 		if strings.TrimSpace(in.Query) == "" {
 			return nil, nil, errors.New("query is empty: give words to search for")
 		}
@@ -286,10 +333,7 @@ func newMCPServer(p paths, log, sdkLog *slog.Logger) *mcp.Server {
 		if err != nil {
 			return nil, nil, err
 		}
-		if resp.Results == nil {
-			resp.Results = []search.Result{}
-		}
-		return nil, &resp, nil
+		return nil, mcpSearch(&resp), nil
 	}))
 	return srv
 }
@@ -308,12 +352,21 @@ func mcpLogExchange(p paths, in logExchangeIn) (logExchangeOut, error) {
 		}
 		r.Metadata = string(m)
 	}
+	return mcpAppend(p, r)
+}
+
+// mcpAppend validates and appends one event through the same writer as
+// `continuity log`.
+func mcpAppend(p paths, r logRequest) (logExchangeOut, error) {
 	line, ev, err := eventFromFlags(r)
 	if err != nil {
 		return logExchangeOut{}, err
 	}
 	to, err := logFileName("", ev)
 	if err != nil {
+		return logExchangeOut{}, err
+	}
+	if err := p.layout().PrepareLogs(); err != nil {
 		return logExchangeOut{}, err
 	}
 	if err := logformat.AppendLine(filepath.Join(p.logs, to), line); err != nil {
@@ -323,7 +376,7 @@ func mcpLogExchange(p paths, in logExchangeIn) (logExchangeOut, error) {
 	if err != nil {
 		rel = filepath.Join(p.logs, to)
 	}
-	return logExchangeOut{ID: ev.ID, SessionID: ev.SessionID, Timestamp: ev.Timestamp, File: rel}, nil
+	return logExchangeOut{ID: ev.ID, SessionID: ev.SessionID, Timestamp: mcpTime(ev.Timestamp), File: rel}, nil
 }
 
 // guard makes a tool handler safe to expose: a panic becomes a tool error
@@ -342,7 +395,7 @@ func guard[In, Out any](log *slog.Logger, name string, h mcp.ToolHandlerFor[In, 
 		start := time.Now()
 		res, out, err = h(ctx, req, in)
 		log.Debug("mcp: tool call", "tool", name, "took", time.Since(start), "err", err)
-		return res, out, err
+		return res, out, mcpError(name, err)
 	}
 }
 

@@ -41,7 +41,10 @@ a corrected line.`)
 		return nil
 	}
 	for _, r := range rs {
-		fmt.Fprintf(e.stdout, "%s:%d: %s\n    %q\n", r.File, r.Line, r.Reason, r.Excerpt)
+		fmt.Fprintf(e.stdout, "%s:%d: %s\n", r.File, r.Line, r.Reason)
+		if r.Excerpt != "" { // a forgotten session's line keeps none
+			fmt.Fprintf(e.stdout, "    %q\n", r.Excerpt)
+		}
 	}
 	return nil
 }

@@ -91,15 +91,19 @@ type statusReport struct {
 	FullTextPending int64               `json:"fulltext_pending"`
 	Files           []fileStatus        `json:"files"`
 	Skipped         []index.SkippedFile `json:"skipped_files"`
+
+	producerCounts
 }
 
 func runStatus(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "status [--json]", `
-Show what the index holds: per log file its generation, committed offset,
-size and lag (bytes not indexed yet); counts of events by type, exchanges,
-sessions, rejected lines and duplicates skipped; what waits for the
-full-text index and for a vector; files skipped as a whole
-(symlinks, FIFOs, unreadable) with the reason.`)
+Show whether a daemon runs (it answers on its socket; else who holds the
+index), and what the index holds: per log file its generation, committed
+offset, size and lag (bytes not indexed yet; a file no daemon has seen yet,
+new or replaced while none ran, counts whole); counts of events by type,
+exchanges, sessions, rejected lines and duplicates skipped; what waits for
+the full-text index and for a vector; files skipped as a whole (symlinks,
+FIFOs, unreadable) with the reason.`)
 	asJSON := fs.Bool("json", false, "print JSON")
 	var ef embedFlags
 	ef.register(fs)
@@ -119,7 +123,7 @@ full-text index and for a vector; files skipped as a whole
 		Workspace: p.root, Events: st.Events, Exchanges: st.Exchanges, Sessions: st.Sessions,
 		Rejects: st.Rejects, Redactions: st.Redactions, DuplicatesSkipped: st.DuplicatesSkipped, UnknownTypes: st.UnknownTypes,
 		UnknownFields: st.UnknownFields, EventsByType: st.EventsByType, Skipped: st.Skipped,
-		Files: []fileStatus{},
+		Files: []fileStatus{}, producerCounts: producerCountsOf(st),
 	}
 	if r.Skipped == nil {
 		r.Skipped = []index.SkippedFile{}
@@ -186,6 +190,7 @@ full-text index and for a vector; files skipped as a whole
 	if r.UnknownTypes+r.UnknownFields > 0 {
 		fmt.Fprintf(w, "unknown types / fields kept\t%d / %d\n", r.UnknownTypes, r.UnknownFields)
 	}
+	r.producerCounts.print(w)
 	w.Flush()
 	if len(r.Files) > 0 {
 		fmt.Fprintln(e.stdout, "\nfiles:")

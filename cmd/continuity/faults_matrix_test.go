@@ -241,7 +241,9 @@ func TestFaultPermissions(t *testing.T) {
 	d := start()
 	ws.waitExchanges(20, 30*time.Second)
 	path := filepath.Join(ws.logs, "a.jsonl")
-	if err := os.Chmod(path, 0); err != nil {
+	// Write-only: the agent can still append (as itself), the daemon
+	// cannot open it for reading.
+	if err := os.Chmod(path, 0o200); err != nil {
 		t.Fatal(err)
 	}
 	ws.writeLines("a.jsonl", "a", 20, 10) // the daemon has it open: read

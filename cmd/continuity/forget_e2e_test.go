@@ -66,7 +66,7 @@ func TestForget(t *testing.T) {
 	d.stop(t)
 
 	// Without a daemon; --purge-logs deletes only files holding nothing else.
-	out, errs, code = ws.cli("forget", "--session", "drop", "--purge-logs", "--json")
+	out, errs, code = ws.cli("forget", "--session", "drop", "--purge-logs", "--yes", "--json")
 	if code != 0 || !strings.Contains(out, `"purged": [`+"\n"+`    "session-drop.jsonl"`) || !strings.Contains(out, `"mixed.jsonl"`) {
 		t.Fatalf("forget --purge-logs: %d %s %s", code, out, errs)
 	}

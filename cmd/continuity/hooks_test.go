@@ -38,6 +38,12 @@ type hookRun struct {
 // continuity binary's folder, or not) and the system tools.
 func runHook(t *testing.T, root, pathDir string, env ...string) hookRun {
 	t.Helper()
+	return runHookWith(t, root, pathDir, `{"session_id":"3f1c2a7e-9b8d-4c1e-a2f3-0123456789ab","transcript_path":"/tmp/x.jsonl","cwd":"`+root+`","hook_event_name":"SessionStart","source":"startup"}`, env...)
+}
+
+// runHookWith is runHook with the given hook input.
+func runHookWith(t *testing.T, root, pathDir, input string, env ...string) hookRun {
+	t.Helper()
 	script, err := filepath.Abs(filepath.Join(recipesDir, "claude-code", "session-start.sh"))
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +56,7 @@ func runHook(t *testing.T, root, pathDir string, env ...string) hookRun {
 		"CLAUDE_PROJECT_DIR=" + root,
 		fmt.Sprintf("CONTINUITY_HOOK_TIMEOUT=%g", hookLimit.Seconds()),
 	}, env...)
-	cmd.Stdin = strings.NewReader(`{"session_id":"3f1c2a7e-9b8d-4c1e-a2f3-0123456789ab","transcript_path":"/tmp/x.jsonl","cwd":"` + root + `","hook_event_name":"SessionStart","source":"startup"}`)
+	cmd.Stdin = strings.NewReader(input)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()
@@ -486,4 +492,68 @@ func TestSystemdUnit(t *testing.T) {
 		}
 		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
 	}
+}
+
+// TestHookRecordsChain: the SessionStart hook records a context_reset on
+// compact (with the id the importer gives the same compaction) and a
+// session_resume from the previous transcript on clear and resume; a
+// later import of the transcripts adds neither again.
+func TestHookRecordsChain(t *testing.T) {
+	t.Parallel()
+	binDir := filepath.Dir(binPath)
+	ws := newWorkspace(t)
+	projects := filepath.Join(t.TempDir(), "projects", "-w")
+	os.MkdirAll(projects, 0o700)
+	prev, cur := "aaaaaaaa-1111-2222-3333-444444444444", "bbbbbbbb-1111-2222-3333-444444444444"
+	prevPath := filepath.Join(projects, prev+".jsonl")
+	os.WriteFile(prevPath, []byte(`{"type":"user","sessionId":"`+prev+`","uuid":"u1","timestamp":"2026-03-01T10:00:00Z","message":{"role":"user","content":"pick the storage"}}
+{"type":"assistant","sessionId":"`+prev+`","uuid":"a1","timestamp":"2026-03-01T10:00:05Z","message":{"role":"assistant","content":[{"type":"text","text":"Decision: SQLite in WAL mode."}]}}
+`), 0o600)
+	past := time.Now().Add(-time.Hour)
+	os.Chtimes(prevPath, past, past)
+	curPath := filepath.Join(projects, cur+".jsonl")
+	os.WriteFile(curPath, []byte(`{"type":"user","sessionId":"`+cur+`","uuid":"u2","timestamp":"2026-03-02T10:00:00Z","message":{"role":"user","content":"go on"}}
+{"type":"system","subtype":"compact_boundary","sessionId":"`+cur+`","uuid":"cb-1","timestamp":"2026-03-02T11:00:00Z","compactMetadata":{"trigger":"auto","preTokens":150000}}
+`), 0o600)
+	input := func(source string) string {
+		return `{"session_id":"` + cur + `","transcript_path":"` + curPath + `","cwd":"` + ws.root + `","hook_event_name":"SessionStart","source":"` + source + `"}`
+	}
+	r := runHookWith(t, ws.root, binDir, input("compact"))
+	r.failOpen(t, "compact")
+	r = runHookWith(t, ws.root, binDir, input("resume"))
+	r.failOpen(t, "resume")
+	if r.stdout != "" {
+		t.Errorf("resume printed %q; Claude Code restores the conversation itself", r.stdout)
+	}
+	r = runHookWith(t, ws.root, binDir, input("clear"))
+	r.failOpen(t, "clear")
+	data, err := os.ReadFile(filepath.Join(ws.logs, "claude-code-"+cur+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	if !strings.Contains(text, `"type":"context_reset"`) || !strings.Contains(text, `"id":"claude-code:reset:`+cur+`:cb-1"`) {
+		t.Errorf("no context_reset with the compact_boundary's id:\n%s", text)
+	}
+	if strings.Count(text, `"type":"session_resume"`) != 2 || !strings.Contains(text, `"previous_session":"`+prev+`"`) {
+		t.Errorf("want the link %s -> %s recorded on resume and on clear:\n%s", prev, cur, text)
+	}
+	// Importing the transcripts adds the exchanges, not the reset or link again.
+	out, errs, code := ws.cli("import", "--from", "claude-code", "--json", projects)
+	if code != 0 {
+		t.Fatalf("import: %s", errs)
+	}
+	var res struct{ Exchanges, Resets, Links int }
+	json.Unmarshal([]byte(out), &res)
+	if res.Resets != 0 || res.Exchanges != 2 {
+		t.Errorf("import after the hook: %s", out)
+	}
+	ws.cli("ingest", "--no-embed")
+	out, _, _ = ws.cli("resume", "--session", cur, "--query", "storage")
+	if !strings.Contains(out, "SQLite in WAL mode") {
+		t.Errorf("resume of the new session lacks the previous one's decision:\n%s", out)
+	}
+	// No input at all, or a session without transcript: still fail-open.
+	r = runHookWith(t, ws.root, binDir, `{"session_id":"`+cur+`","source":"clear"}`)
+	r.failOpen(t, "clear without transcript")
 }

@@ -32,6 +32,7 @@ func init() {
 		{"daemon", "watch the logs and keep the index up to date until stopped", runDaemon},
 		{"ingest", "index every complete log line once, then exit (backfill)", runIngest},
 		{"log", "append one event to the logs, validated and atomically", runLog},
+		{"import", "import an agent's own transcripts (Claude Code, Codex, Gemini CLI, Cursor, Aider) into the logs", runImport},
 		{"status", "show what is indexed: files, offsets, lag, counts", runStatus},
 		{"search", "search past exchanges (hybrid BM25 + vectors), with session, chain and time filters", runSearch},
 		{"rejects", "list the log lines that were rejected, with file:line and reason", runRejects},
@@ -121,8 +122,10 @@ Commands:
 	}
 	fmt.Fprint(w, `
 Global flag (before or after the command):
-  --root DIR   the workspace (default: the nearest ancestor of the current
-               directory holding .praxis-os, else the current directory)
+  --root DIR   the workspace, an existing folder (default: the nearest
+               ancestor of the current directory holding .praxis-os, else
+               the root of the git repository it is in, else the current
+               directory)
 
 Run 'continuity COMMAND --help' for a command's flags.
 `)

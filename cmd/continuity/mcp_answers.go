@@ -1,0 +1,150 @@
+package main
+
+import (
+	"errors"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/praxis-os/continuity/resume"
+)
+
+// MCP answers are read by a model, token by token: each tool's answer
+// carries its payload once. A tool with structured output gets the JSON
+// in structuredContent and, as the MCP specification asks for clients
+// without structured output, the same JSON once as text; resume_context's
+// markdown is the text content, and its structured content is only what
+// the markdown does not say (ids, counts). Times are RFC 3339 UTC to the
+// second, scores rounded.
+
+// mcpTime formats t for an MCP answer: UTC, to the second.
+func mcpTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Truncate(time.Second).Format(time.RFC3339)
+}
+
+type mcpHit struct {
+	ID        string  `json:"id"`
+	SessionID string  `json:"session_id,omitempty"`
+	Timestamp string  `json:"timestamp"`
+	User      string  `json:"user,omitempty"`
+	AI        string  `json:"ai,omitempty"`
+	Score     float64 `json:"score"`
+	File      string  `json:"file"`
+	Line      int64   `json:"line"`
+}
+
+type mcpSpan struct {
+	Phrase string `json:"phrase"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+}
+
+type mcpSearchOut struct {
+	Query    string   `json:"query"`
+	Results  []mcpHit `json:"results"`
+	TimeSpan *mcpSpan `json:"time_span,omitempty"`
+}
+
+// mcpSearch is a search answer for MCP.
+func mcpSearch(r *searchResponse) *mcpSearchOut {
+	out := &mcpSearchOut{Query: r.Query, Results: []mcpHit{}}
+	for _, h := range r.Results {
+		out.Results = append(out.Results, mcpHit{ID: h.ID, SessionID: h.SessionID, Timestamp: mcpTime(h.Timestamp),
+			User: h.User, AI: h.AI, Score: math.Round(h.Score*1e4) / 1e4, File: h.File, Line: h.Line})
+	}
+	if s := r.TimeSpan; s != nil {
+		out.TimeSpan = &mcpSpan{Phrase: s.Phrase, From: mcpTime(s.From), To: mcpTime(s.To)}
+	}
+	return out
+}
+
+type mcpExchangeRef struct {
+	ID        string `json:"id"`
+	SessionID string `json:"session_id"`
+	Timestamp string `json:"timestamp"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// mcpResumeOut is a resume pack without its text (the text is the tool's
+// content) and without the exchanges' texts (they are in it).
+type mcpResumeOut struct {
+	SessionID string           `json:"session_id"`
+	Chain     []string         `json:"chain"`
+	Tokens    int              `json:"tokens"`
+	Budget    int              `json:"budget"`
+	Exchanges []mcpExchangeRef `json:"exchanges"`
+	Omitted   int              `json:"omitted"`
+	InContext int              `json:"in_context"`
+	Files     []string         `json:"files,omitempty"`
+}
+
+func mcpResume(p *resume.Pack) *mcpResumeOut {
+	out := &mcpResumeOut{SessionID: p.SessionID, Chain: p.Chain, Tokens: p.Tokens, Budget: p.Budget,
+		Exchanges: []mcpExchangeRef{}, Omitted: p.Omitted, InContext: p.InContext, Files: p.Files}
+	if out.Chain == nil {
+		out.Chain = []string{}
+	}
+	for _, x := range p.Exchanges {
+		out.Exchanges = append(out.Exchanges, mcpExchangeRef{ID: x.ID, SessionID: x.SessionID, Timestamp: mcpTime(x.Timestamp), Truncated: x.Truncated})
+	}
+	return out
+}
+
+type mcpSession struct {
+	ID        string   `json:"id"`
+	First     string   `json:"first"`
+	Last      string   `json:"last"`
+	Exchanges int64    `json:"exchanges"`
+	Resets    int64    `json:"resets,omitempty"`
+	Resumes   []string `json:"resumes,omitempty"`
+	ResumedBy []string `json:"resumed_by,omitempty"`
+}
+
+type mcpSessionsOut struct {
+	Sessions []mcpSession `json:"sessions"`
+}
+
+func mcpSessions(r *sessionsResponse) *mcpSessionsOut {
+	out := &mcpSessionsOut{Sessions: []mcpSession{}}
+	for _, s := range r.Sessions {
+		out.Sessions = append(out.Sessions, mcpSession{ID: s.ID, First: mcpTime(s.First), Last: mcpTime(s.Last),
+			Exchanges: s.Exchanges, Resets: s.Resets, Resumes: s.Resumes, ResumedBy: s.ResumedBy})
+	}
+	return out
+}
+
+// reFlag finds a CLI flag in an error text ("--since").
+var reFlag = regexp.MustCompile(`--([a-z][a-z-]*)`)
+
+// mcpArg is the tool argument for a CLI flag named in an error.
+var mcpArg = map[string]string{
+	"session": "session_id", "previous": "previous_session", "new": "new_session",
+	"since": "since", "until": "until", "limit": "limit", "budget": "budget", "query": "query", "chain": "chain",
+	"user": "user", "ai": "ai", "reason": "reason", "file": "files", "id": "id", "metadata": "metadata",
+}
+
+// mcpError rewords an error meant for the command line for a tool call:
+// flags become the tool's argument names, CLI commands the tools.
+func mcpError(tool string, err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	msg = strings.ReplaceAll(msg, "'continuity sessions'", "list_sessions")
+	msg = strings.ReplaceAll(msg, "continuity sessions", "list_sessions")
+	msg = reFlag.ReplaceAllStringFunc(msg, func(f string) string {
+		name := strings.TrimPrefix(f, "--")
+		if tool == "search_conversations" && name == "session" {
+			return "argument session"
+		}
+		if a, ok := mcpArg[name]; ok {
+			return "argument " + a
+		}
+		return "argument " + strings.ReplaceAll(name, "-", "_")
+	})
+	return errors.New(msg)
+}

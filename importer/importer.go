@@ -1,0 +1,233 @@
+package importer
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Importer imports native transcripts of one agent into a logs folder.
+type Importer struct {
+	Agent   string
+	Logs    string // <workspace>/.praxis-os/.conversations
+	Options Options
+
+	store *Store
+}
+
+// New returns an importer of agent's transcripts into logs.
+func New(agent, logs string, o Options) (*Importer, error) {
+	if !known(agent) {
+		return nil, fmt.Errorf("unknown agent %q (want one of %s)", agent, strings.Join(Agents, ", "))
+	}
+	return &Importer{Agent: agent, Logs: logs, Options: o}, nil
+}
+
+func known(agent string) bool {
+	for _, a := range Agents {
+		if a == agent {
+			return true
+		}
+	}
+	return false
+}
+
+// Files lists the native files under paths (files or folders in the
+// agent's layout), in the order they are imported: older sessions first,
+// so that a resumed session's copied history is found in its original.
+// Symbolic links inside folders are not followed.
+func (im *Importer) Files(paths []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if !fi.IsDir() {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+			continue
+		}
+		var found []string
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil // unreadable subfolder: go on
+			}
+			if d.Type()&fs.ModeSymlink != 0 || !d.Type().IsRegular() {
+				return nil
+			}
+			if im.wants(path) && !seen[path] {
+				seen[path] = true
+				found = append(found, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, found...)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return rank(im.Agent, out[i]) < rank(im.Agent, out[j]) })
+	return out, nil
+}
+
+// wants tells which files of a folder walk belong to the agent's layout.
+func (im *Importer) wants(path string) bool {
+	b := filepath.Base(path)
+	switch im.Agent {
+	case ClaudeCode, Codex:
+		return strings.HasSuffix(b, ".jsonl")
+	case Gemini:
+		return b == "logs.json" || strings.HasPrefix(b, "session-") && (strings.HasSuffix(b, ".json") || strings.HasSuffix(b, ".jsonl")) ||
+			strings.HasPrefix(b, "checkpoint") && strings.HasSuffix(b, ".json")
+	case Cursor:
+		return b == "state.vscdb"
+	case Aider:
+		return b == ".aider.chat.history.md"
+	}
+	return false
+}
+
+// rank orders files: Gemini chat recordings before logs.json (which only
+// repeats their prompts); Claude Code sessions by modification time.
+func rank(agent, path string) int64 {
+	b := filepath.Base(path)
+	switch agent {
+	case Gemini:
+		if b == "logs.json" {
+			return 2
+		}
+		if strings.HasPrefix(b, "checkpoint") {
+			return 1
+		}
+		return 0
+	case ClaudeCode:
+		if fi, err := os.Stat(path); err == nil {
+			return fi.ModTime().UnixNano()
+		}
+	}
+	return 0
+}
+
+// Import imports the native files under paths. A malformed native record
+// is counted in Errors with its file and line and skipped; only a failure
+// to write the logs stops the import.
+func (im *Importer) Import(ctx context.Context, paths []string) (Result, error) {
+	var res Result
+	files, err := im.Files(paths)
+	if err != nil {
+		return res, err
+	}
+	if err := im.open(); err != nil {
+		return res, err
+	}
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		r, err := im.ImportFile(f, im.Options)
+		res.Add(r)
+		if err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+func (im *Importer) open() error {
+	if im.store != nil {
+		return nil
+	}
+	st, err := OpenStore(im.Logs, im.Agent)
+	if err != nil {
+		return err
+	}
+	im.store = st
+	return nil
+}
+
+// ImportFile imports one native file with options o.
+func (im *Importer) ImportFile(path string, o Options) (Result, error) {
+	var res Result
+	if err := im.open(); err != nil {
+		return res, err
+	}
+	res.Files = 1
+	p, size, err := parseFile(im.Agent, path)
+	res.Bytes = size
+	if err != nil {
+		res.Errors++
+		res.Problems = append(res.Problems, Problem{File: path, Reason: err.Error()}.String())
+		return res, nil
+	}
+	for _, pr := range p.Problems {
+		res.Errors++
+		res.Problems = append(res.Problems, pr.String())
+	}
+	res.Skipped += p.Skipped
+	res.Skips = append(res.Skips, p.SkipReasons...)
+	for _, s := range p.Sessions {
+		if !validID(s.ID) {
+			res.Errors++
+			res.Problems = append(res.Problems, Problem{File: path, Reason: fmt.Sprintf("session id %q is not usable", oneLine(s.ID, 80))}.String())
+			continue
+		}
+		if im.Agent == Gemini && filepath.Base(path) == "logs.json" && im.store.hasSession(s.ID) {
+			res.Skipped++
+			res.Skips = append(res.Skips, path+": session "+s.ID+": prompts already imported from its chat recording")
+			continue
+		}
+		res.Sessions++
+		if err := im.store.Import(s, o, &res); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// parseFile reads one native file of agent.
+func parseFile(agent, path string) (Parsed, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Parsed{}, 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return Parsed{}, 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return Parsed{}, 0, fmt.Errorf("not a regular file")
+	}
+	switch agent {
+	case ClaudeCode:
+		return ParseClaudeCode(f, path), fi.Size(), nil
+	case Codex:
+		return ParseCodex(f, path), fi.Size(), nil
+	case Gemini:
+		return ParseGemini(f, path, fi.ModTime()), fi.Size(), nil
+	case Cursor:
+		f.Close()
+		p, err := ParseCursor(path)
+		return p, fi.Size(), err
+	case Aider:
+		return ParseAider(f, path, fi.ModTime()), fi.Size(), nil
+	}
+	return Parsed{}, 0, fmt.Errorf("unknown agent %q", agent)
+}
+
+// mtimeOr is t, or now when t is zero.
+func mtimeOr(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Now().UTC()
+	}
+	return t
+}

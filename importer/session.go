@@ -1,0 +1,125 @@
+// Package importer turns the transcripts coding agents already write
+// (Claude Code, Codex, Gemini CLI, Cursor, Aider) into protocol events
+// (protocol.md) appended to <workspace>/.praxis-os/.conversations/, so that
+// the tailer stays the single way into the index.
+//
+// One file per concern: session.go is the agent-neutral model every parser
+// produces, claudecode.go, codex.go, gemini.go, cursor.go and aider.go read
+// one native format each, render.go turns a session into events (turn
+// splitting, tool summaries, stable ids), store.go knows what is already in
+// the logs folder and appends only what is new, importer.go walks the paths
+// a user gives, follow.go follows native folders as they grow.
+package importer
+
+import (
+	"time"
+)
+
+// Agent names, as given to `continuity import --from`.
+const (
+	ClaudeCode = "claude-code"
+	Codex      = "codex"
+	Gemini     = "gemini"
+	Cursor     = "cursor"
+	Aider      = "aider"
+)
+
+// Agents lists the agents with an importer, in the order of the help text.
+var Agents = []string{ClaudeCode, Codex, Gemini, Cursor, Aider}
+
+// Session is one native session read from one file, in the agent-neutral
+// form the renderer turns into events. Items are in native order.
+type Session struct {
+	Agent string
+	ID    string // the agent's own session id (a valid protocol session id)
+	Items []Item
+	// Previous lists sessions this one continues (resume, fork), as the
+	// native file names them.
+	Previous []string
+	// Source is the native file (for metadata and messages).
+	Source string
+	// Time stands in for items without a time of their own.
+	Time time.Time
+}
+
+// ItemKind tells what an Item is.
+type ItemKind int
+
+// Item kinds.
+const (
+	ItemPrompt ItemKind = iota // a human prompt: starts a turn
+	ItemStep                   // what the agent did next in the current turn
+	ItemReset                  // the context was compacted or cleared
+	ItemEnd                    // the current turn is over (native end marker)
+)
+
+// Item is one native record reduced to what memory needs.
+type Item struct {
+	Kind ItemKind
+	// Key identifies the native record within its session, stable across
+	// re-reads of a grown file (a record uuid, a message id, a line number).
+	Key  string
+	Time time.Time
+	Line int // line (or record index) in the native file, for messages
+
+	Text  string   // prompt text, or the agent's visible answer text
+	Tools []string // one short summary per tool call ("Edit main.go")
+	Files []string // files read or edited
+	// Reason is why the context was reset (ItemReset).
+	Reason string
+	// Break starts a new exchange of the current turn at this step (an
+	// event inside the turn worth its own exchange, such as a background
+	// task's notice the agent then acts on).
+	Break bool
+	// KeyedTurn derives a prompt's turn id from its Key instead of its time
+	// and text: for formats without per-message times, where two equal
+	// prompts would otherwise be one.
+	KeyedTurn bool
+}
+
+// Problem is a native record that could not be read: reported with its
+// place, skipped, never fatal.
+type Problem struct {
+	File   string
+	Line   int
+	Reason string
+}
+
+func (p Problem) String() string {
+	if p.Line > 0 {
+		return p.File + ":" + itoa(p.Line) + ": " + p.Reason
+	}
+	return p.File + ": " + p.Reason
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}
+
+// Parsed is what a parser gives for one native file.
+type Parsed struct {
+	Sessions []*Session
+	Problems []Problem
+	// Skipped counts native sessions or files left out on purpose
+	// (sidechains, files with no conversation), with why in SkipReasons.
+	Skipped     int
+	SkipReasons []string
+}

@@ -1,0 +1,352 @@
+package importer
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/praxis-os/continuity/logformat"
+)
+
+// Result counts what an import did. Exchanges, Resets and Links count
+// events newly written; a second import of the same files counts 0.
+type Result struct {
+	Files      int      `json:"files"`
+	Sessions   int      `json:"sessions"`
+	Exchanges  int      `json:"exchanges"`
+	Resets     int      `json:"resets"`
+	Links      int      `json:"links"`
+	Duplicates int      `json:"duplicates"` // events already in the logs
+	Skipped    int      `json:"skipped"`    // native sessions or files left out on purpose
+	Errors     int      `json:"errors"`     // native records that could not be read
+	Problems   []string `json:"problems,omitempty"`
+	Skips      []string `json:"skips,omitempty"`
+	Bytes      int64    `json:"bytes"` // native bytes read
+}
+
+// Add adds r2's counts to r.
+func (r *Result) Add(r2 Result) {
+	r.Files += r2.Files
+	r.Sessions += r2.Sessions
+	r.Exchanges += r2.Exchanges
+	r.Resets += r2.Resets
+	r.Links += r2.Links
+	r.Duplicates += r2.Duplicates
+	r.Skipped += r2.Skipped
+	r.Errors += r2.Errors
+	r.Problems = append(r.Problems, r2.Problems...)
+	r.Skips = append(r.Skips, r2.Skips...)
+	r.Bytes += r2.Bytes
+}
+
+// Store is what the logs folder already holds from one agent's imports:
+// event ids, and per turn the session it went to and how far into the
+// turn earlier imports got. It appends new events with logformat's atomic
+// writer, one file per native session: <agent>-<session>.jsonl.
+//
+// The logs themselves are the state: no side file. Opening a store reads
+// the agent's files in the logs folder once.
+type Store struct {
+	dir      string
+	agent    string
+	ids      map[string]string // event id -> session
+	turns    map[string]*turnState
+	sessions map[string]bool                // sessions with events in the logs
+	offsets  map[string]int64               // per log file, how far it was read
+	files    map[string]*logformat.Appender // open during one Import
+}
+
+type turnState struct {
+	session  string
+	throughs []string
+}
+
+// OpenStore reads what logsDir already holds from agent's imports.
+func OpenStore(logsDir, agent string) (*Store, error) {
+	st := &Store{dir: logsDir, agent: agent, ids: map[string]string{}, turns: map[string]*turnState{}, sessions: map[string]bool{}, offsets: map[string]int64{}}
+	if err := st.refresh(); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// refresh reads what was appended to the agent's log files since the
+// last read (by this store or by another writer).
+func (st *Store) refresh() error {
+	names, err := filepath.Glob(filepath.Join(st.dir, st.agent+"-*.jsonl"))
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if err := st.load(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// storedLine is the part of a stored line the store needs.
+type storedLine struct {
+	ID        string `json:"id"`
+	SessionID string `json:"session_id"`
+	NewSess   string `json:"new_session"`
+	Metadata  struct {
+		Turn    string `json:"turn"`
+		Through string `json:"through"`
+	} `json:"metadata"`
+}
+
+func (st *Store) load(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil // the tailer reports it; we never write through a link
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("importer: read %s: %w", path, err)
+	}
+	defer f.Close()
+	off := st.offsets[path]
+	if fi.Size() < off {
+		off = 0 // rewritten: read it again
+	}
+	if fi.Size() == off {
+		return nil
+	}
+	if _, err := f.Seek(off, 0); err != nil {
+		return fmt.Errorf("importer: read %s: %w", path, err)
+	}
+	r := bufio.NewReaderSize(f, 1<<16)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			off += int64(len(line))
+			var s storedLine
+			if json.Unmarshal(line, &s) == nil && s.ID != "" {
+				sess := s.SessionID
+				if sess == "" {
+					sess = s.NewSess
+				}
+				st.note(s.ID, sess, s.Metadata.Turn, s.Metadata.Through)
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	st.offsets[path] = off
+	return nil
+}
+
+func (st *Store) note(id, session, turn, through string) {
+	if _, known := st.ids[id]; known {
+		return
+	}
+	st.ids[id] = session
+	st.sessions[session] = true
+	if turn == "" {
+		return
+	}
+	ts := st.turns[turn]
+	if ts == nil {
+		ts = &turnState{session: session}
+		st.turns[turn] = ts
+	}
+	ts.throughs = append(ts.throughs, through)
+}
+
+// hasSession reports whether the logs hold events of session.
+func (st *Store) hasSession(session string) bool { return st.sessions[session] }
+
+// Has reports whether an event with id is in the logs.
+func (st *Store) Has(id string) bool { _, ok := st.ids[id]; return ok }
+
+// FileFor is the log file of a session.
+func (st *Store) FileFor(session string) string {
+	return filepath.Join(st.dir, st.agent+"-"+session+".jsonl")
+}
+
+// Import renders s and appends the events the logs do not hold yet:
+// already-imported events are skipped by id; a turn that grew since it was
+// imported gets a continuation exchange with only what is new; a turn
+// already stored under another session (history copied into a resumed
+// session) is not stored again, and a session_resume link records where
+// it came from.
+func (st *Store) Import(s *Session, o Options, res *Result) (err error) {
+	defer func() {
+		for path, a := range st.files {
+			if cerr := a.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("importer: close %s: %w", path, cerr)
+			}
+		}
+		st.files = nil
+	}()
+	plans := render(s, o)
+	// the steps of each turn, in order, across its parts
+	pos := map[string]map[string]int{}
+	steps := map[string]Item{}
+	for _, it := range s.Items {
+		if it.Kind == ItemStep {
+			for _, p := range splitStep(it, o.withDefaults().PartBytes) {
+				steps[p.Key] = p
+			}
+		}
+	}
+	for _, p := range plans {
+		if p.turn == "" {
+			continue
+		}
+		m := pos[p.turn]
+		if m == nil {
+			m = map[string]int{}
+			pos[p.turn] = m
+		}
+		for _, k := range p.steps {
+			m[k] = len(m)
+		}
+	}
+	linked := map[string]bool{}
+	for _, p := range plans {
+		if p.turn == "" {
+			if st.Has(p.ev.ID) {
+				res.Duplicates++
+				continue
+			}
+			if err := st.write(p, res); err != nil {
+				return err
+			}
+			continue
+		}
+		ts := st.turns[p.turn]
+		if ts == nil {
+			if st.Has(p.ev.ID) {
+				res.Duplicates++
+				continue
+			}
+			if err := st.write(p, res); err != nil {
+				return err
+			}
+			continue
+		}
+		if ts.session != s.ID {
+			// copied history: stored once, under the session it came from
+			res.Duplicates++
+			if !linked[ts.session] && ts.session != "" {
+				linked[ts.session] = true
+				if err := st.link(ts.session, s, p, res); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		covered := -1
+		for _, th := range ts.throughs {
+			if th == "" {
+				continue
+			}
+			i, ok := pos[p.turn][th]
+			if !ok {
+				covered = len(pos[p.turn]) // written from another reading: leave the turn alone
+				break
+			}
+			covered = max(covered, i)
+		}
+		var fresh []string
+		for _, k := range p.steps {
+			if pos[p.turn][k] > covered {
+				fresh = append(fresh, k)
+			}
+		}
+		switch {
+		case len(fresh) == 0:
+			res.Duplicates++
+		case len(fresh) == len(p.steps) && !st.Has(p.ev.ID):
+			if err := st.write(p, res); err != nil {
+				return err
+			}
+		default:
+			q := p
+			q.steps = fresh
+			q = rerender(q, s, o, steps)
+			if st.Has(q.ev.ID) {
+				res.Duplicates++
+				continue
+			}
+			if err := st.write(q, res); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// link records that s continues prev (history copied from prev).
+func (st *Store) link(prev string, s *Session, p planned, res *Result) error {
+	if prev == s.ID || logformat.ValidSessionID(prev) != nil {
+		return nil
+	}
+	id := s.Agent + ":resume:" + prev + ":" + s.ID
+	if st.Has(id) || st.Has(s.Agent+":resume:"+s.ID+":"+prev) {
+		return nil
+	}
+	ev := logformat.Event{
+		Type: logformat.TypeSessionResume, SessionID: s.ID, PreviousSession: prev, NewSession: s.ID,
+		ID: id, Timestamp: p.ev.Timestamp,
+		Metadata: metaJSON(meta{Source: s.Agent, Native: filepath.Base(s.Source)}),
+	}
+	return st.write(planned{ev: ev}, res)
+}
+
+// write appends one event to its session's file.
+func (st *Store) write(p planned, res *Result) error {
+	line, err := p.ev.MarshalLine()
+	if err != nil {
+		res.Errors++
+		res.Problems = append(res.Problems, Problem{File: p.ev.SessionID, Line: p.srcLine, Reason: "cannot write event: " + err.Error()}.String())
+		return nil
+	}
+	path := st.FileFor(p.ev.SessionID)
+	a := st.files[path]
+	if a == nil {
+		if a, err = logformat.OpenAppender(path); err != nil {
+			return fmt.Errorf("importer: append to %s: %w", path, err)
+		}
+		if st.files == nil {
+			st.files = map[string]*logformat.Appender{}
+		}
+		st.files[path] = a
+	}
+	if err := a.Append(line); err != nil {
+		return fmt.Errorf("importer: append to %s: %w", path, err)
+	}
+	var through string
+	if len(p.steps) > 0 {
+		through = p.steps[len(p.steps)-1]
+	}
+	st.note(p.ev.ID, p.ev.SessionID, p.turn, through)
+	switch p.ev.Type {
+	case logformat.TypeExchange:
+		res.Exchanges++
+	case logformat.TypeContextReset:
+		res.Resets++
+	case logformat.TypeSessionResume:
+		res.Links++
+	}
+	return nil
+}
+
+// sessionFileName reports whether name is one of agent's log files.
+func sessionFileName(name, agent string) bool {
+	return strings.HasPrefix(name, agent+"-") && strings.HasSuffix(name, ".jsonl")
+}
