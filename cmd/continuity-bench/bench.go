@@ -24,9 +24,15 @@ import (
 // in Python on the same files in the same run, for each kind of data.
 // embed also times computing the pending vectors with the default
 // embedder (slow with a model: off by default).
+//
 // Each of runs rounds measures the loaders and ingest again, one after
 // the other, on a fresh workspace: a ratio is only taken within a round.
 func benchIngest(ctx context.Context, bin, tmp string, n int, kinds []string, runs int, embed bool) error {
+	for _, kind := range kinds {
+		if kind != dataShort && kind != dataCorpus {
+			return fmt.Errorf("--data %q: want %s or %s (comma-separated)", kind, dataShort, dataCorpus)
+		}
+	}
 	for _, kind := range kinds {
 		src := filepath.Join(tmp, kind, "logs")
 		size, err := writeLogsKind(src, n, kind)
