@@ -18,23 +18,66 @@ import (
 	_ "github.com/mattn/go-sqlite3"
 )
 
-// benchIngest: backfill of n lines with `continuity ingest`, against the
-// baseline of merely reading and JSON-validating the same lines.
-func benchIngest(ctx context.Context, bin, tmp string, n int) error {
+// benchIngest: backfill of n lines with `continuity ingest --no-embed`
+// (done = every event durable and full-text searchable; vectors are left
+// pending for the daemon), against the naive loader (naive.go) in Go and
+// in Python on the same files in the same run, for each kind of data.
+// embed also times computing the pending vectors with the default
+// embedder (slow with a model: off by default).
+//
+// Each of runs rounds measures the loaders and ingest again, one after
+// the other, on a fresh workspace: a ratio is only taken within a round.
+func benchIngest(ctx context.Context, bin, tmp string, n int, kinds []string, runs int, embed bool) error {
+	for _, kind := range kinds {
+		if kind != dataShort && kind != dataCorpus {
+			return fmt.Errorf("--data %q: want %s or %s (comma-separated)", kind, dataShort, dataCorpus)
+		}
+	}
+	for _, kind := range kinds {
+		src := filepath.Join(tmp, kind, "logs")
+		size, err := writeLogsKind(src, n, kind)
+		if err != nil {
+			return fmt.Errorf("%s: %w", kind, err)
+		}
+		fmt.Printf("== %s: %d exchange lines, %.1f MiB in 10 files (%.0f bytes/line)\n", kind, n, float64(size)/(1<<20), float64(size)/float64(n))
+		for r := 1; r <= runs; r++ {
+			if runs > 1 {
+				fmt.Printf("-- run %d of %d\n", r, runs)
+			}
+			dir := filepath.Join(tmp, kind, fmt.Sprintf("run%d", r))
+			if err := benchIngestRun(ctx, bin, src, dir, n, size, embed && r == runs); err != nil {
+				return fmt.Errorf("%s: %w", kind, err)
+			}
+			if err := os.RemoveAll(dir); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func benchIngestRun(ctx context.Context, bin, src, tmp string, n int, size int64, embed bool) error {
 	ws := filepath.Join(tmp, "ws")
 	logs := filepath.Join(ws, ".praxis-os", ".conversations")
-	size, err := writeLogs(logs, n)
-	if err != nil {
+	if err := os.MkdirAll(filepath.Dir(logs), 0o700); err != nil {
 		return err
 	}
-	fmt.Printf("data: %d exchange lines, %.1f MiB in 10 files\n", n, float64(size)/(1<<20))
+	if err := exec.CommandContext(ctx, "cp", "-r", src, logs).Run(); err != nil {
+		return fmt.Errorf("copy logs: %w", err)
+	}
 
 	base, err := baselineRead(logs)
 	if err != nil {
 		return err
 	}
-	// The backfill proper: every line parsed, stored, full-text indexed
-	// and checkpointed. Vectors are left pending...
+	goRate, err := naiveGo(logs, filepath.Join(tmp, "naive-go.db"))
+	if err != nil {
+		return err
+	}
+	pyRate, pyOK, err := naivePython(ctx, logs, filepath.Join(tmp, "naive-py.db"))
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, bin, "ingest", "--no-embed", "--log-level", "warn", "--root", ws)
 	cmd.Stderr = os.Stderr
@@ -44,8 +87,23 @@ func benchIngest(ctx context.Context, bin, tmp string, n int) error {
 	el := time.Since(start)
 	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB
 	rate := float64(n) / el.Seconds()
-	// ...and computed by a second run: the builtin embedder's throughput
-	// end to end (embed + store).
+	fmt.Printf("read + json.Valid each line (one core):        %8.0f lines/s\n", base)
+	fmt.Printf("naive loader, Go (json + SQLite + FTS5, 1 tx): %8.0f lines/s\n", goRate)
+	if pyOK {
+		fmt.Printf("naive loader, Python (json.loads + sqlite3):   %8.0f lines/s\n", pyRate)
+	}
+	fmt.Printf("continuity ingest --no-embed (durable + FTS):  %8.0f lines/s (%.1f MiB/s), %s, peak RSS %.1f MiB\n",
+		rate, float64(size)/(1<<20)/el.Seconds(), el.Round(time.Millisecond), float64(rss)/1024)
+	fmt.Printf("ratio ingest/naive Go: %.2f", rate/goRate)
+	if pyOK {
+		fmt.Printf("   ingest/naive Python: %.2f", rate/pyRate)
+	}
+	fmt.Println()
+	if !embed {
+		return nil
+	}
+	// The vectors left pending, computed by a second run with the
+	// default embedder (embed + store).
 	start = time.Now()
 	emb := exec.CommandContext(ctx, bin, "ingest", "--log-level", "warn", "--root", ws)
 	emb.Stderr = os.Stderr
@@ -54,11 +112,7 @@ func benchIngest(ctx context.Context, bin, tmp string, n int) error {
 	}
 	eel := time.Since(start)
 	erss := emb.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
-	fmt.Printf("baseline (read + json.Valid each line, one core): %.0f lines/s\n", base)
-	fmt.Printf("continuity ingest (backfill, FTS included): %.0f lines/s (%.1f MiB/s), %s, peak RSS %.1f MiB\n",
-		rate, float64(size)/(1<<20)/el.Seconds(), el.Round(time.Millisecond), float64(rss)/1024)
-	fmt.Printf("ratio ingest/baseline: %.3f\n", rate/base)
-	fmt.Printf("builtin embedding of the pending exchanges: %.0f exchanges/s (%s), peak RSS %.1f MiB\n",
+	fmt.Printf("default embedder, the pending exchanges: %.0f exchanges/s (%s), peak RSS %.1f MiB\n",
 		float64(n)/eel.Seconds(), eel.Round(time.Millisecond), float64(erss)/1024)
 	return nil
 }

@@ -84,10 +84,24 @@ func text(rng *rand.Rand, n int) string {
 	return b.String()[:n]
 }
 
+// Kinds of generated data (writeLogsKind).
+const (
+	// dataCorpus: the LongMemEval conversations repeated as needed
+	// (2.4 KB lines on average), or synthetic Zipf text of a similar
+	// long-tailed size when the dataset is absent.
+	dataCorpus = "longmemeval"
+	// dataShort: short exchanges, a question of 20–120 bytes and an
+	// answer of 60–360 (lines of about 300 bytes).
+	dataShort = "short"
+)
+
 // writeLogs writes n exchange lines over a few session files in logs and
 // returns their total size. Sizes follow a long tail: most exchanges are a
 // few hundred bytes to a few KiB, a few are tens of KiB.
-func writeLogs(logs string, n int) (int64, error) {
+func writeLogs(logs string, n int) (int64, error) { return writeLogsKind(logs, n, dataCorpus) }
+
+// writeLogsKind is writeLogs with the kind of data (dataCorpus, dataShort).
+func writeLogsKind(logs string, n int, kind string) (int64, error) {
 	if err := os.MkdirAll(logs, 0o700); err != nil {
 		return 0, err
 	}
@@ -103,10 +117,15 @@ func writeLogs(logs string, n int) (int64, error) {
 		fs[i], ws[i] = f, bufio.NewWriterSize(f, 1<<20)
 	}
 	var total int64
-	c := loadCorpus()
+	var c *corpus
+	if kind == dataCorpus {
+		c = loadCorpus()
+	}
 	for i := 0; i < n; i++ {
 		var user, ai string
-		if c != nil {
+		if kind == dataShort {
+			user, ai = text(rng, 20+rng.IntN(100)), text(rng, 60+rng.IntN(300))
+		} else if c != nil {
 			p := c.pairs[i%len(c.pairs)]
 			user, ai = p[0], p[1]
 		} else {

@@ -2,7 +2,7 @@
 // binary on a temporary workspace, and reports each figure next to a
 // baseline measured in the same run (these machines are noisy).
 //
-//	go run -tags sqlite_fts5 ./cmd/continuity-bench ingest  [--lines 100000]
+//	go run -tags sqlite_fts5 ./cmd/continuity-bench ingest  [--lines 100000] [--data short,longmemeval] [--runs 3] [--embed]
 //	go run -tags sqlite_fts5 ./cmd/continuity-bench latency [--lines 1000]
 //	go run -tags sqlite_fts5 ./cmd/continuity-bench idle    [--seconds 10]
 //	go run -tags sqlite_fts5 ./cmd/continuity-bench query   [--lines 10000]
@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 )
 
 func main() {
@@ -27,6 +28,9 @@ func main() {
 	lines := fs.Int("lines", 0, "how many exchange lines")
 	seconds := fs.Int("seconds", 10, "idle: how long to watch CPU use")
 	keep := fs.Bool("keep", false, "keep the temporary workspace")
+	data := fs.String("data", "short,longmemeval", "ingest: kinds of lines, comma-separated: short (~300-byte exchanges), longmemeval (the LongMemEval conversations, repeated)")
+	runs := fs.Int("runs", 1, "ingest: rounds of (naive loaders, ingest), each with its own ratios")
+	embed := fs.Bool("embed", false, "ingest: also time computing the vectors with the default embedder")
 	fs.Parse(os.Args[2:])
 
 	tmp, err := os.MkdirTemp("", "continuity-bench-")
@@ -49,7 +53,7 @@ func main() {
 	ctx := context.Background()
 	switch os.Args[1] {
 	case "ingest":
-		err = benchIngest(ctx, *bin, tmp, or(*lines, 100000))
+		err = benchIngest(ctx, *bin, tmp, or(*lines, 100000), strings.Split(*data, ","), max(*runs, 1), *embed)
 	case "latency":
 		err = benchLatency(ctx, *bin, tmp, or(*lines, 1000))
 	case "query":
@@ -73,7 +77,7 @@ func or(v, def int) int {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: continuity-bench ingest|latency|idle|query [--lines N] [--seconds N] [--bin PATH] [--keep]")
+	fmt.Fprintln(os.Stderr, "usage: continuity-bench ingest|latency|idle|query [--lines N] [--seconds N] [--data KINDS] [--embed] [--bin PATH] [--keep]")
 }
 
 func fatal(err error) {

@@ -13,12 +13,28 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// A backfill commits larger batches than the daemon (watcher defaults:
+// 2000 lines, 8 MiB), which keeps its commits small for latency: fewer
+// commits mean fewer fsyncs and index pages written once per batch
+// instead of several times. 16 MiB of lines stays well inside the memory
+// budget (250 MB at 100k exchanges).
+const (
+	ingestBatchLines = 8000
+	ingestBatchBytes = 16 << 20
+)
+
 func runIngest(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "ingest [flags]", `
 Index every complete line of every log once, then exit: a backfill, or a
 catch-up without a daemon. Safe to run any number of times: lines already
 indexed are not indexed again. Fails if a daemon runs for the workspace
-(it indexes continuously). Shows progress when stderr is a terminal.`)
+(it indexes continuously). Shows progress when stderr is a terminal.
+
+When it says "ingested", every line is stored durably and full-text
+searchable. It then computes the vectors of the new exchanges with the
+configured embedder, timed apart; --no-embed (or Ctrl-C during that
+phase) leaves them pending: status counts them, and the daemon computes
+them in the background.`)
 	var wf watchFlags
 	wf.register(fs, false)
 	var ef embedFlags
@@ -53,7 +69,7 @@ indexed are not indexed again. Fails if a daemon runs for the workspace
 	go func() { ftDone <- fti.Run(ftCtx) }()
 	defer stopFT()
 	w, err := watcher.New(watcher.Config{
-		Dir: p.logs, MaxLineBytes: wf.maxLine, Logger: e.logger(level),
+		Dir: p.logs, MaxLineBytes: wf.maxLine, Logger: e.logger(level), BatchLines: ingestBatchLines, BatchBytes: ingestBatchBytes,
 		OnCommit: func(b watcher.Batch) {
 			lines += int64(len(b.Lines))
 			if n := len(b.Lines); n > 0 {
@@ -92,6 +108,11 @@ indexed are not indexed again. Fails if a daemon runs for the workspace
 	if err != nil {
 		return err
 	}
+	// Ingested means stored and full-text searchable, reported above; the
+	// vectors are a second phase, timed apart. Stopping it loses nothing:
+	// what is not embedded stays pending (status counts it) for the next
+	// ingest or the daemon, which embeds in the background.
+	fmt.Fprintf(e.stderr, "computing vectors with %s (Ctrl-C stops this and leaves them pending for the daemon; --no-embed skips it)\n", emb.Identity())
 	start = time.Now()
 	if err := work.Drain(ctx); err != nil {
 		// The events are indexed and searchable lexically; the vectors stay
