@@ -345,7 +345,7 @@ func scoreResume(got []resume.Exchange, full map[string]int, evidence []string) 
 		if !slices.Contains(evidence, e.ID) {
 			continue
 		}
-		kept := utf8.RuneCountInString(strings.ReplaceAll(e.User+e.AI, resume.Marker, ""))
+		kept := utf8.RuneCountInString(resume.StripMarkers(e.User + e.AI))
 		if kept >= min(resumeEvalMinChars, full[e.ID]) {
 			s.Found++
 			s.Any = true
