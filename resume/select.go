@@ -142,6 +142,8 @@ type plan struct {
 	events map[int64]index.Event
 	picks  []*pick // in priority order
 	picked map[int]bool
+	// lastCut lowers MinItem for the last cuts, which fill what is left.
+	lastCut int
 	rank   map[int]int // candidate -> 1 + its place in the relevance ranking
 	keys   map[string]bool
 	shown  map[string]int // picks per session
@@ -357,6 +359,46 @@ func (p *plan) allWhole(ctx context.Context, src Source) (bool, error) {
 	return true, nil
 }
 
+// maxExactTries is how many candidates a recency fill may try by counting
+// the pack exactly, when the charge for what comes with an exchange (the
+// worst case of a gap note, a session header, its files) says it does not
+// fit but its block alone would.
+const maxExactTries = 4
+
+// tryExact adds candidate ci whole if the pack with it, counted exactly,
+// is within the budget. Its event must have been read (by try).
+func (p *plan) tryExact(ci int) bool {
+	if p.picked[ci] {
+		return false
+	}
+	ev, ok := p.events[p.tl[p.cands[ci].pos].Row]
+	if !ok || p.keys[ev.User+"\x00"+ev.AI] {
+		return false
+	}
+	st := stamp(ev.Timestamp, p.sess[ev.SessionID].oneDay())
+	a := p.cut.analyse(ev.User, ev.AI, func(u, a string) string { return renderExchange(st, u, a) }, false)
+	if a.full > p.remaining() {
+		return false
+	}
+	pk := &pick{cand: ci, ev: ev, user: a.user, ai: a.ai, block: a.block, tokens: a.full, full: a.full, rank: p.rank[ci]}
+	picks := append(slices.Clone(p.picks), pk)
+	exact := p.assemble(picks).Tokens
+	sessions := maps.Clone(p.shown)
+	sessions[ev.SessionID]++
+	worst := p.counter.Count(renderHeader(p.worstHeader())) - p.counter.Count(renderHeader(p.header(len(picks), len(sessions))))
+	if exact+recountMargin > p.opts.Budget {
+		return false
+	}
+	newFiles, filesCost := p.offerFiles(&p.files, ev.Files)
+	p.picks = picks
+	p.picked[ci] = true
+	p.keys[ev.User+"\x00"+ev.AI] = true
+	p.shown[ev.SessionID]++
+	p.files.add(newFiles, filesCost)
+	p.used = max(p.used, min(p.opts.Budget, exact+worst+recountMargin))
+	return true
+}
+
 // maxBytesPerToken bounds the bytes of text a token of cl100k_base-like
 // encodings stands for in practice (English prose averages about 4).
 const maxBytesPerToken = 12
@@ -403,9 +445,9 @@ func (p *plan) handBack() bool {
 // room left.
 func (p *plan) fillRecent(ctx context.Context, src Source, recent []int) error {
 	var later []int
-	misses := 0
+	misses, exact := 0, 0
 	for k, ci := range recent {
-		if p.remaining() < p.pol.MinItem || misses == maxMisses {
+		if p.remaining() < minExchangeTokens || misses == maxMisses {
 			break
 		}
 		if p.picked[ci] {
@@ -415,6 +457,10 @@ func (p *plan) fillRecent(ctx context.Context, src Source, recent []int) error {
 		if err != nil {
 			return err
 		}
+		if pk == nil && exact < maxExactTries && p.tryExact(ci) {
+			exact++
+			pk = p.picks[len(p.picks)-1]
+		}
 		if pk == nil && !p.picked[ci] {
 			later = append(later, ci)
 			misses++
@@ -422,8 +468,10 @@ func (p *plan) fillRecent(ctx context.Context, src Source, recent []int) error {
 			misses = 0
 		}
 	}
+	p.lastCut = p.pol.MinItem / 2
+	defer func() { p.lastCut = 0 }()
 	for k, ci := range later {
-		if p.remaining() < p.pol.MinItem {
+		if p.remaining() < p.pol.MinItem-p.lastCut {
 			break
 		}
 		if _, err := p.try(ctx, src, ci, p.remaining(), false, later[k:]); err != nil {
@@ -463,7 +511,7 @@ func (p *plan) try(ctx context.Context, src Source, ci, room int, wholeOnly bool
 	newFiles, filesCost := p.offerFiles(&p.files, ev.Files)
 	extra += filesCost
 	room = min(room, p.remaining()-extra)
-	if room < p.pol.MinItem {
+	if least := p.pol.MinItem - p.lastCut; room < least || wholeOnly && room < minExchangeTokens {
 		return nil, nil
 	}
 	st := stamp(ev.Timestamp, p.sess[ev.SessionID].oneDay())
