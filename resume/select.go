@@ -144,11 +144,11 @@ type plan struct {
 	picked map[int]bool
 	// lastCut lowers MinItem for the last cuts, which fill what is left.
 	lastCut int
-	rank   map[int]int // candidate -> 1 + its place in the relevance ranking
-	keys   map[string]bool
-	shown  map[string]int // picks per session
-	files  fileSet
-	used   int
+	rank    map[int]int // candidate -> 1 + its place in the relevance ranking
+	keys    map[string]bool
+	shown   map[string]int // picks per session
+	files   fileSet
+	used    int
 }
 
 func newPlan(session string, chain Chain, tl []index.TimelineEntry, opts Options, pol Policy, counter *Counter) *plan {
