@@ -316,7 +316,7 @@ func BenchmarkTerms(b *testing.B) {
 }
 
 func ExampleNew() {
-	e, err := New(Config{}) // the builtin embedder; see ConfigFromEnv
+	e, err := New(Config{Provider: ProviderHash}) // see ConfigFromEnv
 	if err != nil {
 		panic(err)
 	}

@@ -12,9 +12,20 @@ import (
 
 // Providers.
 const (
+	// ProviderUSELite is the default: Universal Sentence Encoder Lite,
+	// a sentence-embedding model compiled into the binary (embed/uselite).
+	ProviderUSELite = "uselite"
+	// ProviderHash is the hashed word and character n-gram embedder
+	// (lexical, not semantic; microseconds per text).
+	ProviderHash = "hash"
+	// ProviderBuiltin is the deprecated name of ProviderHash, accepted for
+	// existing configurations. Its vectors keep the identity
+	// "builtin:hash-v1:<dim>", so an index built with it stays valid.
 	ProviderBuiltin = "builtin"
 	ProviderOllama  = "ollama"
 	ProviderOpenAI  = "openai"
+	// DefaultProvider is used when no provider is configured.
+	DefaultProvider = ProviderUSELite
 )
 
 // Defaults.
@@ -28,11 +39,12 @@ const (
 // ErrUnknownProvider is returned by New for a provider it does not know.
 var ErrUnknownProvider = errors.New("unknown embedding provider")
 
-// Config selects and configures an embedder. The zero value is the builtin
-// embedder with its default dimension.
+// Config selects and configures an embedder. The zero value is the
+// default embedder (uselite) with its default settings.
 type Config struct {
-	// Provider is "builtin" (or ""), "ollama" or "openai" (any
-	// OpenAI-compatible endpoint).
+	// Provider is "uselite" (or "", the default), "hash" ("builtin" is
+	// its deprecated alias), "ollama" or "openai" (any OpenAI-compatible
+	// endpoint).
 	Provider string
 	// URL is the remote API's base URL, to which "/embeddings" is
 	// appended. Defaults: DefaultOllamaURL, DefaultOpenAIURL. For ollama, a
@@ -42,14 +54,15 @@ type Config struct {
 	URL string
 	// Model is the remote model, used verbatim (required for remote
 	// providers; "nomic-embed-text" and "nomic-embed-text:latest" are
-	// different identities). For builtin it must be "" or the builtin
-	// version ("hash-v1").
+	// different identities). For hash it must be "" or the hash version
+	// ("hash-v1"); for uselite "" or uselite.Version.
 	Model string
 	// APIKey is sent as "Authorization: Bearer <key>" by the openai
 	// provider. Required for api.openai.com, optional elsewhere.
 	APIKey string
-	// Dimension is the vector length. For builtin, the number of hash
-	// buckets (default DefaultBuiltinDimension). For remote providers, the
+	// Dimension is the vector length. For hash, the number of hash
+	// buckets (default DefaultBuiltinDimension). For uselite, 0 or 512.
+	// For remote providers, the
 	// expected dimension (0: learned from the first response); any other
 	// length is an error.
 	Dimension int
@@ -58,6 +71,10 @@ type Config struct {
 	// Concurrency bounds the requests in flight per Embed call of a remote
 	// embedder (default DefaultConcurrency).
 	Concurrency int
+	// Chunks is, for uselite, the most 128-token chunks embedded per text
+	// (default uselite.DefaultMaxChunks); a non-default value is part of
+	// the identity.
+	Chunks int
 }
 
 // Environment variables read by ConfigFromEnv.
@@ -69,13 +86,14 @@ const (
 	EnvDimension   = "CONTINUITY_EMBED_DIM"
 	EnvTimeout     = "CONTINUITY_EMBED_TIMEOUT"     // a time.ParseDuration string, e.g. "90s"
 	EnvConcurrency = "CONTINUITY_EMBED_CONCURRENCY" // requests in flight
+	EnvChunks      = "CONTINUITY_EMBED_CHUNKS"      // uselite: chunks per text
 	EnvOpenAIKey   = "OPENAI_API_KEY"
 )
 
 // ConfigFromEnv builds a Config from the environment: CONTINUITY_EMBEDDER,
 // CONTINUITY_EMBED_URL, CONTINUITY_EMBED_MODEL, CONTINUITY_EMBED_API_KEY,
-// CONTINUITY_EMBED_DIM, CONTINUITY_EMBED_TIMEOUT and
-// CONTINUITY_EMBED_CONCURRENCY. Unset variables leave defaults. For the
+// CONTINUITY_EMBED_DIM, CONTINUITY_EMBED_TIMEOUT,
+// CONTINUITY_EMBED_CONCURRENCY and CONTINUITY_EMBED_CHUNKS. Unset variables leave defaults. For the
 // openai provider without CONTINUITY_EMBED_API_KEY, OPENAI_API_KEY is used,
 // but only when the URL is OpenAI's own, so that an OpenAI key is never
 // sent to another server. It fails only on malformed numbers and durations;
@@ -95,6 +113,9 @@ func ConfigFromEnv() (Config, error) {
 		return Config{}, err
 	}
 	if cfg.Concurrency, err = envInt(EnvConcurrency); err != nil {
+		return Config{}, err
+	}
+	if cfg.Chunks, err = envInt(EnvChunks); err != nil {
 		return Config{}, err
 	}
 	if s := strings.TrimSpace(os.Getenv(EnvTimeout)); s != "" {
@@ -140,10 +161,15 @@ func New(cfg Config) (Embedder, error) {
 	if cfg.Concurrency < 0 {
 		return nil, fmt.Errorf("embed: negative concurrency %d", cfg.Concurrency)
 	}
+	if cfg.Chunks < 0 {
+		return nil, fmt.Errorf("embed: negative chunks %d", cfg.Chunks)
+	}
 	switch p := strings.ToLower(strings.TrimSpace(cfg.Provider)); p {
-	case "", ProviderBuiltin:
+	case "", ProviderUSELite:
+		return newUSELite(cfg)
+	case ProviderHash, ProviderBuiltin:
 		if cfg.Model != "" && cfg.Model != builtinVersion {
-			return nil, fmt.Errorf("embed: builtin: unknown model %q (the builtin embedder is %q; set a provider to use a model)", cfg.Model, builtinVersion)
+			return nil, fmt.Errorf("embed: %s: unknown model %q (the hash embedder is %q; set a provider to use a model)", p, cfg.Model, builtinVersion)
 		}
 		return newBuiltin(cfg.Dimension)
 	case ProviderOllama:
@@ -151,7 +177,7 @@ func New(cfg Config) (Embedder, error) {
 	case ProviderOpenAI:
 		return newOpenAI(cfg)
 	default:
-		return nil, fmt.Errorf("embed: %w %q (want %s, %s or %s)", ErrUnknownProvider, cfg.Provider, ProviderBuiltin, ProviderOllama, ProviderOpenAI)
+		return nil, fmt.Errorf("embed: %w %q (want %s, %s, %s or %s)", ErrUnknownProvider, cfg.Provider, ProviderUSELite, ProviderHash, ProviderOllama, ProviderOpenAI)
 	}
 }
 

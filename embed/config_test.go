@@ -22,9 +22,13 @@ func TestNewErrors(t *testing.T) {
 		{"bad scheme", Config{Provider: "ollama", Model: "m", URL: "localhost:11434"}, "invalid URL"},
 		{"no host", Config{Provider: "openai", Model: "m", URL: "http:///v1"}, "invalid URL"},
 		{"query", Config{Provider: "openai", Model: "m", URL: "http://h/v1?x=1"}, "no query"},
-		{"builtin model", Config{Model: "nomic-embed-text"}, `builtin: unknown model "nomic-embed-text"`},
-		{"builtin small", Config{Dimension: 8}, "dimension 8 out of range"},
-		{"builtin huge", Config{Dimension: 1 << 20}, "out of range"},
+		{"builtin model", Config{Provider: "builtin", Model: "nomic-embed-text"}, `builtin: unknown model "nomic-embed-text"`},
+		{"hash model", Config{Provider: "hash", Model: "nomic-embed-text"}, `hash: unknown model "nomic-embed-text"`},
+		{"hash small", Config{Provider: "hash", Dimension: 8}, "dimension 8 out of range"},
+		{"hash huge", Config{Provider: "hash", Dimension: 1 << 20}, "out of range"},
+		{"uselite model", Config{Model: "nomic-embed-text"}, `uselite: unknown model "nomic-embed-text"`},
+		{"uselite dimension", Config{Dimension: 256}, "uselite: dimension 256"},
+		{"negative chunks", Config{Chunks: -1}, "negative chunks"},
 		{"negative dim", Config{Provider: "ollama", Model: "m", Dimension: -1}, "negative dimension"},
 		{"negative timeout", Config{Timeout: -time.Second}, "negative timeout"},
 		{"negative concurrency", Config{Concurrency: -2}, "negative concurrency"},
@@ -50,7 +54,10 @@ func TestNewProviders(t *testing.T) {
 		cfg    Config
 		wantID string // prefix before the dimension
 	}{
-		{Config{}, "builtin:hash-v1:256"},
+		{Config{}, "uselite:use-lite-en-0.2.0-f16:512"},
+		{Config{Provider: "USELite", Dimension: 512, Chunks: 8}, "uselite:use-lite-en-0.2.0-f16:512"},
+		{Config{Chunks: 2}, "uselite:use-lite-en-0.2.0-f16-c2:512"},
+		{Config{Provider: "hash"}, "builtin:hash-v1:256"},
 		{Config{Provider: " Builtin ", Model: "hash-v1"}, "builtin:hash-v1:256"},
 		{Config{Provider: "ollama", Model: "nomic-embed-text", Dimension: 768}, "ollama:nomic-embed-text:768"},
 		{Config{Provider: "ollama", Model: "nomic-embed-text:latest", URL: "http://gpu-box:11434", Dimension: 768}, "ollama:nomic-embed-text:latest:768"},

@@ -1,11 +1,18 @@
 // Package embed turns exchange texts into vectors for semantic search.
 //
-// Three providers implement [Embedder]:
+// Four providers implement [Embedder]:
 //
-//   - builtin (the default): an offline, deterministic hashed feature
-//     embedding (word unigrams, bigrams and character n-grams of normalised,
-//     stemmed words, signed feature hashing). No model weights, microseconds
-//     per text. It captures lexical and morphological similarity, not meaning.
+//   - uselite (the default): Universal Sentence Encoder Lite, a small
+//     transformer sentence encoder (7M parameters, 512 dimensions) whose
+//     weights are compiled into the binary; pure Go, offline, deterministic
+//     (package embed/uselite). It relates texts that mean the same in
+//     different words.
+//   - hash ("builtin" is its deprecated name): an offline, deterministic
+//     hashed feature embedding (word unigrams, bigrams and character
+//     n-grams of normalised, stemmed words, signed feature hashing). No
+//     model weights, microseconds per text. It captures lexical and
+//     morphological similarity, not meaning. Its identity stays
+//     "builtin:hash-v1:<dim>".
 //   - ollama: a local Ollama server, through chromem-go's
 //     NewEmbeddingFuncOllama.
 //   - openai: any OpenAI-compatible /embeddings endpoint (OpenAI, LM Studio,
@@ -13,7 +20,7 @@
 //     NewEmbeddingFuncOpenAICompat.
 //
 // Every provider returns L2-normalised vectors, except that a text with no
-// content (no word for builtin, only white space for the remote providers)
+// content (no word for hash, only white space for the others)
 // yields a zero vector of the right dimension: it is similar to nothing.
 //
 // Vectors are only comparable within one [Embedder.Identity]. Remote
@@ -31,7 +38,8 @@ import (
 // use.
 type Embedder interface {
 	// Identity names the vector space: provider, model and dimension, e.g.
-	// "builtin:hash-v1:256", "ollama:nomic-embed-text:768" or
+	// "uselite:use-lite-en-0.2.0-f16:512", "builtin:hash-v1:256",
+	// "ollama:nomic-embed-text:768" or
 	// "openai:api.openai.com/text-embedding-3-small:1536". Vectors from
 	// different identities are never compared.
 	//

@@ -79,7 +79,7 @@ func resume(prev, next string, ts time.Time) string {
 
 func builtin(t testing.TB, dim int) embed.Embedder {
 	t.Helper()
-	e, err := embed.New(embed.Config{Dimension: dim})
+	e, err := embed.New(embed.Config{Provider: embed.ProviderHash, Dimension: dim})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -68,9 +69,10 @@ type Worker struct {
 	wake  chan struct{}
 	space atomic.Pointer[Vectors] // nil until the identity is known and loaded
 
-	step    sync.Mutex   // one batch at a time (Run and Drain may overlap)
-	pending atomic.Int64 // exchanges without a vector; -1 until counted
-	stored  atomic.Int64 // vectors stored by this worker
+	step    sync.Mutex    // one batch at a time (Run and Drain may overlap)
+	pending atomic.Int64  // exchanges without a vector; -1 until counted
+	stored  atomic.Int64  // vectors stored by this worker
+	rate    atomic.Uint64 // float64 bits: exchanges embedded per second, smoothed; 0 until measured
 	pruned  atomic.Bool
 	lastErr atomic.Pointer[string]
 }
@@ -125,11 +127,23 @@ type WorkerStatus struct {
 	Pending  int64  // exchanges without a vector; -1 until counted
 	Stored   int64  // vectors stored since start
 	LastErr  string // the last failure, "" after a success
+	// Rate is the embedding speed in exchanges per second, smoothed over
+	// the last batches; 0 until a batch was embedded.
+	Rate float64
+}
+
+// ETA is how long the pending exchanges should take at the current rate,
+// 0 when nothing is pending or the rate is unknown.
+func (s WorkerStatus) ETA() time.Duration {
+	if s.Pending <= 0 || s.Rate <= 0 {
+		return 0
+	}
+	return time.Duration(float64(s.Pending) / s.Rate * float64(time.Second))
 }
 
 // Status reports the worker's progress.
 func (w *Worker) Status() WorkerStatus {
-	st := WorkerStatus{Pending: w.pending.Load(), Stored: w.stored.Load()}
+	st := WorkerStatus{Pending: w.pending.Load(), Stored: w.stored.Load(), Rate: math.Float64frombits(w.rate.Load())}
 	if v := w.space.Load(); v != nil {
 		st.Identity, st.Ready, st.Vectors = v.Identity(), true, v.Len()
 	}
@@ -245,16 +259,18 @@ func (w *Worker) once(ctx context.Context) (n int, err error) {
 		if !ok {
 			continue // deleted since PendingEmbeddings
 		}
-		texts = append(texts, truncate(embedText(e.User, e.AI), w.cfg.MaxTextBytes))
+		texts = append(texts, truncate(embedText(recipeOf(w.emb), e.User, e.AI), w.cfg.MaxTextBytes))
 		docs = append(docs, vectorDoc{row: r, session: e.SessionID, ts: e.Timestamp.UnixNano()})
 	}
 	if len(docs) == 0 {
 		return len(rows), nil
 	}
+	start := time.Now()
 	vecs, err := w.embed(ctx, texts)
 	if err != nil {
 		return 0, fmt.Errorf("search: embed %d exchanges for %s: %w", len(texts), id, err)
 	}
+	w.observeRate(len(texts), time.Since(start))
 	rows = rows[:0]
 	for i := range docs {
 		docs[i].vec = vecs[i]
@@ -273,23 +289,80 @@ func (w *Worker) once(ctx context.Context) (n int, err error) {
 	return len(items), nil
 }
 
-// spaceSuffix names what embedText embeds. It is part of the space
-// identity, so that a change of recipe re-embeds everything rather than
-// compare vectors of two recipes.
-const spaceSuffix = "#user"
+// observeRate folds one batch's speed into the smoothed rate (weight 0.3
+// for the newest batch).
+func (w *Worker) observeRate(n int, d time.Duration) {
+	if n == 0 || d <= 0 {
+		return
+	}
+	r := float64(n) / d.Seconds()
+	if old := math.Float64frombits(w.rate.Load()); old > 0 {
+		r = 0.7*old + 0.3*r
+	}
+	w.rate.Store(math.Float64bits(r))
+}
+
+// Text recipes: what of an exchange is embedded. The recipe is part of the
+// space identity ("<embedder identity>#<recipe>"), so that a change of
+// recipe re-embeds everything rather than compare vectors of two recipes.
+const (
+	// TextUser embeds the user's text, or the assistant's when the user's
+	// is empty (an orphan reply). The default.
+	TextUser = "user"
+	// TextUserAI embeds the user's and the assistant's text, joined by a
+	// blank line (index.EmbedText).
+	TextUserAI = "user+ai"
+	// DefaultText is the recipe of an embedder that does not choose one.
+	DefaultText = TextUser
+)
+
+// TextRecipe is implemented by embedders that choose their text recipe
+// (see WithTextRecipe); others get DefaultText.
+type TextRecipe interface {
+	TextRecipe() string
+}
+
+// WithTextRecipe returns e with the text recipe r (TextUser or
+// TextUserAI). Give the same wrapped embedder to the Worker and the
+// Searcher.
+func WithTextRecipe(e embed.Embedder, r string) (embed.Embedder, error) {
+	switch r {
+	case TextUser, TextUserAI:
+		return recipeEmbedder{e, r}, nil
+	}
+	return nil, fmt.Errorf("search: unknown text recipe %q (want %s or %s)", r, TextUser, TextUserAI)
+}
+
+type recipeEmbedder struct {
+	embed.Embedder
+	recipe string
+}
+
+func (r recipeEmbedder) TextRecipe() string { return r.recipe }
+
+func recipeOf(e embed.Embedder) string {
+	if r, ok := e.(TextRecipe); ok {
+		return r.TextRecipe()
+	}
+	return DefaultText
+}
 
 // SpaceIdentity is the identity under which the vectors of e are stored
 // and searched: e's identity (provider, model, dimension) and the text
-// recipe, e.g. "builtin:hash-v1:256#user".
-func SpaceIdentity(e embed.Embedder) string { return e.Identity() + spaceSuffix }
+// recipe, e.g. "uselite:use-lite-en-0.2.0-f16:512#user".
+func SpaceIdentity(e embed.Embedder) string { return e.Identity() + "#" + recipeOf(e) }
 
-// embedText is what is embedded of an exchange: the user's text, or the
-// assistant's when the user's is empty (an orphan reply). Questions about
-// past conversations are about what the user said and did; the long
-// answers, embedded too, drown the user's words (on the dev set, vector
-// recall_all@5 0.526 with user text against 0.347 with both). BM25 still
-// searches both.
-func embedText(user, ai string) string {
+// embedText is what is embedded of an exchange under recipe.
+//
+// TextUser, the default: questions about past conversations are mostly
+// about what the user said and did, and long answers drown the user's
+// words (hash embedder, dev set: vector recall_all@5 0.526 with user text
+// against 0.347 with both; for uselite see the notes in
+// embed/uselite). BM25 searches both either way.
+func embedText(recipe, user, ai string) string {
+	if recipe == TextUserAI {
+		return index.EmbedText(user, ai)
+	}
 	if u := strings.TrimSpace(user); u != "" {
 		return u
 	}
@@ -433,4 +506,13 @@ func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
 		return false
 	}
 	return true
+}
+
+// Probe passes through to the wrapped embedder when it depends on a
+// server, so that embed.Resolve still probes it.
+func (r recipeEmbedder) Probe(ctx context.Context) error {
+	if p, ok := r.Embedder.(embed.Prober); ok {
+		return p.Probe(ctx)
+	}
+	return nil
 }

@@ -28,6 +28,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/search"
 )
 
 // EnvData overrides the default dataset folder.
@@ -74,7 +75,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	mode := fs.String("mode", "retrieval", "what to evaluate: "+strings.Join(taskNames(), ", "))
 	misses := fs.Bool("misses", false, "retrieval: also list the questions some variant misses, with the evidence ranks (in the JSON: \"misses\")")
 	split := fs.String("split", splitAll, "which questions: all, tune (fnv32a(qid) even: choose settings here) or heldout (odd: report here)")
-	dim := fs.Int("dim", 0, "builtin embedder dimension (default: the embedder's default)")
+	embedder := fs.String("embedder", embed.DefaultProvider, "embedder: uselite, hash (\"builtin\" is its old name), ollama or openai (remote ones read CONTINUITY_EMBED_URL, _MODEL, _API_KEY)")
+	dim := fs.Int("dim", 0, "embedder dimension (hash: buckets; default: the embedder's default)")
+	chunks := fs.Int("chunks", 0, "uselite: most 128-token chunks embedded per exchange (default: the embedder's default)")
+	text := fs.String("text", search.DefaultText, "what of an exchange is embedded: "+search.TextUser+" or "+search.TextUserAI)
+	limit := fs.Int("questions", 0, "only the first N questions of the split (0: all), for quick comparisons of costly settings")
+	cache := fs.Bool("cache", true, "cache vectors on disk by embedder identity and text SHA-256 (folder $"+EnvCache+", else $XDG_CACHE_HOME/continuity-eval or ~/.cache/continuity-eval)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: continuity-eval [flags]\n\nRetrieval quality of continuity search on a LongMemEval-style dataset.\n\nFlags:")
 		fs.PrintDefaults()
@@ -100,7 +106,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if c.ks, err = parseKs(*kList); err != nil {
 		return err
 	}
-	if c.emb, err = embed.New(embed.Config{Provider: embed.ProviderBuiltin, Dimension: *dim}); err != nil {
+	if c.emb, err = newEmbedder(*embedder, *dim, *chunks, *text, *cache, stderr); err != nil {
 		return err
 	}
 	qs, err := loadQuestions(c.data)
@@ -110,7 +116,43 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if qs, err = filterSplit(qs, *split); err != nil {
 		return err
 	}
+	if *limit < 0 {
+		return fmt.Errorf("--questions %d: want a positive number, or 0 for all", *limit)
+	}
+	if *limit > 0 && *limit < len(qs) {
+		qs = qs[:*limit]
+	}
 	return t(ctx, c, qs)
+}
+
+// newEmbedder builds the embedder the flags select, behind the on-disk
+// cache unless disabled, with the text recipe.
+func newEmbedder(provider string, dim, chunks int, text string, cache bool, stderr io.Writer) (embed.Embedder, error) {
+	cfg, err := embed.ConfigFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Provider, cfg.Dimension, cfg.Chunks = provider, dim, chunks
+	e, err := embed.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := embed.Resolve(context.Background(), e); err != nil {
+		return nil, err
+	}
+	if cache && os.Getenv(EnvCache) != "off" {
+		dir, err := defaultCacheDir()
+		if err != nil {
+			return nil, err
+		}
+		ce, err := newCachedEmbedder(e, dir)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(stderr, "embedding cache: %s (%d vectors)\n", ce.path, len(ce.vecs))
+		e = ce
+	}
+	return search.WithTextRecipe(e, text)
 }
 
 // isTerminal reports whether w is a terminal (progress is drawn there only).

@@ -34,7 +34,7 @@ func TestSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	emb, err := embed.New(embed.Config{})
+	emb, err := embed.New(embed.Config{Provider: embed.ProviderHash})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func buildSpace(ctx context.Context, ws *workspace, name string) (*altSpace, err
 	if _, err := fmt.Sscanf(strings.Replace(name, "-", " ", 1), "%s %d", &text, &dim); err != nil {
 		return nil, fmt.Errorf("space %q: %w", name, err)
 	}
-	e, err := embed.New(embed.Config{Dimension: dim})
+	e, err := embed.New(embed.Config{Provider: embed.ProviderHash, Dimension: dim})
 	if err != nil {
 		return nil, err
 	}

@@ -181,6 +181,7 @@ func openDaemon(p paths, wf watchFlags, ef embedFlags, log *slog.Logger) (*daemo
 		}
 		return forget(ctx, d.db, d.work.Vectors, req)
 	})
+	registerEmbedStatus(d.srv, d.work)
 	if err := d.srv.Listen(); err != nil {
 		d.close()
 		return nil, err

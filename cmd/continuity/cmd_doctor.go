@@ -571,7 +571,7 @@ func (d *doctor) checkRejects() {
 // remote one, embeds a probe text.
 func (d *doctor) checkEmbedder(ctx context.Context) {
 	const name = "embedder"
-	envFix := fmt.Sprintf("fix %s, %s and %s, or set %s=%s", embed.EnvProvider, embed.EnvModel, embed.EnvURL, embed.EnvProvider, embed.ProviderBuiltin)
+	envFix := fmt.Sprintf("fix %s, %s and %s, or set %s=%s", embed.EnvProvider, embed.EnvModel, embed.EnvURL, embed.EnvProvider, embed.DefaultProvider)
 	cfg, err := embed.ConfigFromEnv()
 	if err != nil {
 		d.add(name, statusFail, err.Error(), "fix the variable")
@@ -584,7 +584,7 @@ func (d *doctor) checkEmbedder(ctx context.Context) {
 	}
 	p, remote := e.(embed.Prober)
 	if !remote {
-		d.add(name, statusOK, fmt.Sprintf("builtin embedder (%s), offline", e.Identity()), "")
+		d.add(name, statusOK, fmt.Sprintf("%s embedder (%s), in the binary, offline", providerName(cfg.Provider), e.Identity()), "")
 		return
 	}
 	provider := strings.ToLower(strings.TrimSpace(cfg.Provider))
@@ -602,9 +602,9 @@ func (d *doctor) checkEmbedder(ctx context.Context) {
 	case err == nil:
 		d.add(name, statusOK, fmt.Sprintf("%s embedder answers at %s (%s)", provider, where, e.Identity()), "")
 	case errors.Is(err, embed.ErrUnavailable) || cctx.Err() != nil:
-		fix := fmt.Sprintf("check that the server runs at that address, or set %s=%s", embed.EnvProvider, embed.ProviderBuiltin)
+		fix := fmt.Sprintf("check that the server runs at that address, or set %s=%s", embed.EnvProvider, embed.DefaultProvider)
 		if provider == embed.ProviderOllama {
-			fix = fmt.Sprintf("start Ollama (`ollama serve`) or set %s=%s", embed.EnvProvider, embed.ProviderBuiltin)
+			fix = fmt.Sprintf("start Ollama (`ollama serve`) or set %s=%s", embed.EnvProvider, embed.DefaultProvider)
 		}
 		d.add(name, statusFail, fmt.Sprintf("%s embedder %s is not reachable at %s", provider, cfg.Model, where), fix)
 	default:
@@ -655,4 +655,16 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	}
 	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+}
+
+// providerName is the configured provider as the user knows it: the
+// default when none is set, and "hash" for its deprecated alias.
+func providerName(p string) string {
+	switch p = strings.ToLower(strings.TrimSpace(p)); p {
+	case "":
+		return embed.DefaultProvider
+	case embed.ProviderBuiltin:
+		return embed.ProviderHash + " (set as the deprecated \"builtin\")"
+	}
+	return p
 }

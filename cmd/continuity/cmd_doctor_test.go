@@ -252,13 +252,13 @@ func TestDoctor(t *testing.T) {
 				t.Setenv(embed.EnvURL, "http://"+doctorClosedPort(t))
 			},
 			code:       1,
-			doctorWant: map[string]doctorWant{"embedder": {statusFail, []string{"not reachable at http://127.0.0.1:", "ollama serve", "CONTINUITY_EMBEDDER=builtin"}}},
+			doctorWant: map[string]doctorWant{"embedder": {statusFail, []string{"not reachable at http://127.0.0.1:", "ollama serve", "CONTINUITY_EMBEDDER=uselite"}}},
 		},
 		{
 			name:       "embedder misconfigured",
 			setup:      func(t *testing.T, ws *workspace) { t.Setenv(embed.EnvProvider, "word2vec") },
 			code:       1,
-			doctorWant: map[string]doctorWant{"embedder": {statusFail, []string{"word2vec", "CONTINUITY_EMBEDDER=builtin"}}},
+			doctorWant: map[string]doctorWant{"embedder": {statusFail, []string{"word2vec", "CONTINUITY_EMBEDDER=uselite"}}},
 		},
 		{
 			name: "lock held, nothing on the socket",

@@ -16,8 +16,9 @@ import (
 func runSearch(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "search [flags] QUERY", `
 Search past exchanges: BM25 over the user and assistant text fused with
-vector similarity (the builtin offline embedder unless configured). Answered
-by the daemon when it runs, else from the index directly: the same answers.
+vector similarity (the uselite sentence-embedding model inside the binary
+unless configured). Answered by the daemon when it runs, else from the index
+directly: the same answers.
 
 A query that names a time ("two weeks ago", "last Saturday", "yesterday",
 "in March", "over the past month") ranks the exchanges of that span higher,

@@ -66,6 +66,7 @@ type statusReport struct {
 	Embedder          string           `json:"embedder"`
 	Vectors           map[string]int64 `json:"vectors"`
 	EmbedPending      int64            `json:"embed_pending"`
+	Embedding         *embedProgress   `json:"embedding,omitempty"`
 	// FullTextPending: exchanges not in the full-text index yet (plus
 	// deletions not applied); -1 when it is not built yet.
 	FullTextPending int64               `json:"fulltext_pending"`
@@ -117,6 +118,7 @@ full-text index and for a vector; files skipped as a whole
 			if r.EmbedPending, err = db.CountPending(ctx, id); err != nil {
 				return err
 			}
+			r.Embedding = readEmbedProgress(ctx, p.cache, id, r.Vectors[id], r.EmbedPending)
 		} else {
 			r.Embedder = emb.Identity()
 		}
@@ -155,6 +157,9 @@ full-text index and for a vector; files skipped as a whole
 	fmt.Fprintf(w, "embedder\t%s\n", r.Embedder)
 	if r.EmbedPending >= 0 {
 		fmt.Fprintf(w, "  waiting for a vector\t%d\n", r.EmbedPending)
+	}
+	if r.Embedding != nil {
+		fmt.Fprintf(w, "  embedded\t%s\n", r.Embedding)
 	}
 	fmt.Fprintf(w, "rejected lines\t%d\t(see 'continuity rejects')\n", r.Rejects)
 	fmt.Fprintf(w, "duplicate ids skipped\t%d\n", r.DuplicatesSkipped)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/praxis-os/continuity/embed"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -24,6 +26,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binPath = filepath.Join(dir, "continuity")
+	// The binaries these tests start use the hashed embedder unless a test
+	// says otherwise: thousands of exchanges embed in a second with it, in
+	// minutes with the default model on a busy CI machine. The tests of the
+	// default model (TestDefaultEmbedderMigration,
+	// TestSecretsRedactedBeforeStorage) set CONTINUITY_EMBEDDER themselves.
+	if os.Getenv(embed.EnvProvider) == "" {
+		os.Setenv(embed.EnvProvider, embed.ProviderHash)
+	}
 	build := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", binPath, ".")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {

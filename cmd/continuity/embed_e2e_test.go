@@ -166,3 +166,45 @@ func (w *workspace) statusEnv(env []string) statusReport {
 	}
 	return st
 }
+
+// TestDefaultEmbedderMigration: an index built with the old default
+// ("builtin", the hashed embedder) is re-embedded in the background by a
+// daemon started with no embedder settings (uselite), which then searches
+// by meaning and prunes the old vectors; status shows the progress.
+func TestDefaultEmbedderMigration(t *testing.T) {
+	ws := newWorkspace(t)
+	var sb strings.Builder
+	for i := 0; i < 30; i++ {
+		sb.WriteString(exchangeLine("old", fmt.Sprintf("o-%d", i), fmt.Sprintf("note %d about the release checklist", i), "ok"))
+	}
+	sb.WriteString(exchangeLine("old", "target", "compilation breaks every time I run it", "install gcc"))
+	ws.appendRaw("old.jsonl", []byte(sb.String()))
+	old := []string{"CONTINUITY_EMBEDDER=builtin"}
+	if out, errs, code := ws.cliEnv(old, "ingest"); code != 0 {
+		t.Fatalf("ingest with builtin: %d %s %s", code, out, errs)
+	}
+	if st := ws.statusEnv(old); st.Embedder != "builtin:hash-v1:256#user" || st.Vectors[st.Embedder] != 31 {
+		t.Fatalf("after ingest with builtin: %s %v", st.Embedder, st.Vectors)
+	}
+	// No embedder settings at all: the default.
+	clean := []string{"CONTINUITY_EMBEDDER=", "CONTINUITY_EMBED_MODEL=", "CONTINUITY_EMBED_URL=", "CONTINUITY_EMBED_DIM="}
+	d := ws.startDaemonEnv(clean)
+	defer d.stop(t)
+	const id = "uselite:use-lite-en-0.2.0-f16:512#user"
+	eventually(t, 60*time.Second, "re-embedded with uselite", func() bool {
+		st := ws.statusEnv(clean)
+		return st.Embedder == id && st.EmbedPending == 0 && st.Vectors[id] == 31
+	})
+	eventually(t, 10*time.Second, "old vectors pruned", func() bool {
+		_, ok := ws.statusEnv(clean).Vectors["builtin:hash-v1:256#user"]
+		return !ok
+	})
+	out, errs, code := ws.cliEnv(clean, "search", "--mode", "vector", "--json", "--limit", "1", "the build keeps failing")
+	if code != 0 || !strings.Contains(out, `"id": "target"`) {
+		t.Fatalf("vector search by meaning: %d %s %s", code, out, errs)
+	}
+	out, _, _ = ws.cliEnv(clean, "status")
+	if !strings.Contains(out, "31 of 31 exchanges (100.0%)") {
+		t.Errorf("status does not show the embedding progress:\n%s", out)
+	}
+}

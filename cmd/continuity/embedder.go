@@ -8,7 +8,8 @@ import (
 
 // embedFlags select the embedder. Each flag defaults to its environment
 // variable (CONTINUITY_EMBEDDER, CONTINUITY_EMBED_URL, CONTINUITY_EMBED_MODEL,
-// CONTINUITY_EMBED_DIM; the API key only from CONTINUITY_EMBED_API_KEY or
+// CONTINUITY_EMBED_DIM; CONTINUITY_EMBED_CHUNKS only from the environment;
+// the API key only from CONTINUITY_EMBED_API_KEY or
 // OPENAI_API_KEY, never a flag, so it stays out of process listings).
 type embedFlags struct {
 	cfg embed.Config
@@ -17,10 +18,10 @@ type embedFlags struct {
 
 func (f *embedFlags) register(fs *flag.FlagSet) {
 	f.cfg, f.err = embed.ConfigFromEnv()
-	fs.StringVar(&f.cfg.Provider, "embedder", or(f.cfg.Provider, embed.ProviderBuiltin), "embedder: builtin (offline, default), ollama, or openai (any OpenAI-compatible server) (env "+embed.EnvProvider+")")
+	fs.StringVar(&f.cfg.Provider, "embedder", or(f.cfg.Provider, embed.DefaultProvider), "embedder: uselite (default: Universal Sentence Encoder Lite, a sentence-embedding model inside the binary, offline), hash (offline hashed word n-grams: lexical, not semantic; \"builtin\" is its deprecated old name), ollama, or openai (any OpenAI-compatible server) (env "+embed.EnvProvider+")")
 	fs.StringVar(&f.cfg.URL, "embed-url", f.cfg.URL, "embedding server base URL (env "+embed.EnvURL+"; default "+embed.DefaultOllamaURL+" or "+embed.DefaultOpenAIURL+")")
 	fs.StringVar(&f.cfg.Model, "embed-model", f.cfg.Model, "embedding model, e.g. nomic-embed-text (env "+embed.EnvModel+")")
-	fs.IntVar(&f.cfg.Dimension, "embed-dim", f.cfg.Dimension, "vector dimension (builtin: hash buckets, default 256; remote: expected, 0 = learn) (env "+embed.EnvDimension+")")
+	fs.IntVar(&f.cfg.Dimension, "embed-dim", f.cfg.Dimension, "vector dimension (uselite: 512; hash: buckets, default 256; remote: expected, 0 = learn) (env "+embed.EnvDimension+")")
 }
 
 // embedder builds the configured embedder (no network call).

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/praxis-os/continuity/embed"
+)
+
+// TestMain keeps the tests' embedding cache out of the user's home.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "continuity-eval-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv(EnvCache, dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// counting counts the texts that reach the embedder.
+type counting struct {
+	embed.Embedder
+	n int
+}
+
+func (c *counting) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	c.n += len(texts)
+	return c.Embedder.Embed(ctx, texts)
+}
+
+func TestCachedEmbedder(t *testing.T) {
+	dir := t.TempDir()
+	h, err := embed.New(embed.Config{Provider: embed.ProviderHash, Dimension: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner := &counting{Embedder: h}
+	c, err := newCachedEmbedder(inner, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	first, err := c.Embed(ctx, []string{"alpha beta", "gamma delta", "alpha beta"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inner.n != 3 {
+		t.Fatalf("first call embedded %d texts, want 3", inner.n)
+	}
+	// A new process (a new cachedEmbedder) reads them back from disk.
+	inner2 := &counting{Embedder: h}
+	c2, err := newCachedEmbedder(inner2, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := c2.Embed(ctx, []string{"gamma delta", "alpha beta", "epsilon"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inner2.n != 1 {
+		t.Errorf("second process embedded %d texts, want 1 (only the new one)", inner2.n)
+	}
+	if !slices.Equal(again[0], first[1]) || !slices.Equal(again[1], first[0]) {
+		t.Errorf("cached vectors differ from the computed ones")
+	}
+	// A torn last record (crash mid-append) is ignored, then overwritten.
+	f, err := os.OpenFile(c2.path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("torn"))
+	f.Close()
+	c3, err := newCachedEmbedder(&counting{Embedder: h}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c3.vecs) != 3 {
+		t.Errorf("after a torn record: %d vectors, want 3", len(c3.vecs))
+	}
+	if _, err := c3.Embed(ctx, []string{"zeta"}); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(c3.path); st.Size()%int64(c3.recordSize()) != 0 {
+		t.Errorf("file size %d is not a whole number of records", st.Size())
+	}
+	if st, _ := os.Stat(c3.path); st.Mode().Perm() != 0o600 {
+		t.Errorf("cache file mode %v, want 0600", st.Mode().Perm())
+	}
+}

