@@ -20,9 +20,12 @@ context_reset (still in the agent's window; --include-current adds them;
 with --latest they are included unless --include-current=false: --latest is
 for a new session, which has none of them in its window),
 always shows what was being done just before that boundary, then the
-exchanges most relevant to --query, then the most recent ones. Long
-exchanges are cut to their relevant part, marked […]. See protocol.md,
-"Resume semantics".`)
+exchanges most relevant to --query (the best whole), then the most recent
+ones, until the budget is used; when everything fits, everything is shown
+whole. A long exchange is cut on line and sentence boundaries to its
+relevant part, each cut saying how much was left out ("[… 1,234
+characters cut]"), code fences closed. See protocol.md, "Resume
+semantics".`)
 	session := fs.String("session", "", "the session to resume into (the agent's current session)")
 	latest := fs.Bool("latest", false, "resume the session of the most recent event in the workspace, as a new session does (implies --include-current)")
 	q := fs.String("query", "", "what the agent is about to do: steers the selection")
