@@ -372,7 +372,7 @@ func (p *plan) tryExact(ci int) bool {
 		return false
 	}
 	ev, ok := p.events[p.tl[p.cands[ci].pos].Row]
-	if !ok || p.keys[ev.User+"\x00"+ev.AI] {
+	if !ok || p.keys[ev.User+"\x00"+ev.AI] || len(ev.User)+len(ev.AI) > maxBytesPerToken*p.remaining() {
 		return false
 	}
 	st := stamp(ev.Timestamp, p.sess[ev.SessionID].oneDay())
@@ -457,9 +457,11 @@ func (p *plan) fillRecent(ctx context.Context, src Source, recent []int) error {
 		if err != nil {
 			return err
 		}
-		if pk == nil && exact < maxExactTries && p.tryExact(ci) {
+		if pk == nil && exact < maxExactTries {
 			exact++
-			pk = p.picks[len(p.picks)-1]
+			if p.tryExact(ci) {
+				pk = p.picks[len(p.picks)-1]
+			}
 		}
 		if pk == nil && !p.picked[ci] {
 			later = append(later, ci)
