@@ -4,19 +4,29 @@ package resume
 //
 // An exchange too long for the room it is given is not dropped: its user
 // and AI texts are split into segments (lines, and sentences within long
-// lines), each segment is scored by the query terms it holds (terms as the
-// search index sees them: lowercased, stopwords out, Porter-stemmed; a term
-// rare within the exchange weighs more than a common one), and the best
-// segments are kept, in their original order, until the room is used. What
-// is left out shows as the marker "[…]". Without a query, or when no
-// segment matches, the opening of the user's message and of the answer are
-// kept, then the end of the answer (where the outcome usually is). A
-// single segment larger than the room is cut to a window of tokens around
-// its first query term.
+// lines of prose; a line of code inside a fenced block stays whole), each
+// segment is scored by the query terms it holds (terms as the search index
+// sees them: lowercased, stopwords out, Porter-stemmed; a term rare within
+// the exchange weighs more than a common one), and the best segments are
+// kept, in their original order, until the room is used. Each place where
+// text was left out says how much: "[… 1,234 characters cut]". Without a
+// query, or when no segment matches, the opening of the user's message and
+// of the answer are kept, then the end of the answer (where the outcome
+// usually is), then the following segments in order. Cuts fall between
+// segments, so on line or sentence boundaries; only a single segment
+// larger than the whole room is cut inside, at a word boundary near its
+// first query term.
+//
+// Code fences are never left open: a kept line inside a fenced block whose
+// opening line was cut gets that opening line back, and a block left open
+// by a cut (or by the original text) is closed, so the rest of the pack
+// does not render as code.
 
 import (
 	"math"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -24,8 +34,29 @@ import (
 	"github.com/praxis-os/continuity/embed"
 )
 
-// Marker stands for text left out of a cut exchange.
-const Marker = "[…]"
+// MarkerRE matches the marker that stands for text left out of a cut
+// exchange: "[… 1,234 characters cut]".
+var MarkerRE = regexp.MustCompile(`\[… [0-9,]+ characters? cut\]`)
+
+// marker is the marker for n characters (runes) left out.
+func marker(n int) string {
+	if n == 1 {
+		return "[… 1 character cut]"
+	}
+	return "[… " + commas(n) + " characters cut]"
+}
+
+// commas writes n with thousands separators.
+func commas(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// StripMarkers returns s without its cut markers: the text kept.
+func StripMarkers(s string) string { return MarkerRE.ReplaceAllString(s, "") }
 
 // terms is an analysed query: its distinct index terms.
 type terms map[string]bool
@@ -49,12 +80,57 @@ type segment struct {
 	hit        int // offset in the segment of its first query term, -1 if none
 }
 
-// split partitions text into segments: lines, split after sentence ends
-// (". ", "! ", "? ").
-// The spans cover text exactly, so adjacent segments join back to the
-// original.
-func split(text string) [][2]int {
-	var out [][2]int
+// fence is the fenced code block a point of a text lies in.
+type fence struct {
+	block       int    // ordinal of the block in its text; -1 outside any
+	open, close string // its opening line (without the line end), its closing line
+}
+
+var noFence = fence{block: -1}
+
+// fenceOpener reports whether line opens a fenced code block (CommonMark:
+// up to three spaces, then three or more backticks or tildes), and the
+// line that would close it.
+func fenceOpener(line string) (closer string, ok bool) {
+	t := strings.TrimLeft(line, " ")
+	if len(line)-len(t) > 3 || len(t) < 3 || (t[0] != '`' && t[0] != '~') {
+		return "", false
+	}
+	n := 0
+	for n < len(t) && t[n] == t[0] {
+		n++
+	}
+	if n < 3 || (t[0] == '`' && strings.Contains(t[n:], "`")) {
+		return "", false
+	}
+	return t[:n], true
+}
+
+// closes reports whether line closes a block opened with delimiter d.
+func closes(line, d string) bool {
+	t := strings.TrimLeft(line, " ")
+	if len(line)-len(t) > 3 || !strings.HasPrefix(t, d) {
+		return false
+	}
+	rest := strings.TrimLeft(t, d[:1])
+	return strings.TrimSpace(rest) == ""
+}
+
+// sideText is one side's text, its segments and the fenced block each
+// segment starts and ends in.
+type sideText struct {
+	text               string
+	segs               [][2]int
+	fenceAt, fenceEnds []fence // before, after each segment
+}
+
+// split partitions text into segments: lines, and outside fenced code
+// blocks lines split after sentence ends (". ", "! ", "? "). The spans
+// cover text exactly, so adjacent segments join back to the original.
+func split(text string) sideText {
+	st := sideText{text: text}
+	cur := noFence
+	blocks := 0
 	start := 0
 	for start < len(text) {
 		end := strings.IndexByte(text[start:], '\n')
@@ -63,14 +139,40 @@ func split(text string) [][2]int {
 		} else {
 			end += start + 1
 		}
+		line := strings.TrimRight(text[start:end], "\r\n")
 		// Following blank lines belong to this segment.
 		for end < len(text) && text[end] == '\n' {
 			end++
 		}
-		out = append(out, sentences(text, start, end)...)
+		before := cur
+		var spans [][2]int
+		switch {
+		case cur.block >= 0:
+			if closes(line, cur.close) {
+				cur = noFence
+			}
+			spans = [][2]int{{start, end}}
+		default:
+			if d, ok := fenceOpener(line); ok {
+				cur = fence{block: blocks, open: strings.TrimSpace(line), close: d}
+				blocks++
+				spans = [][2]int{{start, end}}
+			} else {
+				spans = sentences(text, start, end)
+			}
+		}
+		for i, sp := range spans {
+			st.segs = append(st.segs, sp)
+			if i == 0 {
+				st.fenceAt = append(st.fenceAt, before)
+			} else {
+				st.fenceAt = append(st.fenceAt, noFence)
+			}
+			st.fenceEnds = append(st.fenceEnds, cur)
+		}
 		start = end
 	}
-	return out
+	return st
 }
 
 // sentences splits text[start:end] after sentence-ending punctuation
@@ -96,6 +198,19 @@ func sentences(text string, start, end int) [][2]int {
 	return out
 }
 
+// balanceFences returns text with a closing line added when it leaves a
+// fenced code block open, so that what follows it does not render as code.
+func balanceFences(text string) string {
+	st := split(text)
+	if n := len(st.segs); n > 0 && st.fenceEnds[n-1].block >= 0 {
+		if !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		return text + st.fenceEnds[n-1].close
+	}
+	return text
+}
+
 // cutter cuts exchanges for one pack.
 type cutter struct {
 	counter *Counter
@@ -107,33 +222,39 @@ type cutter struct {
 
 // analysis is what cutting needs to know of one exchange.
 type analysis struct {
+	user, ai string // as shown whole (fences balanced)
 	block    string // the whole block, rendered
 	full     int    // tokens of the whole block
-	overhead int    // tokens of the block with both texts a Marker
+	overhead int    // tokens of the block with both texts a marker
 	sides    [2]sideText
 	segs     []segment // best first
 }
 
-func (c *cutter) analyse(user, ai string, render func(u, a string) string) *analysis {
+// analyse returns the exchange's analysis; segments are scored only when
+// deep (cutting needs them, measuring the whole does not).
+func (c *cutter) analyse(user, ai string, render func(u, a string) string, deep bool) *analysis {
 	key := render(user, ai)
-	if a, ok := c.cache[key]; ok {
-		return a
+	a, ok := c.cache[key]
+	if !ok {
+		u, ai2 := balanceFences(user), balanceFences(ai)
+		block := render(u, ai2)
+		a = &analysis{user: u, ai: ai2, block: block, full: c.counter.Count(block)}
+		if c.cache == nil {
+			c.cache = map[string]*analysis{}
+		}
+		c.cache[key] = a
 	}
-	a := &analysis{block: key, full: c.counter.Count(key)}
-	a.overhead = c.counter.Count(render(Marker, Marker))
-	a.sides = [2]sideText{{text: user, segs: split(user)}, {text: ai, segs: split(ai)}}
-	a.segs = c.score(a.sides)
-	if c.cache == nil {
-		c.cache = map[string]*analysis{}
+	if deep && a.segs == nil {
+		a.overhead = c.counter.Count(render(marker(len(a.user)), marker(len(a.ai))))
+		a.sides = [2]sideText{split(a.user), split(a.ai)}
+		a.segs = c.score(a.sides)
 	}
-	c.cache[key] = a
 	return a
 }
 
-// sideText is one side's text and its segments.
-type sideText struct {
-	text string
-	segs [][2]int
+// whole returns the tokens of the exchange's block shown whole.
+func (c *cutter) whole(user, ai string, render func(u, a string) string) int {
+	return c.analyse(user, ai, render, false).full
 }
 
 // cutExchange is an exchange as cut: its texts, its rendered block and the
@@ -145,14 +266,21 @@ type cutExchange struct {
 	truncated bool // something was left out
 }
 
+// Estimated tokens of a marker, and of a fence line put back.
+const (
+	markerTokens = 9
+	fenceTokens  = 4
+)
+
 // cut returns the exchange cut so that its block, render(user, ai), has at
 // most limit tokens. ok is false when not even a useful part fits (less
 // than minKeep tokens of text, for an exchange longer than that).
 func (c *cutter) cut(user, ai string, limit int, render func(u, a string) string) (out cutExchange, ok bool) {
-	a := c.analyse(user, ai, render)
+	a := c.analyse(user, ai, render, false)
 	if a.full <= limit {
-		return cutExchange{user: user, ai: ai, block: a.block, tokens: a.full}, true
+		return cutExchange{user: a.user, ai: a.ai, block: a.block, tokens: a.full}, true
 	}
+	a = c.analyse(user, ai, render, true)
 	room := limit - a.overhead
 	if room < minKeep {
 		return cutExchange{}, false
@@ -160,23 +288,47 @@ func (c *cutter) cut(user, ai string, limit int, render func(u, a string) string
 	sides, segs := a.sides, a.segs
 
 	// Greedy by priority; a segment that does not fit is skipped for
-	// smaller ones. Each kept segment may add a marker (about 2 tokens).
+	// smaller ones. A segment that starts a new run of kept text costs a
+	// marker (and its fence's opening and closing lines, inside a block);
+	// one that joins two runs gives one back.
+	keep := [2][]bool{make([]bool, len(sides[0].segs)), make([]bool, len(sides[1].segs))}
 	var kept, rest []segment
 	used := 0
+	cost := func(s segment) int {
+		k := keep[s.side]
+		left := s.idx > 0 && k[s.idx-1]
+		right := s.idx < len(k)-1 && k[s.idx+1]
+		n := s.tokens
+		switch {
+		case !left && !right:
+			n += markerTokens
+			if sides[s.side].fenceAt[s.idx].block >= 0 || sides[s.side].fenceEnds[s.idx].block >= 0 {
+				n += 2 * fenceTokens
+			}
+		case left && right:
+			n -= markerTokens
+		}
+		return n
+	}
 	for _, s := range segs {
-		if cost := s.tokens + 2; used+cost <= room {
+		if n := cost(s); used+n <= room {
 			kept = append(kept, s)
-			used += cost
+			keep[s.side][s.idx] = true
+			used += n
 		} else {
 			rest = append(rest, s)
 		}
 	}
-	// What is left is filled with a window of the best segment left out,
-	// starting a little before its first query term (so the term has
-	// context), else at its start.
+	// Nothing fits whole: the best segment, cut at word boundaries to a
+	// window starting a little before its first query term.
 	var window *windowed
-	if n := room - used - 4; len(rest) > 0 && (n >= minWindow || len(kept) == 0) {
+	if len(kept) == 0 && len(rest) > 0 {
 		s := rest[0]
+		// One marker of its side is in the overhead already.
+		n := room - markerTokens
+		if sides[s.side].fenceAt[s.idx].block >= 0 {
+			n -= 2 * fenceTokens
+		}
 		from := 0
 		if s.hit >= 0 {
 			b := c.counter.boundaries(sides[s.side].text[s.start:s.end])
@@ -194,48 +346,98 @@ func (c *cutter) cut(user, ai string, limit int, render func(u, a string) string
 		if tokens = c.counter.Count(block); tokens <= limit {
 			break
 		}
-		// The sum of the parts under-counted: shrink the window, else drop
-		// the last kept segment.
+		// The estimate under-counted: drop the last kept segment, else
+		// shrink the window.
 		switch {
+		case len(kept) > 0:
+			last := kept[len(kept)-1]
+			keep[last.side][last.idx] = false
+			kept = kept[:len(kept)-1]
 		case window != nil && window.text != "":
 			n := c.counter.Count(window.text)
-			window.text = c.counter.window(window.text, 0, n-max(1, n/8))
-			window.atEnd = false
-		case window != nil:
-			window = nil
-		case len(kept) > 0:
-			kept = kept[:len(kept)-1]
+			window = c.windowOf(sides, window.seg, window.from, n-max(1, n/8))
 		default:
 			return cutExchange{}, false
 		}
 	}
-	if c.counter.Count(cu)+c.counter.Count(ca) < minKeep && len(user)+len(ai) > len(cu)+len(ca) {
+	// The estimate over-counted: add the segments left out, best first,
+	// by estimate within the room the exact count shows, and count again
+	// (a few rounds at most: counting a long block is what costs).
+	for round := 0; window == nil && round < 3 && limit-tokens >= minWindow; round++ {
+		slack := limit - tokens
+		n := len(kept)
+		for _, s := range rest {
+			if keep[s.side][s.idx] {
+				continue
+			}
+			if c := cost(s); c <= slack {
+				kept = append(kept, s)
+				keep[s.side][s.idx] = true
+				slack -= c
+			}
+		}
+		if len(kept) == n {
+			break
+		}
+		u2, a2 := assemble(sides, kept, nil)
+		b2 := render(u2, a2)
+		if t := c.counter.Count(b2); t <= limit {
+			cu, ca, block, tokens = u2, a2, b2, t
+			continue
+		}
+		for _, s := range kept[n:] {
+			keep[s.side][s.idx] = false
+		}
+		kept = kept[:n]
+		break
+	}
+	if c.counter.Count(StripMarkers(cu))+c.counter.Count(StripMarkers(ca)) < minKeep {
 		return cutExchange{}, false
 	}
 	return cutExchange{user: cu, ai: ca, block: block, tokens: tokens, truncated: true}, true
 }
 
 // minKeep is the fewest tokens of text worth showing of a cut exchange;
-// minWindow the fewest worth adding as a partial segment.
+// minWindow the fewest worth trying to add.
 const (
 	minKeep   = 24
 	minWindow = 8
 )
 
-// windowed is a segment cut to a window of tokens.
+// windowed is a segment cut to a window of tokens, at word boundaries.
 type windowed struct {
-	seg            segment
-	text           string
-	atStart, atEnd bool // the window starts (ends) where the segment does
+	seg        segment
+	from       int    // first token of the window
+	text       string // the window
+	start, end int    // its byte span in the side's text
 }
 
 func (c *cutter) windowOf(sides [2]sideText, s segment, from, n int) *windowed {
 	text := sides[s.side].text[s.start:s.end]
-	wt := c.counter.window(text, from, n)
-	trimmed := strings.TrimSpace(text)
-	return &windowed{seg: s, text: wt,
-		atStart: strings.HasPrefix(trimmed, strings.TrimSpace(wt)) && from == 0,
-		atEnd:   strings.HasSuffix(trimmed, strings.TrimSpace(wt))}
+	wt := c.counter.window(text, from, max(0, n))
+	off := 0
+	if i := strings.Index(text, wt); i >= 0 && wt != "" {
+		off = i
+	}
+	start, end := off, off+len(wt)
+	// Word boundaries: drop a partial word at either end, when the window
+	// holds more than that word.
+	if start > 0 && !isSpaceBefore(text, start) {
+		if i := strings.IndexFunc(text[start:end], unicode.IsSpace); i > 0 {
+			start += i
+		}
+	}
+	if end < len(text) && !unicode.IsSpace(rune(text[end])) {
+		if i := strings.LastIndexFunc(text[start:end], unicode.IsSpace); i > 0 {
+			end = start + i
+		}
+	}
+	return &windowed{seg: s, from: from, text: strings.TrimSpace(text[start:end]), start: s.start + start, end: s.start + end}
+}
+
+func isSpaceBefore(text string, i int) bool {
+	r, _ := utf8.DecodeLastRuneInString(text[:i])
+	return unicode.IsSpace(r)
 }
 
 // score returns the segments of both sides, best first.
@@ -332,9 +534,12 @@ func isWordRune(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
 }
 
-// assemble joins the kept segments of each side in their original order,
-// with Marker where text was left out. A side that was empty stays empty;
-// a side of which nothing is kept is just Marker.
+// assemble joins the kept segments of each side in their original order
+// (the window, when there is one, in its segment's place). Each place
+// where text was left out gets a marker saying how many characters; a
+// kept line of a fenced block whose opening line was cut gets it back, and
+// a block left open is closed. A side that was empty stays empty; a side
+// of which nothing is kept is just a marker.
 func assemble(sides [2]sideText, kept []segment, w *windowed) (string, string) {
 	var out [2]string
 	for side, st := range sides {
@@ -348,48 +553,108 @@ func assemble(sides [2]sideText, kept []segment, w *windowed) (string, string) {
 				keep[s.idx] = true
 			}
 		}
+		wi := -1
+		if w != nil && w.seg.side == side {
+			wi = w.seg.idx
+		}
 		var b strings.Builder
-		endsCut := false // b ends with Marker
-		emit := func(text string, cutBefore, cutAfter bool) {
-			text = strings.TrimSpace(text)
-			if text == "" {
+		cur := noFence
+		pos := 0 // bytes of the original accounted for
+		trimEnd := func() {
+			t := strings.TrimRight(b.String(), " \t")
+			b.Reset()
+			b.WriteString(t)
+		}
+		lineStart := func() {
+			if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+				b.WriteByte('\n')
+			}
+		}
+		// gap writes what lies between pos and start: white space as is,
+		// else a marker (on its own line unless the cut is within a
+		// line of prose).
+		gap := func(start int, next fence, midLine bool) {
+			g := st.text[pos:start]
+			if strings.TrimSpace(g) == "" {
+				if b.Len() > 0 {
+					b.WriteString(g)
+				}
 				return
 			}
-			switch {
-			case cutBefore && !endsCut:
-				if b.Len() > 0 {
-					b.WriteByte(' ')
-				}
-				b.WriteString(Marker + " ")
-			case b.Len() > 0:
-				b.WriteByte(' ')
+			if cur.block >= 0 && cur.block != next.block {
+				lineStart()
+				b.WriteString(cur.close + "\n")
+				cur = noFence
 			}
-			b.WriteString(text)
-			endsCut = cutAfter
-			if cutAfter {
-				b.WriteString(" " + Marker)
+			m := marker(utf8.RuneCountInString(g))
+			if midLine && cur.block < 0 && b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+				trimEnd()
+				b.WriteString(" " + m + " ")
+				return
+			}
+			lineStart()
+			b.WriteString(m)
+			if midLine && cur.block < 0 {
+				b.WriteByte(' ')
+			} else {
+				b.WriteByte('\n')
 			}
 		}
 		for i := 0; i < n; i++ {
-			if w != nil && w.seg.side == side && w.seg.idx == i {
-				emit(w.text, i > 0 || !w.atStart, i < n-1 || !w.atEnd)
-				continue
-			}
-			if !keep[i] {
+			if !keep[i] && i != wi {
 				continue
 			}
 			j := i
-			for j+1 < n && keep[j+1] && !(w != nil && w.seg.side == side && w.seg.idx == j+1) {
-				j++
+			start, end := st.segs[i][0], st.segs[i][1]
+			if i == wi {
+				start, end = w.start, w.end
+			} else {
+				for j+1 < n && keep[j+1] && j+1 != wi {
+					j++
+				}
+				end = st.segs[j][1]
 			}
-			emit(st.text[st.segs[i][0]:st.segs[j][1]], i > 0, j < n-1)
+			at := st.fenceAt[i]
+			midLine := start > 0 && st.text[start-1] != '\n'
+			gap(start, at, midLine)
+			if at.block >= 0 && cur.block != at.block {
+				lineStart()
+				b.WriteString(at.open + "\n")
+			}
+			text := st.text[start:end]
+			if i == wi {
+				text = w.text
+			}
+			b.WriteString(text)
+			cur = st.fenceEnds[j]
+			if i == wi && end < st.segs[i][1] {
+				cur = at
+			}
+			pos = end
 			i = j
 		}
-		if b.Len() == 0 {
-			out[side] = Marker
-			continue
+		// What is left out at the end, and a block still open.
+		if pos < len(st.text) && strings.TrimSpace(st.text[pos:]) != "" {
+			rest := st.text[pos:]
+			midLine := pos > 0 && st.text[pos-1] != '\n'
+			m := marker(utf8.RuneCountInString(rest))
+			if midLine && cur.block < 0 && b.Len() > 0 {
+				trimEnd()
+				b.WriteString(" " + m)
+			} else {
+				lineStart()
+				b.WriteString(m)
+			}
 		}
-		out[side] = b.String()
+		if cur.block >= 0 {
+			lineStart()
+			b.WriteString(cur.close)
+		}
+		text := strings.TrimSpace(b.String())
+		if text == "" {
+			text = marker(utf8.RuneCountInString(st.text))
+		}
+		out[side] = text
 	}
 	return out[0], out[1]
 }

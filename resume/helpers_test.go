@@ -195,12 +195,8 @@ func checkPack(t *testing.T, p *Pack) {
 		t.Fatalf("pack has %d tokens (says %d), budget %d:\n%s", n, p.Tokens, p.Budget, p.Text)
 	}
 	for _, e := range p.Exchanges {
-		block := "User: " + e.User + "\n"
-		if e.User == "" {
-			block = "AI: " + e.AI + "\n"
-		} else if e.AI != "" {
-			block += "AI: " + e.AI + "\n"
-		}
+		block := renderExchange("", e.User, e.AI)
+		block = block[strings.IndexByte(block, '\n')+1:]
 		if !strings.Contains(p.Text, block) || !strings.Contains(p.Text, e.Timestamp.Format("15:04")) {
 			t.Fatalf("exchange %s not in the text as listed:\n%q\ntext:\n%s", e.ID, block, p.Text)
 		}

@@ -10,7 +10,7 @@ package resume
 //
 //	[10:02]
 //	User: ...
-//	AI: ... […] ...
+//	AI: ... [… 1,234 characters cut] ...
 //
 //	[… 5 exchanges omitted, 1 context reset …]
 //
@@ -37,16 +37,24 @@ const (
 )
 
 // renderExchange is one exchange's block: its time (stamp), then the user's
-// and the AI's text (a side that is empty is left out).
+// and the AI's text (a side that is empty is left out). A text that opens
+// with a code fence starts on the line after its label, where markdown
+// sees the fence.
 func renderExchange(stamp, user, ai string) string {
 	var b strings.Builder
 	b.WriteString("[" + stamp + "]\n")
-	if user != "" {
-		b.WriteString("User: " + user + "\n")
+	side := func(label, text string) {
+		if text == "" {
+			return
+		}
+		sep := " "
+		if _, ok := fenceOpener(text[:max(0, strings.IndexByte(text+"\n", '\n'))]); ok {
+			sep = "\n"
+		}
+		b.WriteString(label + ":" + sep + text + "\n")
 	}
-	if ai != "" {
-		b.WriteString("AI: " + ai + "\n")
-	}
+	side("User", user)
+	side("AI", ai)
 	return b.String()
 }
 

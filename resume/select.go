@@ -8,34 +8,41 @@ package resume
 // and are left out, unless Options.IncludeCurrent. The boundary is that
 // reset: what comes before it is what the agent lost.
 //
-// Priority. Room is given, in this order, to
+// When every candidate fits whole, every one is shown whole. Otherwise
+// room is given, in this order, to
 //
 //  1. the tail: the newest candidates before the boundary (what the agent
 //     was doing when it lost its context): always the last one, then up to
 //     Policy.TailMax while they fit in Policy.TailShare of the budget;
 //  2. the exchanges most relevant to the query (the Source's ranking,
-//     restricted to the chain): coverage first, the best Policy.RelevantMax
-//     at Policy.CoverShare of the budget each (the best one at
-//     Policy.TopShare), so that many are represented even when they are
-//     long; then each grows, best first, up to Policy.ItemShare;
-//  3. the most recent remaining candidates, newest first, Policy.ItemShare
-//     each,
+//     restricted to the chain): first whole, best first, those of the best
+//     Policy.WholeMax that fit in Policy.WholeShare of the budget; then, so
+//     that the next ones are represented too, up to Policy.RelevantMax
+//     relevant exchanges at Policy.CoverShare of the budget each;
+//  3. room left is handed back: the chosen exchanges that were cut grow,
+//     best first, to whole when they fit, then towards whole;
+//  4. the most recent remaining candidates, newest first, whole while they
+//     fit; then those that did not fit, cut to the room left.
 //
-// until the budget is used. An exchange larger than its room is cut to its
-// relevant part (cut.go); one that cannot usefully be cut to fit is passed
-// over for smaller ones. An exchange whose texts are identical to one
-// already chosen is left out: identical texts appear once.
+// Steps 3 and 4 run again on the exact count of the rendered text, so the
+// budget is used: a pack ends with less room left than any cut exchange
+// would need to be shown whole. An exchange larger than its room is cut to
+// its relevant part (cut.go); one that cannot usefully be cut to fit is
+// passed over. An exchange whose texts are identical to one already chosen
+// is left out: identical texts appear once.
 //
 // Budget. The whole text counts: headers, notes and the files list. While
 // choosing, each exchange is charged its block's tokens plus room for what
 // it may add (its session's header, a gap note, its files); the rendered
 // text is then counted exactly, and while it is over the budget the last
-// chosen exchange is dropped. The text is never over the budget.
+// chosen exchange is cut shorter, or dropped. The text is never over the
+// budget.
 
 import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -47,17 +54,17 @@ import (
 // Policy holds the selection's tunables. Shares are of the budget; a room
 // is never below MinItem tokens.
 //
-// DefaultPolicy was tuned on LongMemEval_S (go run ./cmd/continuity-eval
-// --mode resume, with $CONTINUITY_RESUME_POLICY to try others): smaller
-// rooms represent more exchanges (recall rises until the cuts get shorter
-// than a sentence or two of context), larger ones read better.
+// DefaultPolicy was tuned on the tune half of the LongMemEval_S dev set
+// (go run ./cmd/continuity-eval --mode resume --split tune, with
+// $CONTINUITY_RESUME_POLICY to try others) for evidence kept whole without
+// losing evidence kept in part, and is reported on the held-out half.
 type Policy struct {
 	TailShare     float64 // budget share for the tail
 	TailMax       int     // most exchanges in the tail
-	TopShare      float64 // budget share for the best-ranked exchange
-	CoverShare    float64 // budget share for the other relevant exchanges, at first
+	WholeShare    float64 // budget share for the best-ranked exchanges shown whole
+	WholeMax      int     // how many of the best-ranked are offered that room
+	CoverShare    float64 // budget share for each further relevant exchange
 	RelevantMax   int     // most exchanges chosen for relevance
-	ItemShare     float64 // budget share any other exchange may grow to
 	MinItem       int     // fewest tokens worth giving an exchange's block
 	RelevantLimit int     // how many ranked exchanges to ask the Source for
 	MaxFiles      int     // most files listed; the rest are counted
@@ -68,11 +75,11 @@ type Policy struct {
 var DefaultPolicy = Policy{
 	TailShare:     0.10,
 	TailMax:       2,
-	TopShare:      0.12,
+	WholeShare:    0.50,
+	WholeMax:      4,
 	CoverShare:    0.04,
 	RelevantMax:   16,
-	ItemShare:     0.08,
-	MinItem:       40,
+	MinItem:       64,
 	RelevantLimit: 200,
 	MaxFiles:      20,
 	FilesShare:    0.08,
@@ -100,6 +107,8 @@ type pick struct {
 	truncated bool
 	block     string
 	tokens    int // of block
+	full      int // of the block shown whole
+	rank      int // 1 + its place in the relevance ranking; 0 when not ranked
 	extra     int // tokens charged for what comes with it (header, note, files)
 }
 
@@ -133,10 +142,13 @@ type plan struct {
 	events map[int64]index.Event
 	picks  []*pick // in priority order
 	picked map[int]bool
-	keys   map[string]bool
-	shown  map[string]int // picks per session
-	files  fileSet
-	used   int
+	// lastCut lowers MinItem for the last cuts, which fill what is left.
+	lastCut int
+	rank    map[int]int // candidate -> 1 + its place in the relevance ranking
+	keys    map[string]bool
+	shown   map[string]int // picks per session
+	files   fileSet
+	used    int
 }
 
 func newPlan(session string, chain Chain, tl []index.TimelineEntry, opts Options, pol Policy, counter *Counter) *plan {
@@ -146,7 +158,7 @@ func newPlan(session string, chain Chain, tl []index.TimelineEntry, opts Options
 		byRow:  map[int64]int{},
 		sess:   map[string]*sessionInfo{},
 		events: map[int64]index.Event{},
-		picked: map[int]bool{}, keys: map[string]bool{}, shown: map[string]int{},
+		picked: map[int]bool{}, rank: map[int]int{}, keys: map[string]bool{}, shown: map[string]int{},
 	}
 	// The boundary: S's latest context reset.
 	boundary := -1
@@ -185,6 +197,9 @@ func (p *plan) choose(ctx context.Context, src Source) error {
 	if len(p.cands) == 0 || p.used >= budget {
 		return nil
 	}
+	if ok, err := p.allWhole(ctx, src); ok || err != nil {
+		return err
+	}
 	share := func(f float64) int { return max(p.pol.MinItem, int(f*float64(budget))) }
 
 	// 1. The tail.
@@ -201,7 +216,7 @@ func (p *plan) choose(ctx context.Context, src Source) error {
 		if k > 0 && room < p.pol.MinItem {
 			break
 		}
-		added, err := p.try(ctx, src, ci, room, tail[k:])
+		added, err := p.try(ctx, src, ci, room, k > 0, tail[k:])
 		if err != nil {
 			return err
 		}
@@ -212,7 +227,7 @@ func (p *plan) choose(ctx context.Context, src Source) error {
 		}
 	}
 
-	// 2. Relevance.
+	// 2. Relevance: the best whole, then more of them represented.
 	if strings.TrimSpace(p.opts.Query) != "" && p.remaining() >= p.pol.MinItem {
 		rows, err := src.Relevant(ctx, p.opts.Query, p.chain.Sessions, p.pol.RelevantLimit)
 		if err != nil {
@@ -222,51 +237,247 @@ func (p *plan) choose(ctx context.Context, src Source) error {
 		for _, r := range rows {
 			if ci, ok := p.byRow[r]; ok {
 				ranked = append(ranked, ci)
+				p.rank[ci] = len(ranked)
 			}
 		}
-		// Coverage first: the best RelevantMax exchanges at CoverShare
-		// each (the best one at TopShare), so that many are represented;
-		// then, best first, each grows up to ItemShare.
-		var rel []*pick
-		for k, ci := range ranked {
-			if len(rel) == p.pol.RelevantMax || p.remaining() < p.pol.MinItem {
-				break
+		wholeRoom := int(p.pol.WholeShare * float64(budget))
+		relevant := 0
+		for k, ci := range ranked[:min(len(ranked), p.pol.WholeMax)] {
+			if p.picked[ci] {
+				relevant++
+				continue
 			}
-			room := share(p.pol.CoverShare)
-			if len(rel) == 0 {
-				room = share(p.pol.TopShare)
-			}
-			pk, err := p.try(ctx, src, ci, room, ranked[k:])
+			pk, err := p.try(ctx, src, ci, min(wholeRoom, p.remaining()), true, ranked[k:])
 			if err != nil {
 				return err
 			}
 			if pk != nil {
-				rel = append(rel, pk)
+				wholeRoom -= pk.cost()
+				relevant++
 			}
 		}
-		for _, pk := range rel {
-			p.grow(pk, share(p.pol.ItemShare))
+		for k, ci := range ranked {
+			if relevant >= p.pol.RelevantMax || p.remaining() < p.pol.MinItem {
+				break
+			}
+			if p.picked[ci] {
+				if k >= p.pol.WholeMax {
+					relevant++
+				}
+				continue
+			}
+			pk, err := p.try(ctx, src, ci, share(p.pol.CoverShare), false, ranked[k:])
+			if err != nil {
+				return err
+			}
+			if pk != nil {
+				relevant++
+			}
 		}
 	}
 
-	// 3. Recency.
+	// 3 and 4, then again on the exact count.
 	var recent []int
 	for i := len(p.cands) - 1; i >= 0; i-- {
 		recent = append(recent, i)
 	}
-	misses := 0
-	for k, ci := range recent {
-		if p.remaining() < p.pol.MinItem || misses == maxMisses {
+	for round := 0; round < 3; round++ {
+		n := len(p.picks)
+		grown := p.handBack()
+		if err := p.fillRecent(ctx, src, recent); err != nil {
+			return err
+		}
+		if !grown && len(p.picks) == n && round > 0 {
 			break
 		}
-		pk, err := p.try(ctx, src, ci, share(p.pol.ItemShare), recent[k:])
+		// Recount: what was charged for headers, notes and files is an
+		// upper bound; the rendered text says what is really left.
+		exact := p.assemble(p.picks).Tokens
+		worst := p.counter.Count(renderHeader(p.worstHeader())) - p.counter.Count(renderHeader(p.header(len(p.picks), len(p.shown))))
+		if exact+worst+recountMargin >= p.used {
+			break
+		}
+		p.used = exact + worst + recountMargin
+	}
+	return nil
+}
+
+// recountMargin is kept free when the budget is recounted exactly: token
+// counts of joined texts may differ from their sum by a token here and
+// there.
+const recountMargin = 2
+
+// allWhole chooses every candidate whole when they all fit (counted
+// exactly); else it chooses nothing. Long chains are not tried: their
+// exchanges could not all fit.
+func (p *plan) allWhole(ctx context.Context, src Source) (bool, error) {
+	if len(p.cands)*minExchangeTokens > p.opts.Budget {
+		return false, nil
+	}
+	var all []int
+	for i := len(p.cands) - 1; i >= 0; i-- {
+		all = append(all, i)
+	}
+	// Cheap bounds first: the texts' bytes, then their tokens as counted.
+	bytes := 0
+	for k, ci := range all {
+		ev, err := p.event(ctx, src, ci, all[k:])
+		if err != nil {
+			return false, err
+		}
+		if bytes += len(ev.User) + len(ev.AI); bytes > maxBytesPerToken*p.opts.Budget {
+			return false, nil
+		}
+	}
+	var picks []*pick
+	keys := map[string]bool{}
+	used := 0
+	for _, ci := range all {
+		ev := p.events[p.tl[p.cands[ci].pos].Row]
+		key := ev.User + "\x00" + ev.AI
+		if keys[key] {
+			continue
+		}
+		keys[key] = true
+		st := stamp(ev.Timestamp, p.sess[ev.SessionID].oneDay())
+		a := p.cut.analyse(ev.User, ev.AI, func(u, a string) string { return renderExchange(st, u, a) }, false)
+		if used += a.full; used > p.opts.Budget {
+			return false, nil
+		}
+		picks = append(picks, &pick{cand: ci, ev: ev, user: a.user, ai: a.ai, block: a.block, tokens: a.full, full: a.full})
+	}
+	if pk := p.assemble(picks); pk.Tokens > p.opts.Budget {
+		return false, nil
+	}
+	for _, pk := range picks {
+		p.picked[pk.cand] = true
+		p.shown[pk.ev.SessionID]++
+	}
+	maps.Copy(p.keys, keys)
+	p.picks = picks
+	p.used = p.opts.Budget
+	return true, nil
+}
+
+// maxExactTries is how many candidates a recency fill may try by counting
+// the pack exactly, when the charge for what comes with an exchange (the
+// worst case of a gap note, a session header, its files) says it does not
+// fit but its block alone would.
+const maxExactTries = 4
+
+// tryExact adds candidate ci whole if the pack with it, counted exactly,
+// is within the budget. Its event must have been read (by try).
+func (p *plan) tryExact(ci int) bool {
+	if p.picked[ci] {
+		return false
+	}
+	ev, ok := p.events[p.tl[p.cands[ci].pos].Row]
+	if !ok || p.keys[ev.User+"\x00"+ev.AI] || len(ev.User)+len(ev.AI) > maxBytesPerToken*p.remaining() {
+		return false
+	}
+	st := stamp(ev.Timestamp, p.sess[ev.SessionID].oneDay())
+	a := p.cut.analyse(ev.User, ev.AI, func(u, a string) string { return renderExchange(st, u, a) }, false)
+	if a.full > p.remaining() {
+		return false
+	}
+	pk := &pick{cand: ci, ev: ev, user: a.user, ai: a.ai, block: a.block, tokens: a.full, full: a.full, rank: p.rank[ci]}
+	picks := append(slices.Clone(p.picks), pk)
+	exact := p.assemble(picks).Tokens
+	sessions := maps.Clone(p.shown)
+	sessions[ev.SessionID]++
+	worst := p.counter.Count(renderHeader(p.worstHeader())) - p.counter.Count(renderHeader(p.header(len(picks), len(sessions))))
+	if exact+recountMargin > p.opts.Budget {
+		return false
+	}
+	newFiles, filesCost := p.offerFiles(&p.files, ev.Files)
+	p.picks = picks
+	p.picked[ci] = true
+	p.keys[ev.User+"\x00"+ev.AI] = true
+	p.shown[ev.SessionID]++
+	p.files.add(newFiles, filesCost)
+	p.used = max(p.used, min(p.opts.Budget, exact+worst+recountMargin))
+	return true
+}
+
+// maxBytesPerToken bounds the bytes of text a token of cl100k_base-like
+// encodings stands for in practice (English prose averages about 4).
+const maxBytesPerToken = 12
+
+// minExchangeTokens is the fewest tokens an exchange's block takes.
+const minExchangeTokens = 8
+
+// handBack gives the room left to the chosen exchanges that were cut, most
+// relevant first (then in the order they were chosen): first each that now
+// fits whole is made whole, then each grows towards whole. It reports
+// whether any grew.
+func (p *plan) handBack() bool {
+	order := slices.Clone(p.picks)
+	slices.SortStableFunc(order, func(a, b *pick) int {
+		switch {
+		case a.rank > 0 && b.rank > 0:
+			return cmp.Compare(a.rank, b.rank)
+		case a.rank > 0:
+			return -1
+		case b.rank > 0:
+			return 1
+		}
+		return 0
+	})
+	grown := false
+	for _, pk := range order {
+		if pk.truncated && pk.full-pk.tokens <= p.remaining() {
+			grown = p.grow(pk, pk.full) || grown
+		}
+	}
+	for _, pk := range order {
+		if p.remaining() < p.pol.MinItem/2 {
+			break
+		}
+		if pk.truncated {
+			grown = p.grow(pk, pk.tokens+p.remaining()) || grown
+		}
+	}
+	return grown
+}
+
+// fillRecent adds the most recent candidates not chosen yet, newest
+// first: whole while they fit, then those that did not fit, cut to the
+// room left.
+func (p *plan) fillRecent(ctx context.Context, src Source, recent []int) error {
+	var later []int
+	misses, exact := 0, 0
+	for k, ci := range recent {
+		if p.remaining() < minExchangeTokens || misses == maxMisses {
+			break
+		}
+		if p.picked[ci] {
+			continue
+		}
+		pk, err := p.try(ctx, src, ci, p.remaining(), true, recent[k:])
 		if err != nil {
 			return err
 		}
+		if pk == nil && exact < maxExactTries {
+			exact++
+			if p.tryExact(ci) {
+				pk = p.picks[len(p.picks)-1]
+			}
+		}
 		if pk == nil && !p.picked[ci] {
+			later = append(later, ci)
 			misses++
 		} else {
 			misses = 0
+		}
+	}
+	p.lastCut = p.pol.MinItem / 2
+	defer func() { p.lastCut = 0 }()
+	for k, ci := range later {
+		if p.remaining() < p.pol.MinItem-p.lastCut {
+			break
+		}
+		if _, err := p.try(ctx, src, ci, p.remaining(), false, later[k:]); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -275,9 +486,10 @@ func (p *plan) choose(ctx context.Context, src Source) error {
 func (p *plan) remaining() int { return p.opts.Budget - p.used }
 
 // try adds candidate ci with at most room tokens for its block, if it is
-// not chosen yet, not a duplicate, and a useful part of it fits. next is
-// the list being walked from ci on, to read events in batches.
-func (p *plan) try(ctx context.Context, src Source, ci, room int, next []int) (*pick, error) {
+// not chosen yet, not a duplicate, and a useful part of it fits (with
+// wholeOnly, all of it). next is the list being walked from ci on, to read
+// events in batches.
+func (p *plan) try(ctx context.Context, src Source, ci, room int, wholeOnly bool, next []int) (*pick, error) {
 	if p.picked[ci] {
 		return nil, nil
 	}
@@ -301,17 +513,26 @@ func (p *plan) try(ctx context.Context, src Source, ci, room int, next []int) (*
 	newFiles, filesCost := p.offerFiles(&p.files, ev.Files)
 	extra += filesCost
 	room = min(room, p.remaining()-extra)
-	if room < p.pol.MinItem {
+	if least := p.pol.MinItem - p.lastCut; room < least || wholeOnly && room < minExchangeTokens {
 		return nil, nil
 	}
 	st := stamp(ev.Timestamp, p.sess[ev.SessionID].oneDay())
 	render := func(u, a string) string { return renderExchange(st, u, a) }
+	// A text of more than maxBytesPerToken bytes a token of the room
+	// cannot fit whole: no need to count it.
+	if wholeOnly && len(ev.User)+len(ev.AI) > maxBytesPerToken*room {
+		return nil, nil
+	}
+	full := p.cut.whole(ev.User, ev.AI, render)
+	if wholeOnly && full > room {
+		return nil, nil
+	}
 	cx, ok := p.cut.cut(ev.User, ev.AI, room, render)
 	if !ok {
 		return nil, nil
 	}
 	pk := &pick{cand: ci, ev: ev, user: cx.user, ai: cx.ai, truncated: cx.truncated, block: cx.block,
-		tokens: cx.tokens, extra: extra}
+		tokens: cx.tokens, full: full, rank: p.rank[ci], extra: extra}
 	p.picks = append(p.picks, pk)
 	p.picked[ci] = true
 	p.keys[key] = true
@@ -321,20 +542,22 @@ func (p *plan) try(ctx context.Context, src Source, ci, room int, next []int) (*
 	return pk, nil
 }
 
-// grow gives a cut exchange up to room tokens, as the budget allows.
-func (p *plan) grow(pk *pick, room int) {
+// grow gives a cut exchange up to room tokens, as the budget allows. It
+// reports whether the exchange grew.
+func (p *plan) grow(pk *pick, room int) bool {
 	room = min(room, pk.tokens+p.remaining())
 	if !pk.truncated || room <= pk.tokens {
-		return
+		return false
 	}
 	st := stamp(pk.ev.Timestamp, p.sess[pk.ev.SessionID].oneDay())
 	render := func(u, a string) string { return renderExchange(st, u, a) }
 	cx, ok := p.cut.cut(pk.ev.User, pk.ev.AI, room, render)
 	if !ok || cx.tokens <= pk.tokens {
-		return
+		return false
 	}
 	p.used += cx.tokens - pk.tokens
 	pk.user, pk.ai, pk.truncated, pk.block, pk.tokens = cx.user, cx.ai, cx.truncated, cx.block, cx.tokens
+	return true
 }
 
 // event returns candidate ci's event, reading it and the next few of the
@@ -469,6 +692,16 @@ func (p *plan) pack() *Pack {
 			pk.Text = p.counter.Truncate(pk.Text, budget)
 			pk.Tokens = p.counter.Count(pk.Text)
 			return pk
+		}
+		// Over: cut the last chosen exchange shorter, else drop it.
+		last := picks[len(picks)-1]
+		st := stamp(last.ev.Timestamp, p.sess[last.ev.SessionID].oneDay())
+		cx, ok := p.cut.cut(last.ev.User, last.ev.AI, last.tokens-(pk.Tokens-budget)-1,
+			func(u, a string) string { return renderExchange(st, u, a) })
+		if ok && cx.tokens < last.tokens {
+			picks = append(slices.Clone(picks[:len(picks)-1]), &pick{cand: last.cand, ev: last.ev, user: cx.user, ai: cx.ai,
+				truncated: cx.truncated, block: cx.block, tokens: cx.tokens, full: last.full, extra: last.extra})
+			continue
 		}
 		picks = picks[:len(picks)-1]
 	}

@@ -126,15 +126,28 @@ func TestSelection(t *testing.T) {
 	if _, ok := ids["C29"]; !ok {
 		t.Errorf("tail C29 missing: %v", users(p))
 	}
-	// The relevant exchange, cut to its relevant sentence with markers.
+	// The relevant exchange, whole: it fits in the room for the best.
 	rel, ok := ids["A3"]
 	if !ok {
 		t.Fatalf("relevant A3 missing:\n%s", p.Text)
 	}
-	if !rel.Truncated || !strings.Contains(rel.User, "The watcher test is flaky because fsnotify drops events under load.") ||
-		!strings.Contains(rel.User, Marker) {
-		t.Errorf("A3 not cut to its relevant part: %q", rel.User)
+	if rel.Truncated || !strings.Contains(rel.User, "The watcher test is flaky because fsnotify drops events under load.") {
+		t.Errorf("A3 not whole: %q", rel.User)
 	}
+	// With a budget too small for it whole, it is cut to its relevant
+	// sentence, and the marker says how much was left out.
+	p = build(t, m, Options{Session: "C", Query: "why is the watcher test flaky?", Budget: 500})
+	rel = Exchange{}
+	for _, e := range p.Exchanges {
+		if strings.Contains(e.User, "watcher test is flaky") {
+			rel = e
+		}
+	}
+	if !rel.Truncated || !strings.Contains(rel.User, "The watcher test is flaky because fsnotify drops events under load.") ||
+		!MarkerRE.MatchString(rel.User) {
+		t.Errorf("A3 not cut to its relevant part at 500 tokens: %q\n%s", rel.User, p.Text)
+	}
+	p = build(t, m, Options{Session: "C", Query: "why is the watcher test flaky?"})
 	// Chronological, grouped by session, with headers and omission notes.
 	for i := 1; i < len(p.Exchanges); i++ {
 		if p.Exchanges[i].Timestamp.Before(p.Exchanges[i-1].Timestamp) {
@@ -250,8 +263,9 @@ func TestDeterministic(t *testing.T) {
 }
 
 func TestRankerError(t *testing.T) {
-	m := (&memSource{rankErr: errors.New("boom")}).ex("A", 0, "a", "b").link("A", "S", 1)
-	if _, err := Build(ctx, m, Options{Session: "S", Query: "x"}); err == nil || !strings.Contains(err.Error(), "boom") {
+	// (Material that fits whole needs no ranking: make it too long.)
+	m := (&memSource{rankErr: errors.New("boom")}).ex("A", 0, long("a", 300), "b").link("A", "S", 1)
+	if _, err := Build(ctx, m, Options{Session: "S", Query: "x", Budget: 200}); err == nil || !strings.Contains(err.Error(), "boom") {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -5,7 +5,9 @@ package main
 // is indexed and embedded in a fresh workspace, and resume is run on its
 // resume_session with the question as the query and a budget of 2000
 // tokens. An evidence exchange counts only if the pack keeps at least 200
-// characters of it (all of it when it is shorter).
+// characters of it (all of it when it is shorter); the stricter measure
+// (recall_whole, evidence_whole) counts only evidence kept whole, not cut:
+// what an agent can rely on.
 //
 // Compared in the same run, on the same candidates (the chain's exchanges
 // before resume_session, whose own exchanges are in the agent's context)
@@ -69,19 +71,20 @@ const (
 type resumeVariant struct {
 	Name string
 	// pack fills the budget for one question; it returns what it shows.
-	pack func(ctx context.Context, ws *workspace, q question, chainRows []index.Event) ([]resume.Exchange, time.Duration, error)
+	// tokens is the pack's size (0 when the variant renders no text).
+	pack func(ctx context.Context, ws *workspace, q question, chainRows []index.Event) (ex []resume.Exchange, tokens int, lat time.Duration, err error)
 }
 
 func resumeVariants() []resumeVariant {
-	build := func(rank func(ws *workspace, q question) (resume.Ranker, error), depth int) func(context.Context, *workspace, question, []index.Event) ([]resume.Exchange, time.Duration, error) {
-		return func(ctx context.Context, ws *workspace, q question, _ []index.Event) ([]resume.Exchange, time.Duration, error) {
+	build := func(rank func(ws *workspace, q question) (resume.Ranker, error), depth int) func(context.Context, *workspace, question, []index.Event) ([]resume.Exchange, int, time.Duration, error) {
+		return func(ctx context.Context, ws *workspace, q question, _ []index.Event) ([]resume.Exchange, int, time.Duration, error) {
 			r, err := rank(ws, q)
 			if err != nil {
-				return nil, 0, err
+				return nil, 0, 0, err
 			}
 			pol, err := resumePolicy()
 			if err != nil {
-				return nil, 0, err
+				return nil, 0, 0, err
 			}
 			start := time.Now()
 			p, err := resume.Build(ctx, &resume.IndexSource{DB: ws.db, Ranker: r},
@@ -89,12 +92,12 @@ func resumeVariants() []resumeVariant {
 					IncludeCurrent: q.ResumeIncludeCurrent})
 			lat := time.Since(start)
 			if err != nil {
-				return nil, 0, err
+				return nil, 0, 0, err
 			}
 			if p.Tokens > p.Budget {
-				return nil, 0, fmt.Errorf("pack of %d tokens over the budget of %d", p.Tokens, p.Budget)
+				return nil, 0, 0, fmt.Errorf("pack of %d tokens over the budget of %d", p.Tokens, p.Budget)
 			}
-			return p.Exchanges, lat, nil
+			return p.Exchanges, p.Tokens, lat, nil
 		}
 	}
 	// The question is asked at its query_time: "two weeks ago" is read
@@ -124,7 +127,11 @@ func resumeVariants() []resumeVariant {
 type resumeScore struct {
 	Any          bool
 	Found, Total int
+	WholeAny     bool // an evidence exchange shown whole
+	Whole        int  // evidence exchanges shown whole
 	Shown        int
+	Cut          int // exchanges shown cut
+	Tokens       int // of the pack, 0 when not rendered
 	Latency      time.Duration
 }
 
@@ -147,13 +154,13 @@ func runResumeEval(ctx context.Context, c *config, qs []question) error {
 			return fmt.Errorf("question %s: %w", q.QID, err)
 		}
 		for vi, v := range vs {
-			got, lat, err := v.pack(ctx, ws, q, cand)
+			got, tokens, lat, err := v.pack(ctx, ws, q, cand)
 			if err != nil {
 				done()
 				return fmt.Errorf("question %s, %s: %w", q.QID, v.Name, err)
 			}
 			s := scoreResume(got, full, q)
-			s.Latency = lat
+			s.Latency, s.Tokens = lat, tokens
 			scores[vi] = append(scores[vi], s)
 		}
 		byType[q.Type] = append(byType[q.Type], i)
@@ -167,7 +174,11 @@ func runResumeEval(ctx context.Context, c *config, qs []question) error {
 		Variant        string             `json:"variant"`
 		RecallAny      float64            `json:"recall_any"`
 		EvidenceRecall float64            `json:"evidence_recall"`
+		RecallWhole    float64            `json:"recall_any_whole"`
+		EvidenceWhole  float64            `json:"evidence_whole"`
 		MeanShown      float64            `json:"mean_exchanges_shown"`
+		MeanTokens     float64            `json:"mean_tokens,omitempty"`
+		Truncated      float64            `json:"mean_truncated"`
 		ByType         map[string]float64 `json:"recall_any_by_type"`
 		LatencyP50     float64            `json:"latency_p50_ms,omitempty"`
 		LatencyP95     float64            `json:"latency_p95_ms,omitempty"`
@@ -175,15 +186,21 @@ func runResumeEval(ctx context.Context, c *config, qs []question) error {
 	var sums []resumeSummary
 	for vi, v := range vs {
 		s := resumeSummary{Variant: v.Name, ByType: map[string]float64{}}
-		var hits, found, total, shown int
+		var hits, found, total, shown, wholeHits, whole, tokens, cut int
 		var lats []time.Duration
 		for _, r := range scores[vi] {
 			if r.Any {
 				hits++
 			}
+			if r.WholeAny {
+				wholeHits++
+			}
+			whole += r.Whole
 			found += r.Found
 			total += r.Total
 			shown += r.Shown
+			tokens += r.Tokens
+			cut += r.Cut
 			if r.Latency > 0 {
 				lats = append(lats, r.Latency)
 			}
@@ -191,7 +208,11 @@ func runResumeEval(ctx context.Context, c *config, qs []question) error {
 		n := len(scores[vi])
 		s.RecallAny = float64(hits) / float64(n)
 		s.EvidenceRecall = float64(found) / float64(max(1, total))
+		s.RecallWhole = float64(wholeHits) / float64(n)
+		s.EvidenceWhole = float64(whole) / float64(max(1, total))
 		s.MeanShown = float64(shown) / float64(n)
+		s.MeanTokens = float64(tokens) / float64(n)
+		s.Truncated = float64(cut) / float64(n)
 		for t, idx := range byType {
 			h := 0
 			for _, i := range idx {
@@ -218,20 +239,25 @@ func runResumeEval(ctx context.Context, c *config, qs []question) error {
 	fmt.Fprintf(c.stdout, "resume on %d questions of %s (embedder %s), budget %d tokens (%s)\n",
 		len(qs), c.data, search.SpaceIdentity(c.emb), resumeEvalBudget, resume.DefaultEncoding)
 	fmt.Fprintf(c.stdout, "recall_any: an evidence exchange in the pack with >= %d characters kept (all when shorter); "+
-		"evidence: share of evidence exchanges so kept; latency: one resume, per question\n\n", resumeEvalMinChars)
+		"evidence: share of evidence exchanges so kept;\nany_whole, ev_whole: the same, counting only evidence kept whole (not cut); latency: one resume, per question\n\n", resumeEvalMinChars)
 	types := make([]string, 0, len(byType))
 	for t := range byType {
 		types = append(types, t)
 	}
 	sort.Strings(types)
 	w := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(w, "variant\trecall_any\tevidence\tshown\tp50 ms\tp95 ms\t")
+	fmt.Fprint(w, "variant\trecall_any\tevidence\tany_whole\tev_whole\tshown\tcut\ttokens\tp50 ms\tp95 ms\t")
 	for _, t := range types {
 		fmt.Fprintf(w, "%s (%d)\t", shortType(t), len(byType[t]))
 	}
 	fmt.Fprintln(w)
 	for _, s := range sums {
-		fmt.Fprintf(w, "%s\t%.3f\t%.3f\t%.1f\t", s.Variant, s.RecallAny, s.EvidenceRecall, s.MeanShown)
+		fmt.Fprintf(w, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t%.1f\t", s.Variant, s.RecallAny, s.EvidenceRecall, s.RecallWhole, s.EvidenceWhole, s.MeanShown, s.Truncated)
+		if s.MeanTokens > 0 {
+			fmt.Fprintf(w, "%.0f\t", s.MeanTokens)
+		} else {
+			fmt.Fprint(w, "-\t")
+		}
 		if s.LatencyP50 > 0 {
 			fmt.Fprintf(w, "%.1f\t%.1f\t", s.LatencyP50, s.LatencyP95)
 		} else {
@@ -290,11 +316,11 @@ func resumeCandidates(ctx context.Context, ws *workspace, q question) ([]index.E
 // fillBaseline fills the budget with whole exchanges in the order given,
 // each costing its tokens as a pack would show it, skipping those that no
 // longer fit.
-func fillBaseline(order func(q question, evs []index.Event) []index.Event) func(context.Context, *workspace, question, []index.Event) ([]resume.Exchange, time.Duration, error) {
-	return func(_ context.Context, _ *workspace, q question, evs []index.Event) ([]resume.Exchange, time.Duration, error) {
+func fillBaseline(order func(q question, evs []index.Event) []index.Event) func(context.Context, *workspace, question, []index.Event) ([]resume.Exchange, int, time.Duration, error) {
+	return func(_ context.Context, _ *workspace, q question, evs []index.Event) ([]resume.Exchange, int, time.Duration, error) {
 		c, err := resume.NewCounter("")
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		left := resumeEvalBudget - 40 // about a pack header's worth
 		var got []resume.Exchange
@@ -306,7 +332,7 @@ func fillBaseline(order func(q question, evs []index.Event) []index.Event) func(
 			left -= n
 			got = append(got, resume.Exchange{ID: e.EventID, SessionID: e.SessionID, Timestamp: e.Timestamp, User: e.User, AI: e.AI})
 		}
-		return got, 0, nil
+		return got, 0, 0, nil
 	}
 }
 
@@ -316,15 +342,22 @@ func scoreResume(got []resume.Exchange, full map[string]int, q question) resumeS
 	s := resumeScore{Total: len(q.Evidence), Shown: len(got)}
 	found := map[string]bool{}
 	for _, e := range got {
+		if e.Truncated {
+			s.Cut++
+		}
 		id := q.canon(e.ID)
 		if !slices.Contains(q.Evidence, id) || found[id] {
 			continue
 		}
-		kept := utf8.RuneCountInString(strings.ReplaceAll(e.User+e.AI, resume.Marker, ""))
+		kept := utf8.RuneCountInString(resume.StripMarkers(e.User + e.AI))
 		if kept >= min(resumeEvalMinChars, full[id]) {
 			found[id] = true
 			s.Found++
 			s.Any = true
+		}
+		if !e.Truncated {
+			s.Whole++
+			s.WholeAny = true
 		}
 	}
 	return s

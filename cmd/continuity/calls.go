@@ -118,6 +118,20 @@ func handleSearch(ctx context.Context, eng *engine, raw json.RawMessage) (any, e
 		q.MinScore = m
 	}
 	floor := eng.searcher.Floor(q)
+	// An unknown session is an error, as for resume and export: an empty
+	// result would read as "nothing relevant" when the id is mistyped.
+	for _, id := range []string{req.Session, req.Chain} {
+		if id == "" {
+			continue
+		}
+		ok, err := eng.db.SessionExists(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, server.BadRequest(unknownSession(id))
+		}
+	}
 	res, err := eng.searcher.Search(ctx, q)
 	if errors.Is(err, search.ErrEmptyQuery) {
 		return nil, server.BadRequest(errors.New("empty query: give words to search for"))
@@ -160,13 +174,31 @@ func handleResume(ctx context.Context, eng *engine, raw json.RawMessage) (any, e
 	})
 	switch {
 	case errors.Is(err, resume.ErrUnknownSession):
-		return nil, server.BadRequest(fmt.Errorf("unknown session %q (see 'continuity sessions')", req.Session))
+		return nil, server.BadRequest(unknownSession(req.Session))
 	case errors.Is(err, resume.ErrNoSessions):
 		return nil, server.BadRequest(err)
 	case err != nil:
 		return nil, err
 	}
 	return pack, nil
+}
+
+// unknownSession is the error for a session the index does not know, the
+// same for every command (exit code 2 on the command line).
+func unknownSession(id string) error {
+	return fmt.Errorf("unknown session %q (see 'continuity sessions')", id)
+}
+
+// latestIncludesCurrent is the one meaning of resume's include-current,
+// for the command line and MCP alike: as asked when asked; else true with
+// latest (the caller starts a new session: none of the latest session's
+// exchanges are in its window), false with a session id (the caller's own
+// session, whose exchanges since its latest reset are).
+func latestIncludesCurrent(latest bool, asked *bool) bool {
+	if asked != nil {
+		return *asked
+	}
+	return latest
 }
 
 func handleSessions(ctx context.Context, eng *engine, _ json.RawMessage) (any, error) {

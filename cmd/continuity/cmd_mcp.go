@@ -284,10 +284,7 @@ func newMCPServer(p paths, log, sdkLog *slog.Logger) *mcp.Server {
 		case in.Budget < 0:
 			return nil, nil, fmt.Errorf("budget %d: must be a positive number of tokens", in.Budget)
 		}
-		includeCurrent := in.Latest
-		if in.IncludeCurrent != nil {
-			includeCurrent = *in.IncludeCurrent
-		}
+		includeCurrent := latestIncludesCurrent(in.Latest, in.IncludeCurrent)
 		var pack resume.Pack
 		err := query(ctx, p, "resume", resumeRequest{Session: in.SessionID, Latest: in.Latest, Query: in.Query,
 			Budget: in.Budget, IncludeCurrent: includeCurrent}, &pack)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 
 	"github.com/praxis-os/continuity/resume"
@@ -15,16 +16,21 @@ over the token budget (counted with a real tokenizer, headers included).
 
 It draws from the session and the sessions it resumes (session_resume links,
 followed back), leaves out the session's exchanges after its latest
-context_reset (still in the agent's window; --include-current adds them),
+context_reset (still in the agent's window; --include-current adds them;
+with --latest they are included unless --include-current=false: --latest is
+for a new session, which has none of them in its window),
 always shows what was being done just before that boundary, then the
-exchanges most relevant to --query, then the most recent ones. Long
-exchanges are cut to their relevant part, marked […]. See protocol.md,
-"Resume semantics".`)
+exchanges most relevant to --query (the best whole), then the most recent
+ones, until the budget is used; when everything fits, everything is shown
+whole. A long exchange is cut on line and sentence boundaries to its
+relevant part, each cut saying how much was left out ("[… 1,234
+characters cut]"), code fences closed. See protocol.md, "Resume
+semantics".`)
 	session := fs.String("session", "", "the session to resume into (the agent's current session)")
-	latest := fs.Bool("latest", false, "resume into the session of the most recent event in the workspace")
+	latest := fs.Bool("latest", false, "resume the session of the most recent event in the workspace, as a new session does (implies --include-current)")
 	q := fs.String("query", "", "what the agent is about to do: steers the selection")
 	budget := fs.Int("budget", resume.DefaultBudget, "most tokens of the whole text")
-	includeCurrent := fs.Bool("include-current", false, "also offer the exchanges after the session's latest context reset")
+	includeCurrent := fs.Bool("include-current", false, "also offer the exchanges after the session's latest context reset (default: true with --latest, false with --session)")
 	maxDepth := fs.Int("max-depth", resume.DefaultMaxDepth, "most session_resume links followed back")
 	tokenizer := fs.String("tokenizer", resume.DefaultEncoding, "token counting: an encoding (cl100k_base, o200k_base, p50k_base, r50k_base) or a model name (gpt-4o, ...)")
 	asJSON := fs.Bool("json", false, `print JSON: {"session_id", "chain", "budget", "tokens", "exchanges": [{"id", "session_id", "timestamp", "user", "ai", "truncated"}], "omitted", "files", "text", ...}`)
@@ -44,6 +50,16 @@ exchanges are cut to their relevant part, marked […]. See protocol.md,
 	case *maxDepth <= 0:
 		return usageError("--max-depth %d: must be positive", *maxDepth)
 	}
+	// --latest means a new session resuming the latest one: its exchanges
+	// are not in the caller's window (the same default as MCP's
+	// resume_context).
+	var asked *bool
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "include-current" {
+			asked = includeCurrent
+		}
+	})
+	*includeCurrent = latestIncludesCurrent(*latest, asked)
 	if _, err := resume.NewCounter(*tokenizer); err != nil {
 		return usageError("--tokenizer: %v", err)
 	}
@@ -61,11 +77,10 @@ exchanges are cut to their relevant part, marked […]. See protocol.md,
 		return err
 	}
 	if len(pack.Exchanges) == 0 && pack.InContext > 0 {
-		// The pack is for pasting, so the hint goes to stderr: the usual
-		// case is an agent in a new session resuming --latest, whose
-		// previous session has no reset.
+		// The pack is for pasting, so the hint goes to stderr: an agent in
+		// a new session that named the previous session with --session.
 		fmt.Fprintf(e.stderr, "continuity: the %d exchanges of %s after its latest context reset count as still in the agent's context; "+
-			"--include-current includes them (for an agent that starts a new session)\n", pack.InContext, pack.SessionID)
+			"--include-current includes them (for an agent that starts a new session; --latest does so by default)\n", pack.InContext, pack.SessionID)
 	}
 	if *asJSON {
 		return printJSON(e.stdout, pack)

@@ -75,7 +75,12 @@ func TestResumeCommand(t *testing.T) {
 			notOut: []string{"Still there?"},
 		},
 		{name: "include current", args: []string{"resume", "--session", "new", "--include-current"}, out: []string{"User: Still there?"}},
-		{name: "latest is new", args: []string{"resume", "--latest", "--query", "flaky test"}, out: []string{"# Resume context for session new"}},
+		// --latest is a new session resuming the latest one: all of it,
+		// as over MCP; --include-current=false says otherwise.
+		{name: "latest is new", args: []string{"resume", "--latest", "--query", "flaky test"},
+			out: []string{"# Resume context for session new", "User: Still there?"}},
+		{name: "latest without current", args: []string{"resume", "--latest", "--include-current=false"},
+			out: []string{"# Resume context for session new"}, notOut: []string{"Still there?"}},
 		{name: "nothing to resume", args: []string{"resume", "--session", "alone"}, out: []string{"Nothing to resume"},
 			errText: "--include-current includes them"},
 		{name: "unknown session", args: []string{"resume", "--session", "nope"}, code: 2, errText: `unknown session "nope"`},
@@ -174,5 +179,28 @@ func TestResumeThroughDaemon(t *testing.T) {
 	}
 	if s, _, _ := ws.cli("sessions", "--json"); s != sessionsViaDaemon {
 		t.Errorf("sessions differ:\n%s\n%s", s, sessionsViaDaemon)
+	}
+}
+
+// An unknown session fails the same way for every command that takes one:
+// the same message on stderr, exit code 2.
+func TestUnknownSessionEverywhere(t *testing.T) {
+	root, _ := resumeWorkspace(t)
+	want := `unknown session "nope" (see 'continuity sessions')`
+	for _, args := range [][]string{
+		{"resume", "--session", "nope"},
+		{"export", "--session", "nope"},
+		{"search", "--session", "nope", "build"},
+		{"search", "--chain", "nope", "build"},
+		{"search", "--session", "nope", "--json", "build"},
+	} {
+		out, errs, code := runCLI(t, "", append([]string{"--root", root}, args...)...)
+		if code != 2 || !strings.Contains(errs, want) || out != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", args, code, out, errs, want)
+		}
+	}
+	// A known session still searches.
+	if out, errs, code := runCLI(t, "", "--root", root, "search", "--session", "old", "build"); code != 0 || !strings.Contains(out, "build") {
+		t.Errorf("search --session old: exit %d\n%s\n%s", code, out, errs)
 	}
 }

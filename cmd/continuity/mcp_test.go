@@ -271,6 +271,10 @@ func TestMCPServer(t *testing.T) {
 	if pack.SessionID != "s1" || len(pack.Exchanges) != 1 || !strings.Contains(resultText(res), "日本語") {
 		t.Errorf("resume_context latest: %+v\n%s", pack, resultText(res))
 	}
+	// The command line's --latest means the same: the same pack.
+	if out, errs, code := ws.cli("resume", "--latest"); code != 0 || out != pack.Text {
+		t.Errorf("resume --latest on the command line differs from MCP's (exit %d, %s):\n%s\nMCP:\n%s", code, errs, out, pack.Text)
+	}
 	ws.appendRaw("session-s2.jsonl", []byte(`{"type":"session_resume","previous_session":"old","new_session":"s2"}`+"\n"))
 	eventually(t, 10*time.Second, "the resume link indexed", func() bool {
 		for _, s := range m.sessions(t).Sessions {
@@ -296,6 +300,7 @@ func TestMCPServer(t *testing.T) {
 	m.fails(t, "log_exchange", map[string]any{"session_id": "", "user": "u", "ai": "a"}, "session")
 	m.fails(t, "log_exchange", map[string]any{"session_id": "s1", "user": "u", "ai": "a", "bogus": true}, "bogus")
 	m.fails(t, "resume_context", map[string]any{"session_id": "nope"}, "unknown session")
+	m.fails(t, "search_conversations", map[string]any{"query": "parser", "session": "nope"}, `unknown session "nope"`)
 	m.fails(t, "resume_context", map[string]any{}, "session_id")
 	m.fails(t, "resume_context", map[string]any{"session_id": "s1", "latest": true}, "not both")
 	m.fails(t, "resume_context", map[string]any{"session_id": "s1", "budget": -3}, "budget")
