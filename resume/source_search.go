@@ -19,11 +19,15 @@ func SearchRanker(s *search.Searcher) Ranker { return SearchRankerAt(s, time.Tim
 // relative times it names ("what we did last week") are read against at
 // (see search.Query.Now); the zero time means now.
 func SearchRankerAt(s *search.Searcher, at time.Time) Ranker {
+	noFloor := 0.0
 	return RankFunc(func(ctx context.Context, query string, sessions []string, limit int) ([]int64, error) {
 		if len(sessions) == 0 {
 			return nil, nil
 		}
-		res, err := s.Search(ctx, search.Query{Text: query, Chain: sessions[0], Limit: min(limit, search.MaxLimit), Now: at})
+		// No score floor: the floor decides whether a search shows
+		// anything at all; resume only needs the order, and an exchange
+		// under the floor still beats an unrelated recent one.
+		res, err := s.Search(ctx, search.Query{Text: query, Chain: sessions[0], Limit: min(limit, search.MaxLimit), Now: at, MinScore: &noFloor})
 		if errors.Is(err, search.ErrEmptyQuery) || errors.Is(err, index.ErrNoFullText) {
 			// No query ranking possible (the full-text index is being
 			// rebuilt and no vector answered): recency alone chooses.

@@ -272,8 +272,8 @@ func TestMCPServer(t *testing.T) {
 		t.Errorf("resume_context latest: %+v\n%s", pack, resultText(res))
 	}
 	// The command line's --latest means the same: the same pack.
-	if out, errs, code := ws.cli("resume", "--latest"); code != 0 || out != pack.Text {
-		t.Errorf("resume --latest on the command line differs from MCP's (exit %d, %s):\n%s\nMCP:\n%s", code, errs, out, pack.Text)
+	if out, errs, code := ws.cli("resume", "--latest"); code != 0 || out != resultText(res) {
+		t.Errorf("resume --latest on the command line differs from MCP's (exit %d, %s):\n%s\nMCP:\n%s", code, errs, out, resultText(res))
 	}
 	ws.appendRaw("session-s2.jsonl", []byte(`{"type":"session_resume","previous_session":"old","new_session":"s2"}`+"\n"))
 	eventually(t, 10*time.Second, "the resume link indexed", func() bool {
