@@ -82,25 +82,14 @@ var (
 // messages and for the session id when no record carries one.
 func ParseClaudeCode(r io.Reader, name string) Parsed {
 	var out Parsed
-	br := bufio.NewReaderSize(r, 1<<16)
+	lines := newRecords(r, name, &out.Problems)
 	sessions := map[string]*Session{}
 	var order []*Session
 	var sidechain, records int
 	lastPrompt := map[string]*Item{}
-	for lineNo := 1; ; lineNo++ {
-		line, tooLong, err := readLine(br, maxNativeLine)
-		if len(line) == 0 && err != nil {
-			if err != io.EOF {
-				out.Problems = append(out.Problems, Problem{File: name, Line: lineNo, Reason: "read: " + err.Error()})
-			}
-			break
-		}
-		if tooLong {
-			out.Problems = append(out.Problems, Problem{File: name, Line: lineNo, Reason: fmt.Sprintf("record over %d bytes, skipped", maxNativeLine)})
-			continue
-		}
-		t := bytes.TrimSpace(line)
-		if len(t) == 0 || bytes.HasPrefix(t, []byte("//")) {
+	for lines.Next() {
+		lineNo, t := lines.Line(), lines.Bytes()
+		if bytes.HasPrefix(t, []byte("//")) {
 			continue
 		}
 		var rec ccRecord

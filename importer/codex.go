@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"path/filepath"
 	"regexp"
@@ -96,26 +95,13 @@ func ParseCodex(r io.Reader, name string) Parsed {
 		p    codexPayload
 	}
 	var recs []rec
-	br := bufio.NewReaderSize(r, 1<<16)
+	lines := newRecords(r, name, &out.Problems)
 	sid := ""
 	var previous []string
 	haveUserEvents, haveAssistantItems := false, false
-	for lineNo := 1; ; lineNo++ {
-		line, tooLong, err := readLine(br, maxNativeLine)
-		if len(line) == 0 && err != nil {
-			if err != io.EOF {
-				out.Problems = append(out.Problems, Problem{File: name, Line: lineNo, Reason: "read: " + err.Error()})
-			}
-			break
-		}
-		if tooLong {
-			out.Problems = append(out.Problems, Problem{File: name, Line: lineNo, Reason: fmt.Sprintf("record over %d bytes, skipped", maxNativeLine)})
-			continue
-		}
-		t := bytes.TrimSpace(line)
-		if len(t) == 0 {
-			continue
-		}
+	for lines.Next() {
+		lineNo, t := lines.Line(), lines.Bytes()
+
 		var l codexLine
 		if err := json.Unmarshal(t, &l); err != nil {
 			out.Problems = append(out.Problems, Problem{File: name, Line: lineNo, Reason: "not a JSON record: " + shortErr(err)})
