@@ -108,7 +108,7 @@ func benchQuery(ctx context.Context, bin, tmp string, n int) error {
 	}
 	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) }
 	q := func(ds []time.Duration, p int) time.Duration { return ds[len(ds)*p/100] }
-	fmt.Printf("%d exchanges, builtin embedder, 200 queries through the daemon socket\n", n)
+	fmt.Printf("%d exchanges, the default embedder, 200 queries through the daemon socket\n", n)
 	fmt.Printf("daemon start-to-ready (vector space loaded, nothing re-embedded): %s\n", ready.Round(time.Millisecond))
 	fmt.Printf("daemon RSS after the queries: %.1f MiB\n", float64(rss)/1024)
 	fmt.Printf("search bm25 only (baseline): p50 %s ms, p95 %s ms\n", ms(q(bm25, 50)), ms(q(bm25, 95)))
