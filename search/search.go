@@ -625,6 +625,35 @@ func (s *Searcher) filter(ctx context.Context, q Query) (f index.Filter, none bo
 	return f, false, nil
 }
 
+// VectorsMissing says why a query is answered without vectors, "" when
+// the vector side takes part: no embedder configured, the space still
+// loading (a daemon that just started), no vector stored yet, the embedder
+// not reached yet, or the space of a new embedder still being built.
+// Callers show it next to the results, so that an empty or lexical-only
+// answer is never mistaken for "nothing similar".
+func (s *Searcher) VectorsMissing() string {
+	if s.emb == nil || s.space == nil {
+		return "no embedder is configured: lexical (BM25) ranking only"
+	}
+	return vectorsMissing(s.emb, s.space())
+}
+
+func vectorsMissing(e embed.Embedder, v *Vectors) string {
+	switch {
+	case v == nil:
+		return "the vector space is still loading (the daemon just started, or cannot reach its embedder): lexical (BM25) ranking only for now"
+	// Dimension 0: a remote embedder that has not reached its server yet;
+	// asking for its identity would probe the server on every search.
+	case e.Dimension() == 0:
+		return "the embedder has not been reached yet: lexical (BM25) ranking only for now"
+	case v.Identity() != SpaceIdentity(e):
+		return "the vectors of " + SpaceIdentity(e) + " are still being built: lexical (BM25) ranking only for now ('continuity status' shows the progress)"
+	case v.Len() == 0:
+		return "no exchange has a vector yet: lexical (BM25) ranking only for now ('continuity status' shows the progress)"
+	}
+	return ""
+}
+
 // vectorCandidates embeds the query once and returns its nearest
 // neighbours under each filter, in order; nothing when there is no vector
 // space of the embedder's identity (none yet, or still being built for a
@@ -635,9 +664,7 @@ func (s *Searcher) vectorCandidates(ctx context.Context, text string, depth int,
 		return out, nil
 	}
 	v := s.space()
-	// Dimension 0: a remote embedder that has not reached its server yet;
-	// asking for its identity would probe the server on every search.
-	if v == nil || v.Len() == 0 || s.emb.Dimension() == 0 || v.Identity() != SpaceIdentity(s.emb) {
+	if vectorsMissing(s.emb, v) != "" {
 		return out, nil
 	}
 	qv, err := s.emb.Embed(ctx, []string{text})

@@ -506,3 +506,37 @@ func TestScoresAndFloor(t *testing.T) {
 		}
 	}
 }
+
+// TestVectorsMissing: a query answered without vectors says why, for each
+// state of the vector side, and says nothing once the space is searchable.
+func TestVectorsMissing(t *testing.T) {
+	f := newFixture(t)
+	f.commit(exchange("a", "s", at(0), "deploy the service", "ok"))
+	e := builtin(t, 64)
+	other := builtin(t, 32)
+	loaded := drain(t, f.db, e).Vectors()
+	empty := NewVectors(SpaceIdentity(e))
+	for _, tc := range []struct {
+		name  string
+		emb   embed.Embedder
+		space func() *Vectors
+		want  string // a word of the reason; "" for none
+	}{
+		{"no embedder", nil, nil, "no embedder"},
+		{"loading", e, func() *Vectors { return nil }, "loading"},
+		{"new embedder being built", other, func() *Vectors { return loaded }, "being built"},
+		{"no vector yet", e, func() *Vectors { return empty }, "no exchange has a vector"},
+		{"searchable", e, func() *Vectors { return loaded }, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := New(Config{DB: f.db, Embedder: tc.emb, Vectors: tc.space})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := s.VectorsMissing()
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Fatalf("VectorsMissing() = %q, want one saying %q", got, tc.want)
+			}
+		})
+	}
+}

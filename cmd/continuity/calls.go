@@ -60,6 +60,10 @@ type searchResponse struct {
 	TimeSpan *timeSpan `json:"time_span,omitempty"`
 	// MinScore is the floor the results were held to.
 	MinScore float64 `json:"min_score"`
+	// VectorsMissing says why vectors took no part in a hybrid or vector
+	// query (the space still loading, being built, no embedder); absent
+	// when they did, and for --mode bm25.
+	VectorsMissing string `json:"vectors_missing,omitempty"`
 }
 
 // timeSpan is a search.TimeRef in JSON.
@@ -143,6 +147,9 @@ func handleSearch(ctx context.Context, eng *engine, raw json.RawMessage) (any, e
 		res = []search.Result{}
 	}
 	resp := searchResponse{Query: req.Query, Results: res, MinScore: floor}
+	if q.Mode != search.ModeLexical {
+		resp.VectorsMissing = eng.searcher.VectorsMissing()
+	}
 	if ref, ok := eng.searcher.TimeSpan(q); ok {
 		resp.TimeSpan = &timeSpan{Phrase: ref.Phrase, From: ref.From, To: ref.To}
 	}

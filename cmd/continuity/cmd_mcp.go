@@ -338,6 +338,9 @@ func newMCPServer(p paths, log, sdkLog *slog.Logger) *mcp.Server {
 			text := fmt.Sprintf("Nothing relevant found: no past exchange in this workspace matches %q with a score of %.2f or more. "+
 				"The history may not hold it: do not assume it was discussed. (Other words, or min_score 0 for the weakest matches, may find something.)",
 				in.Query, resp.MinScore)
+			if resp.VectorsMissing != "" {
+				text += " Note: " + resp.VectorsMissing + "; a search by meaning may find more later."
+			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, mcpSearch(&resp), nil
 		}
 		return nil, mcpSearch(&resp), nil

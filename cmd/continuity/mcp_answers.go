@@ -47,11 +47,14 @@ type mcpSearchOut struct {
 	Query    string   `json:"query"`
 	Results  []mcpHit `json:"results"`
 	TimeSpan *mcpSpan `json:"time_span,omitempty"`
+	// VectorsMissing: why the ranking was lexical only (vectors loading
+	// or being built), absent when vectors took part.
+	VectorsMissing string `json:"vectors_missing,omitempty"`
 }
 
 // mcpSearch is a search answer for MCP.
 func mcpSearch(r *searchResponse) *mcpSearchOut {
-	out := &mcpSearchOut{Query: r.Query, Results: []mcpHit{}}
+	out := &mcpSearchOut{Query: r.Query, Results: []mcpHit{}, VectorsMissing: r.VectorsMissing}
 	for _, h := range r.Results {
 		out.Results = append(out.Results, mcpHit{ID: h.ID, SessionID: h.SessionID, Timestamp: mcpTime(h.Timestamp),
 			User: h.User, AI: h.AI, Score: math.Round(h.Score*1e4) / 1e4, File: h.File, Line: h.Line})
