@@ -160,11 +160,14 @@ func sortTimeline(es []TimelineEntry) {
 // timestamp, then row id) that has a session, "" when there is none.
 func (db *DB) LatestSession(ctx context.Context) (string, error) {
 	var s string
-	// sessions.last_ts is the latest timestamp of an event with a
-	// session: only the events at that time need looking at.
-	err := db.r.QueryRowContext(ctx, `SELECT session_id FROM events
-		WHERE ts = (SELECT max(last_ts) FROM sessions) AND session_id IS NOT NULL
-		ORDER BY id DESC LIMIT 1`).Scan(&s)
+	// sessions.last_ts is the latest timestamp of each session's events:
+	// only the sessions whose last_ts is the greatest have an event at
+	// that time, and events_session_ts finds those events (a lookup by
+	// ts alone would scan every event: no index starts with ts).
+	err := db.r.QueryRowContext(ctx, `SELECT e.session_id FROM
+		(SELECT id, last_ts FROM sessions WHERE last_ts = (SELECT max(last_ts) FROM sessions)) AS s
+		JOIN events AS e INDEXED BY events_session_ts ON e.session_id = s.id AND e.ts = s.last_ts
+		ORDER BY e.id DESC LIMIT 1`).Scan(&s)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
