@@ -5,7 +5,10 @@
 //	go run -tags sqlite_fts5 ./cmd/continuity-bench ingest  [--lines 100000] [--data short,longmemeval] [--runs 3] [--embed]
 //	go run -tags sqlite_fts5 ./cmd/continuity-bench latency [--lines 1000]
 //	go run -tags sqlite_fts5 ./cmd/continuity-bench idle    [--seconds 10]
-//	go run -tags sqlite_fts5 ./cmd/continuity-bench query   [--lines 10000]
+//	go run -tags sqlite_fts5 ./cmd/continuity-bench query   [--lines 10000] [--vectors seed|embed]
+//
+// query --lines 1000000 is the 1M-exchange run (not in CI: ~2.5 GB of logs,
+// ~6 GB of index, tens of minutes).
 package main
 
 import (
@@ -31,6 +34,7 @@ func main() {
 	data := fs.String("data", "short,longmemeval", "ingest: kinds of lines, comma-separated: short (~300-byte exchanges), longmemeval (the LongMemEval conversations, repeated)")
 	runs := fs.Int("runs", 1, "ingest: rounds of (naive loaders, ingest), each with its own ratios")
 	embed := fs.Bool("embed", false, "ingest: also time computing the vectors with the default embedder")
+	vectors := fs.String("vectors", vectorsSeed, "query: how exchanges get their vectors: seed (each distinct text embedded once, through the embedding cache shared with continuity-eval, and stored under the daemon's space identity) or embed (ingest embeds every exchange with the model, ~100/s)")
 	fs.Parse(os.Args[2:])
 
 	tmp, err := os.MkdirTemp("", "continuity-bench-")
@@ -57,7 +61,10 @@ func main() {
 	case "latency":
 		err = benchLatency(ctx, *bin, tmp, or(*lines, 1000))
 	case "query":
-		err = benchQuery(ctx, *bin, tmp, or(*lines, 10000))
+		if *vectors != vectorsSeed && *vectors != vectorsEmbed {
+			fatal(fmt.Errorf("--vectors %q: want %s or %s", *vectors, vectorsSeed, vectorsEmbed))
+		}
+		err = benchQuery(ctx, *bin, tmp, or(*lines, 10000), *vectors)
 	case "idle":
 		err = benchIdle(ctx, *bin, tmp, *seconds)
 	default:
@@ -77,7 +84,7 @@ func or(v, def int) int {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: continuity-bench ingest|latency|idle|query [--lines N] [--seconds N] [--data KINDS] [--embed] [--bin PATH] [--keep]")
+	fmt.Fprintln(os.Stderr, "usage: continuity-bench ingest|latency|idle|query [--lines N] [--seconds N] [--data KINDS] [--embed] [--vectors seed|embed] [--bin PATH] [--keep]")
 }
 
 func fatal(err error) {

@@ -20,7 +20,11 @@ import (
 // start-to-ready time (socket answering, vector space loaded from SQLite,
 // nothing re-embedded), its RSS, and search and resume latency through the
 // socket, against BM25-only search in the same run.
-func benchQuery(ctx context.Context, bin, tmp string, n int) error {
+//
+// vectors says how the exchanges get their vectors: vectorsSeed (each
+// distinct text embedded once, seedVectors) or vectorsEmbed (ingest embeds
+// every exchange with the model, as a user's would: ~100 exchanges/s).
+func benchQuery(ctx context.Context, bin, tmp string, n int, vectors string) error {
 	ws := filepath.Join(tmp, "ws")
 	logs := filepath.Join(ws, ".praxis-os", ".conversations")
 	if _, err := writeLogs(logs, n); err != nil {
@@ -35,11 +39,30 @@ func benchQuery(ctx context.Context, bin, tmp string, n int) error {
 	if err := os.WriteFile(filepath.Join(logs, chain), []byte(links.String()), 0o600); err != nil {
 		return err
 	}
-	ing := exec.CommandContext(ctx, bin, "ingest", "--log-level", "warn", "--root", ws)
+	args := []string{"ingest", "--log-level", "warn", "--root", ws}
+	if vectors == vectorsSeed {
+		args = append(args, "--no-embed")
+	}
+	ingStart := time.Now()
+	ing := exec.CommandContext(ctx, bin, args...)
 	ing.Stderr = os.Stderr
 	if err := ing.Run(); err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
+	ingTook := time.Since(ingStart)
+	how := "with vectors"
+	if vectors == vectorsSeed {
+		how = "--no-embed"
+	}
+	fmt.Printf("ingest (%s): %d exchanges in %s, %.0f exchanges/s\n", how, n, ingTook.Round(time.Millisecond), float64(n)/ingTook.Seconds())
+	if vectors == vectorsSeed {
+		rep, err := seedVectors(ctx, filepath.Join(ws, ".praxis-os", ".cache", "continuity"), os.Stderr)
+		if err != nil {
+			return err
+		}
+		fmt.Println(rep)
+	}
+	printDiskUse(filepath.Join(ws, ".praxis-os", ".cache", "continuity"))
 
 	start := time.Now()
 	d := exec.CommandContext(ctx, bin, "daemon", "--root", ws, "--log-level", "warn")
@@ -106,11 +129,15 @@ func benchQuery(ctx context.Context, bin, tmp string, n int) error {
 	if err != nil {
 		return err
 	}
+	hwm, err := vmHWM(d.Process.Pid)
+	if err != nil {
+		return err
+	}
 	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) }
 	q := func(ds []time.Duration, p int) time.Duration { return ds[len(ds)*p/100] }
 	fmt.Printf("%d exchanges, the default embedder, 200 queries through the daemon socket\n", n)
 	fmt.Printf("daemon start-to-ready (vector space loaded, nothing re-embedded): %s\n", ready.Round(time.Millisecond))
-	fmt.Printf("daemon RSS after the queries: %.1f MiB\n", float64(rss)/1024)
+	fmt.Printf("daemon RSS after the queries: %.1f MiB (peak %.1f MiB)\n", float64(rss)/1024, float64(hwm)/1024)
 	fmt.Printf("search bm25 only (baseline): p50 %s ms, p95 %s ms\n", ms(q(bm25, 50)), ms(q(bm25, 95)))
 	fmt.Printf("search vectors only:         p50 %s ms, p95 %s ms  (%.2fx baseline p50)\n", ms(q(vector, 50)), ms(q(vector, 95)), float64(q(vector, 50))/float64(q(bm25, 50)))
 	fmt.Printf("search hybrid:               p50 %s ms, p95 %s ms  (%.2fx baseline p50)\n", ms(q(hybrid, 50)), ms(q(hybrid, 95)), float64(q(hybrid, 50))/float64(q(bm25, 50)))
@@ -118,17 +145,46 @@ func benchQuery(ctx context.Context, bin, tmp string, n int) error {
 	return nil
 }
 
+// How the query bench's exchanges get their vectors (--vectors).
+const (
+	vectorsSeed  = "seed"
+	vectorsEmbed = "embed"
+)
+
+// printDiskUse prints the size of the index files in dir.
+func printDiskUse(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	var parts []string
+	var total int64
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+			total += fi.Size()
+			parts = append(parts, fmt.Sprintf("%s %.1f MiB", e.Name(), float64(fi.Size())/(1<<20)))
+		}
+	}
+	fmt.Printf("index on disk: %.1f MiB (%s)\n", float64(total)/(1<<20), strings.Join(parts, ", "))
+}
+
 // vmRSS reads a process's resident set size in KiB.
-func vmRSS(pid int) (int64, error) {
+func vmRSS(pid int) (int64, error) { return procStatus(pid, "VmRSS:") }
+
+// vmHWM reads a process's peak resident set size in KiB.
+func vmHWM(pid int) (int64, error) { return procStatus(pid, "VmHWM:") }
+
+// procStatus reads a KiB field of /proc/<pid>/status.
+func procStatus(pid int, field string) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
+		if strings.HasPrefix(l, field) {
 			f := strings.Fields(l)
 			return strconv.ParseInt(f[1], 10, 64)
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
+	return 0, fmt.Errorf("no %s for pid %d", field, pid)
 }
