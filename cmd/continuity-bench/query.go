@@ -24,8 +24,32 @@ import (
 // vectors says how the exchanges get their vectors: vectorsSeed (each
 // distinct text embedded once, seedVectors) or vectorsEmbed (ingest embeds
 // every exchange with the model, as a user's would: ~100 exchanges/s).
-func benchQuery(ctx context.Context, bin, tmp string, n int, vectors string) error {
-	ws := filepath.Join(tmp, "ws")
+//
+// ws is the workspace; one that a previous run prepared (its size file
+// says so) is measured again as it is, without ingesting or seeding.
+func benchQuery(ctx context.Context, bin, ws string, n int, vectors string) error {
+	sizeFile := filepath.Join(ws, "continuity-bench-size")
+	if b, err := os.ReadFile(sizeFile); err == nil {
+		m, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			return fmt.Errorf("%s: %w", sizeFile, err)
+		}
+		fmt.Printf("reusing the workspace %s prepared by an earlier run (%d exchanges; --lines ignored)\n", ws, m)
+		n = m
+	} else {
+		if err := prepareQuery(ctx, bin, ws, n, vectors); err != nil {
+			return err
+		}
+		if err := os.WriteFile(sizeFile, []byte(strconv.Itoa(n)+"\n"), 0o600); err != nil {
+			return err
+		}
+	}
+	return measureQuery(ctx, bin, ws, n)
+}
+
+// prepareQuery writes n exchanges into ws, ingests them and gives them
+// their vectors.
+func prepareQuery(ctx context.Context, bin, ws string, n int, vectors string) error {
 	logs := filepath.Join(ws, ".praxis-os", ".conversations")
 	if _, err := writeLogs(logs, n); err != nil {
 		return err
@@ -63,6 +87,12 @@ func benchQuery(ctx context.Context, bin, tmp string, n int, vectors string) err
 		fmt.Println(rep)
 	}
 	printDiskUse(filepath.Join(ws, ".praxis-os", ".cache", "continuity"))
+	return nil
+}
+
+// measureQuery starts the daemon on the prepared workspace ws and
+// measures it.
+func measureQuery(ctx context.Context, bin, ws string, n int) error {
 
 	start := time.Now()
 	d := exec.CommandContext(ctx, bin, "daemon", "--root", ws, "--log-level", "warn")
