@@ -265,11 +265,16 @@ func (v *Vectors) Query(ctx context.Context, q []float32, n int, f vectorFilter)
 
 	// The builtin embedder's queries are sparse (short texts hash to
 	// about 90 of 256 components): a dot product over the query's
-	// non-zero components alone does a third of the work.
-	sim := func(i int) float32 { return dotInt8(q, v.vector(i)) }
-	if sq, ok := sparseOf(q); ok {
-		sim = func(i int) float32 { return sq.dotInt8(v.vector(i)) }
+	// non-zero components alone does a third of the work. Dense queries
+	// (a model's) are quantised to int16 and scanned with an integer
+	// kernel (dot.go), a block of vectors per call when nothing filters.
+	sq, sparse := sparseOf(q)
+	var qi []int16
+	qscale := float32(1)
+	if !sparse {
+		qi, qscale = quantizeQuery(q)
 	}
+	unfiltered := allowed == nil && f.since == 0 && f.until == 0
 
 	// Each worker keeps the best n of its share in a min-heap.
 	workers := 1
@@ -283,11 +288,33 @@ func (v *Vectors) Query(ctx context.Context, q []float32, n int, f vectorFilter)
 		scan := func() {
 			t := &tops[w]
 			t.n = n
-			for i := lo; i < hi; i++ {
-				if !pass(i) {
-					continue
+			switch {
+			case sparse:
+				for i := lo; i < hi; i++ {
+					if pass(i) {
+						t.offer(sq.dotInt8(v.vector(i))*v.scale[i], int32(i))
+					}
 				}
-				t.offer(sim(i)*v.scale[i], int32(i))
+			case unfiltered:
+				var dots [blockSize]int32
+				for i := lo; i < hi; {
+					end := min(hi, (i/blockSize+1)*blockSize)
+					o := (i % blockSize) * v.dim
+					out := dots[:end-i]
+					dotsInt16Int8(qi, v.blocks[i/blockSize][o:o+len(out)*v.dim], out)
+					for k, d := range out {
+						t.offer(float32(d)*v.scale[i+k], int32(i+k))
+					}
+					i = end
+				}
+			default:
+				var dot [1]int32
+				for i := lo; i < hi; i++ {
+					if pass(i) {
+						dotsInt16Int8(qi, v.vector(i), dot[:])
+						t.offer(float32(dot[0])*v.scale[i], int32(i))
+					}
+				}
 			}
 		}
 		if workers == 1 {
@@ -315,7 +342,7 @@ func (v *Vectors) Query(ctx context.Context, q []float32, n int, f vectorFilter)
 	all = all[:min(n, len(all))]
 	hits := make([]VectorHit, len(all))
 	for i, s := range all {
-		hits[i] = VectorHit{Row: v.rows[s.idx], Score: float64(s.score) / norm}
+		hits[i] = VectorHit{Row: v.rows[s.idx], Score: float64(s.score) * float64(qscale) / norm}
 	}
 	return hits, nil
 }
@@ -353,28 +380,6 @@ func (h *minHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
-}
-
-// dotInt8 is the dot product of a float32 and an int8 vector of the same
-// length, with eight independent accumulators (see dot).
-func dotInt8(a []float32, b []int8) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3, s4, s5, s6, s7 float32
-	i := 0
-	for ; i+8 <= len(a); i += 8 {
-		s0 += a[i] * float32(b[i])
-		s1 += a[i+1] * float32(b[i+1])
-		s2 += a[i+2] * float32(b[i+2])
-		s3 += a[i+3] * float32(b[i+3])
-		s4 += a[i+4] * float32(b[i+4])
-		s5 += a[i+5] * float32(b[i+5])
-		s6 += a[i+6] * float32(b[i+6])
-		s7 += a[i+7] * float32(b[i+7])
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * float32(b[i])
-	}
-	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
 }
 
 // sparseQuery is a query vector's non-zero components: their positions
