@@ -87,6 +87,31 @@ func BenchmarkSearchWorkspace(b *testing.B) {
 	}
 }
 
+// BenchmarkLoadWorkspace measures Load, the daemon's start-to-ready, on a
+// workspace continuity-bench prepared (see BenchmarkSearchWorkspace).
+func BenchmarkLoadWorkspace(b *testing.B) {
+	ws := os.Getenv(EnvBenchWorkspace)
+	if ws == "" {
+		b.Skipf("set %s to a workspace prepared by continuity-bench query --workspace", EnvBenchWorkspace)
+	}
+	db, err := index.Open(filepath.Join(ws, ".praxis-os", ".cache", "continuity"), index.Options{ReadOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	e, err := embed.New(embed.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		v, err := Load(ctx, db, SpaceIdentity(e))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(v.Len()), "vectors")
+	}
+}
+
 // benchQuestions are the LongMemEval questions when the dataset is
 // there, else a few coding questions.
 func benchQuestions() []string {
@@ -112,4 +137,93 @@ func benchQuestions() []string {
 		}
 	}
 	return qs
+}
+
+// BenchmarkPreselectWorkspace measures how much of the exact top k the
+// two-stage query (preselect.go) keeps, on the vectors of a workspace
+// continuity-bench prepared and the embedded LongMemEval questions, and
+// the time of each path.
+func BenchmarkPreselectWorkspace(b *testing.B) {
+	ws := os.Getenv(EnvBenchWorkspace)
+	if ws == "" {
+		b.Skipf("set %s to a workspace prepared by continuity-bench query --workspace", EnvBenchWorkspace)
+	}
+	db, err := index.Open(filepath.Join(ws, ".praxis-os", ".cache", "continuity"), index.Options{ReadOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	e, err := embed.New(embed.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, err := Load(ctx, db, SpaceIdentity(e))
+	if err != nil {
+		b.Fatal(err)
+	}
+	qs := benchQuestions()
+	qs = qs[:min(len(qs), 200)]
+	qvs, err := e.Embed(ctx, qs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	all := func(int) bool { return true }
+	const n = 200
+	rows := func(t topN) []int32 {
+		h := slices.Clone(t.h)
+		slices.SortFunc(h, func(a, b scoredIdx) int {
+			if a.score != b.score {
+				if a.score > b.score {
+					return -1
+				}
+				return 1
+			}
+			return int(b.idx - a.idx)
+		})
+		out := make([]int32, len(h))
+		for i, x := range h {
+			out[i] = x.idx
+		}
+		return out
+	}
+	recall := map[int]float64{}
+	for _, q := range qvs {
+		qi, _ := quantizeQuery(q)
+		tops := v.exact(sparseQuery{}, false, qi, n, all, true)
+		var merged topN
+		merged.n = n
+		for _, t := range tops {
+			for _, x := range t.h {
+				merged.offer(x.score, x.idx)
+			}
+		}
+		ex := rows(merged)
+		two := rows(v.twoStage(q, qi, n, preselectWant(n), all, true))
+		for _, k := range []int{10, 50, 200} {
+			got := 0
+			for _, r := range ex[:k] {
+				if slices.Contains(two[:k], r) {
+					got++
+				}
+			}
+			recall[k] += float64(got) / float64(k) / float64(len(qvs))
+		}
+	}
+	b.Logf("%d vectors, %d questions: two-stage keeps of the exact top 10/50/200: %.4f / %.4f / %.4f", v.Len(), len(qvs), recall[10], recall[50], recall[200])
+	for _, path := range []string{"exact", "two-stage"} {
+		b.Run(path, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				q := qvs[i%len(qvs)]
+				qi, _ := quantizeQuery(q)
+				if path == "exact" {
+					v.exact(sparseQuery{}, false, qi, n, all, true)
+				} else {
+					v.twoStage(q, qi, n, preselectWant(n), all, true)
+				}
+				i++
+			}
+		})
+	}
+	b.ReportMetric(recall[10], "recall@10")
 }

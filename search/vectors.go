@@ -55,11 +55,13 @@ type Vectors struct {
 
 	mu      sync.RWMutex
 	dim     int
-	blocks  [][]int8  // blockSize quantised vectors each (the last one partly filled)
-	scale   []float32 // scale of vector i: component j is blocks[..][j] * scale[i]
-	rows    []int64   // row id of vector i
-	session []int32   // index in sessions of vector i's session
-	ts      []int64   // timestamp of vector i, unix nanoseconds
+	blocks  [][]int8   // blockSize quantised vectors each (the last one partly filled)
+	signs   [][]uint64 // blockSize sign codes (words each) per block, for preselect
+	words   int        // uint64 words of a sign code: dim/64 rounded up
+	scale   []float32  // scale of vector i: component j is blocks[..][j] * scale[i]
+	rows    []int64    // row id of vector i
+	session []int32    // index in sessions of vector i's session
+	ts      []int64    // timestamp of vector i, unix nanoseconds
 
 	sessions []string         // session ids, by index
 	sessIdx  map[string]int32 // index of a session id
@@ -150,9 +152,12 @@ func (v *Vectors) add(docs []vectorDoc) error {
 		}
 		i := len(v.rows)
 		if i%blockSize == 0 {
+			v.words = (v.dim + 63) / 64
 			v.blocks = append(v.blocks, make([]int8, blockSize*v.dim))
+			v.signs = append(v.signs, make([]uint64, blockSize*v.words))
 		}
 		v.scale = append(v.scale, quantize(v.vector(i), d.vec, norm))
+		signCode(v.signCode(i), v.vector(i))
 		si, ok := v.sessIdx[d.session]
 		if !ok {
 			si = int32(len(v.sessions))
@@ -188,6 +193,13 @@ func (v *Vectors) vector(i int) []int8 {
 	return b[o : o+v.dim : o+v.dim]
 }
 
+// signCode is the sign code of vector i. Callers hold v.mu.
+func (v *Vectors) signCode(i int) []uint64 {
+	b := v.signs[i/blockSize]
+	o := (i % blockSize) * v.words
+	return b[o : o+v.words : o+v.words]
+}
+
 // RemoveSession drops the vectors of a session, after the index deleted
 // it (index.DB.DeleteSession), so that they stop taking candidate slots.
 // (Search never returns a deleted exchange either way: results are read
@@ -206,12 +218,14 @@ func (v *Vectors) RemoveSession(session string) {
 		}
 		if n != i {
 			copy(v.vector(n), v.vector(i))
+			copy(v.signCode(n), v.signCode(i))
 			v.rows[n], v.session[n], v.ts[n], v.scale[n] = v.rows[i], v.session[i], v.ts[i], v.scale[i]
 		}
 		n++
 	}
 	v.rows, v.session, v.ts, v.scale = v.rows[:n], v.session[:n], v.ts[:n], v.scale[:n]
 	v.blocks = v.blocks[:(n+blockSize-1)/blockSize]
+	v.signs = v.signs[:len(v.blocks)]
 	// The session keeps its index (other vectors refer to indexes by
 	// position) but has no vector left.
 }
@@ -276,7 +290,47 @@ func (v *Vectors) Query(ctx context.Context, q []float32, n int, f vectorFilter)
 	}
 	unfiltered := allowed == nil && f.since == 0 && f.until == 0
 
-	// Each worker keeps the best n of its share in a min-heap.
+	var tops []topN
+	passing := total
+	if !unfiltered {
+		passing = 0
+		for i := range total {
+			if pass(i) {
+				passing++
+			}
+		}
+	}
+	if !sparse && v.preselects(passing, n) {
+		tops = []topN{v.twoStage(q, qi, n, preselectWant(n), pass, unfiltered)}
+	} else {
+		tops = v.exact(sq, sparse, qi, n, pass, unfiltered)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	var all []scoredIdx
+	for _, t := range tops {
+		all = append(all, t.h...)
+	}
+	slices.SortFunc(all, func(a, b scoredIdx) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(v.rows[b.idx], v.rows[a.idx])
+	})
+	all = all[:min(n, len(all))]
+	hits := make([]VectorHit, len(all))
+	for i, s := range all {
+		hits[i] = VectorHit{Row: v.rows[s.idx], Score: float64(s.score) * float64(qscale) / norm}
+	}
+	return hits, nil
+}
+
+// exact scores every vector that passes the filter; each worker keeps the
+// best n of its share.
+func (v *Vectors) exact(sq sparseQuery, sparse bool, qi []int16, n int, pass func(int) bool, unfiltered bool) []topN {
+	total := len(v.rows)
 	workers := 1
 	if total >= parallelMin {
 		workers = min(runtime.GOMAXPROCS(0), (total+parallelMin-1)/parallelMin)
@@ -325,26 +379,7 @@ func (v *Vectors) Query(ctx context.Context, q []float32, n int, f vectorFilter)
 		go func() { defer wg.Done(); scan() }()
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-
-	var all []scoredIdx
-	for _, t := range tops {
-		all = append(all, t.h...)
-	}
-	slices.SortFunc(all, func(a, b scoredIdx) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return cmp.Compare(v.rows[b.idx], v.rows[a.idx])
-	})
-	all = all[:min(n, len(all))]
-	hits := make([]VectorHit, len(all))
-	for i, s := range all {
-		hits[i] = VectorHit{Row: v.rows[s.idx], Score: float64(s.score) * float64(qscale) / norm}
-	}
-	return hits, nil
+	return tops
 }
 
 // scoredIdx is a vector's index with its similarity to the query.
