@@ -27,7 +27,7 @@ import (
 //
 // ws is the workspace; one that a previous run prepared (its size file
 // says so) is measured again as it is, without ingesting or seeding.
-func benchQuery(ctx context.Context, bin, ws string, n int, vectors string) error {
+func benchQuery(ctx context.Context, bin, ws string, n int, vectors string, nq int) error {
 	sizeFile := filepath.Join(ws, "continuity-bench-size")
 	if b, err := os.ReadFile(sizeFile); err == nil {
 		m, err := strconv.Atoi(strings.TrimSpace(string(b)))
@@ -44,23 +44,16 @@ func benchQuery(ctx context.Context, bin, ws string, n int, vectors string) erro
 			return err
 		}
 	}
-	return measureQuery(ctx, bin, ws, n)
+	return measureQuery(ctx, bin, ws, n, nq)
 }
 
 // prepareQuery writes n exchanges into ws, ingests them and gives them
 // their vectors.
 func prepareQuery(ctx context.Context, bin, ws string, n int, vectors string) error {
 	logs := filepath.Join(ws, ".praxis-os", ".conversations")
-	if _, err := writeLogs(logs, n); err != nil {
-		return err
-	}
-	// A resume chain over the bench sessions, so resume has a chain to walk.
-	chain := "session-chain.jsonl"
-	var links strings.Builder
-	for i := 1; i < 10; i++ {
-		fmt.Fprintf(&links, `{"type":"session_resume","previous_session":"bench%d","new_session":"bench%d","timestamp":"2026-11-01T11:00:0%dZ"}`+"\n", i-1, i, i)
-	}
-	if err := os.WriteFile(filepath.Join(logs, chain), []byte(links.String()), 0o600); err != nil {
+	// Sessions and resume chains of the shapes resume is measured on
+	// (resume.go).
+	if _, err := writeResumeLogs(logs, n); err != nil {
 		return err
 	}
 	args := []string{"ingest", "--log-level", "warn", "--root", ws}
@@ -92,8 +85,12 @@ func prepareQuery(ctx context.Context, bin, ws string, n int, vectors string) er
 
 // measureQuery starts the daemon on the prepared workspace ws and
 // measures it.
-func measureQuery(ctx context.Context, bin, ws string, n int) error {
-	fmt.Printf("%d exchanges, the default embedder, 200 queries through the daemon socket\n", n)
+func measureQuery(ctx context.Context, bin, ws string, n, nq int) error {
+	emb := os.Getenv("CONTINUITY_EMBEDDER")
+	if emb == "" {
+		emb = "the default"
+	}
+	fmt.Printf("%d exchanges, embedder %s, %d queries through the daemon socket\n", n, emb, nq)
 	start := time.Now()
 	d := exec.CommandContext(ctx, bin, "daemon", "--root", ws, "--log-level", "warn")
 	d.Stderr = os.Stderr
@@ -127,7 +124,7 @@ func measureQuery(ctx context.Context, bin, ws string, n int) error {
 	}
 
 	rng := rand.New(rand.NewPCG(9, 9))
-	queries := make([]string, 200)
+	queries := make([]string, nq)
 	corp := loadCorpus()
 	for i := range queries {
 		if corp != nil && len(corp.questions) > 0 {
@@ -166,11 +163,15 @@ func measureQuery(ctx context.Context, bin, ws string, n int) error {
 		return err
 	}
 	fmt.Printf("search hybrid:               p50 %s ms, p95 %s ms  (%.2fx baseline p50)\n", ms(q(hybrid, 50)), ms(q(hybrid, 95)), float64(q(hybrid, 50))/float64(q(bm25, 50)))
-	res, err := lat("resume", func(q string) any { return map[string]any{"session": "bench9", "query": q, "budget": 2000} })
-	if err != nil {
+	// The first resume after start, when nothing of the chain is cached.
+	cold := time.Now()
+	if err := c.Call(ctx, "resume", map[string]any{"session": longSession(longChain - 1), "query": queries[0], "budget": 2000}, &map[string]any{}); err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	fmt.Printf("first resume after start (50-session chain, query, nothing cached): %s ms\n", ms(time.Since(cold)))
+	if err := benchResume(ctx, c, queries, q(bm25, 50)); err != nil {
 		return err
 	}
-	fmt.Printf("resume (budget 2000, query): p50 %s ms, p95 %s ms  (%.2fx baseline p50)\n", ms(q(res, 50)), ms(q(res, 95)), float64(q(res, 50))/float64(q(bm25, 50)))
 	rss, err := vmRSS(d.Process.Pid)
 	if err != nil {
 		return err
