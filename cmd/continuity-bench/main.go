@@ -35,6 +35,7 @@ func main() {
 	runs := fs.Int("runs", 1, "ingest: rounds of (naive loaders, ingest), each with its own ratios")
 	embed := fs.Bool("embed", false, "ingest: also time computing the vectors with the default embedder")
 	vectors := fs.String("vectors", vectorsSeed, "query: how exchanges get their vectors: seed (each distinct text embedded once, through the embedding cache shared with continuity-eval, and stored under the daemon's space identity) or embed (ingest embeds every exchange with the model, ~100/s)")
+	prepareOnly := fs.Bool("prepare", false, "query: prepare the --workspace (logs, ingest, vectors) and stop, to measure it later")
 	queries := fs.Int("queries", 200, "query: how many queries per measured case (each search mode, each resume case)")
 	workspace := fs.String("workspace", "", "query: the workspace to use and keep (default: a temporary one); one a previous query run prepared is measured again without ingesting or seeding (the 1M run takes a while to prepare)")
 	fs.Parse(os.Args[2:])
@@ -70,7 +71,7 @@ func main() {
 		if ws == "" {
 			ws = filepath.Join(tmp, "ws")
 		}
-		err = benchQuery(ctx, *bin, ws, or(*lines, 10000), *vectors, max(*queries, 1))
+		err = benchQuery(ctx, *bin, ws, or(*lines, 10000), *vectors, max(*queries, 1), *prepareOnly)
 	case "idle":
 		err = benchIdle(ctx, *bin, tmp, *seconds)
 	default:

@@ -27,7 +27,7 @@ import (
 //
 // ws is the workspace; one that a previous run prepared (its size file
 // says so) is measured again as it is, without ingesting or seeding.
-func benchQuery(ctx context.Context, bin, ws string, n int, vectors string, nq int) error {
+func benchQuery(ctx context.Context, bin, ws string, n int, vectors string, nq int, prepareOnly bool) error {
 	sizeFile := filepath.Join(ws, "continuity-bench-size")
 	if b, err := os.ReadFile(sizeFile); err == nil {
 		m, err := strconv.Atoi(strings.TrimSpace(string(b)))
@@ -43,6 +43,9 @@ func benchQuery(ctx context.Context, bin, ws string, n int, vectors string, nq i
 		if err := os.WriteFile(sizeFile, []byte(strconv.Itoa(n)+"\n"), 0o600); err != nil {
 			return err
 		}
+	}
+	if prepareOnly {
+		return nil
 	}
 	return measureQuery(ctx, bin, ws, n, nq)
 }
