@@ -180,3 +180,82 @@ func writeBenchLogs(b *testing.B, root string, n int, vocab []string) {
 		f.Close()
 	}
 }
+
+// BenchmarkResumeWorkspace: resume against a search on a workspace that
+// `continuity-bench query --workspace DIR` prepared (set
+// CONTINUITY_BENCH_WS=DIR; its sessions are those of
+// cmd/continuity-bench/resume.go), in process, for profiles:
+//
+//	CONTINUITY_BENCH_WS=/tmp/ws go test -tags sqlite_fts5 ./resume -run XXX -bench ResumeWorkspace -benchtime 100x -cpuprofile cpu.prof
+//
+// The embedder is $CONTINUITY_EMBEDDER's, as the workspace was prepared.
+func BenchmarkResumeWorkspace(b *testing.B) {
+	root := os.Getenv("CONTINUITY_BENCH_WS")
+	if root == "" {
+		b.Skip("set CONTINUITY_BENCH_WS to a workspace prepared by continuity-bench query")
+	}
+	db, err := indexDir(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	provider := embed.ProviderUSELite
+	if os.Getenv("CONTINUITY_EMBEDDER") == "hash" {
+		provider = embed.ProviderBuiltin
+	}
+	emb, err := embed.New(embed.Config{Provider: provider})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := search.NewWorker(search.WorkerConfig{DB: db, Embedder: emb, BatchSize: 512})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Drain(ctx); err != nil {
+		b.Fatal(err)
+	}
+	s, err := search.New(search.Config{DB: db, Embedder: emb, Vectors: w.Vectors})
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := &IndexSource{DB: db, Ranker: SearchRanker(s), Cache: NewCache(CacheConfig{})}
+	vocab := strings.Fields("what did we decide about the database schema migration and how should the retry logic work for the deploy when tests fail on the build server with a timeout error in the parser")
+	r := rand.New(rand.NewPCG(1, 2))
+	query := func() string {
+		return vocab[r.IntN(len(vocab))] + " " + vocab[r.IntN(len(vocab))] + " " + vocab[r.IntN(len(vocab))]
+	}
+	run := func(b *testing.B, f func(q string)) {
+		var lats []time.Duration
+		for b.Loop() {
+			q := query()
+			start := time.Now()
+			f(q)
+			lats = append(lats, time.Since(start))
+		}
+		slices.Sort(lats)
+		b.ReportMetric(float64(lats[len(lats)/2])/1e6, "p50-ms")
+	}
+	b.Run("search", func(b *testing.B) {
+		run(b, func(q string) {
+			if _, err := s.Search(ctx, search.Query{Text: q}); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	for _, c := range []struct{ name, session string }{{"short", "c07s4"}, {"long", "long49"}} {
+		b.Run("resume-"+c.name, func(b *testing.B) {
+			run(b, func(q string) {
+				if _, err := Build(ctx, src, Options{Session: c.session, Query: q}); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+		b.Run("rank-"+c.name, func(b *testing.B) {
+			run(b, func(q string) {
+				if _, err := src.Relevant(ctx, q, []string{c.session}, DefaultPolicy.RelevantLimit); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+	}
+}
