@@ -70,8 +70,8 @@ func isASCIIAlnum(c byte) bool {
 }
 
 // DefaultCountCacheEntries is how many chunk counts a Cache keeps per
-// generation (two generations: some 25 MiB at most).
-const DefaultCountCacheEntries = 1 << 18
+// generation (two generations: some 20 MiB at most).
+const DefaultCountCacheEntries = 1 << 17
 
 // shortChunk is the longest chunk remembered by its text.
 const shortChunk = 48
