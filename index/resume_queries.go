@@ -160,11 +160,14 @@ func sortTimeline(es []TimelineEntry) {
 // timestamp, then row id) that has a session, "" when there is none.
 func (db *DB) LatestSession(ctx context.Context) (string, error) {
 	var s string
-	// sessions.last_ts is the latest timestamp of an event with a
-	// session: only the events at that time need looking at.
-	err := db.r.QueryRowContext(ctx, `SELECT session_id FROM events
-		WHERE ts = (SELECT max(last_ts) FROM sessions) AND session_id IS NOT NULL
-		ORDER BY id DESC LIMIT 1`).Scan(&s)
+	// sessions.last_ts is the latest timestamp of each session's events:
+	// only the sessions whose last_ts is the greatest have an event at
+	// that time, and events_session_ts finds those events (a lookup by
+	// ts alone would scan every event: no index starts with ts).
+	err := db.r.QueryRowContext(ctx, `SELECT e.session_id FROM
+		(SELECT id, last_ts FROM sessions WHERE last_ts = (SELECT max(last_ts) FROM sessions)) AS s
+		JOIN events AS e INDEXED BY events_session_ts ON e.session_id = s.id AND e.ts = s.last_ts
+		ORDER BY e.id DESC LIMIT 1`).Scan(&s)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -220,4 +223,72 @@ func (db *DB) Sessions(ctx context.Context) ([]SessionSummary, error) {
 		return nil, fmt.Errorf("index: sessions: %w", err)
 	}
 	return out, nil
+}
+
+// ChangeMark says how far the index's events have changed: Seq is the
+// highest event row id ever given (CounterEventSeq: it grows with every
+// commit that stores an event), Epoch counts the transactions that deleted
+// events or vectors (forget, pruning). Events are never updated after
+// they are stored (redaction of old events runs when the writer opens,
+// before anything reads), and session links are only made by storing a
+// session_resume event and only removed by forgetting a session; so
+// between two equal marks no event, session or link changed, and between
+// two marks of one epoch the only changes are the events with row ids in
+// (old Seq, new Seq]. What resume keeps between packs (package resume,
+// cache.go) is checked against this mark.
+type ChangeMark struct {
+	Seq, Epoch int64
+}
+
+// ChangeMark returns the index's current mark.
+func (db *DB) ChangeMark(ctx context.Context) (ChangeMark, error) {
+	var m ChangeMark
+	err := db.r.QueryRowContext(ctx, `SELECT
+		coalesce((SELECT value FROM counters WHERE name = ?), 0),
+		coalesce((SELECT value FROM counters WHERE name = ?), 0)`, CounterEventSeq, counterPendingEpoch).Scan(&m.Seq, &m.Epoch)
+	if err != nil {
+		return ChangeMark{}, fmt.Errorf("index: change mark: %w", err)
+	}
+	return m, nil
+}
+
+// EventChanges is what the events with row ids in a range touch.
+type EventChanges struct {
+	// Sessions are the sessions of those events (each once).
+	Sessions []string
+	// Links is set when one of them is a session_resume event (which may
+	// have made a session link).
+	Links bool
+	// Events counts them.
+	Events int
+}
+
+// ChangesBetween returns what the events with row ids in (after, upto]
+// touch (see ChangeMark).
+func (db *DB) ChangesBetween(ctx context.Context, after, upto int64) (EventChanges, error) {
+	var ch EventChanges
+	rows, err := db.r.QueryContext(ctx, `SELECT type, coalesce(session_id, '') FROM events WHERE id > ? AND id <= ?`, after, upto)
+	if err != nil {
+		return ch, fmt.Errorf("index: changes after row %d: %w", after, err)
+	}
+	defer rows.Close()
+	seen := map[string]bool{}
+	for rows.Next() {
+		var typ, session string
+		if err := rows.Scan(&typ, &session); err != nil {
+			return ch, fmt.Errorf("index: changes after row %d: %w", after, err)
+		}
+		ch.Events++
+		if typ == "session_resume" {
+			ch.Links = true
+		}
+		if session != "" && !seen[session] {
+			seen[session] = true
+			ch.Sessions = append(ch.Sessions, session)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return ch, fmt.Errorf("index: changes after row %d: %w", after, err)
+	}
+	return ch, nil
 }

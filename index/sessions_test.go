@@ -315,3 +315,59 @@ func TestUnknownFieldNames(t *testing.T) {
 		t.Errorf("UnknownFieldNames = %v, want %v", st.UnknownFieldNames, want)
 	}
 }
+
+// TestLatestSession: the session of the most recent event, by timestamp
+// then row id; events without a session do not count; "" when none; and
+// the query finds it through events_session_ts, not by scanning events.
+func TestLatestSession(t *testing.T) {
+	ev := func(session, ts string) string {
+		s := `{"type":"context_reset","timestamp":"` + ts + `"`
+		if session != "" {
+			s += `,"session_id":` + quote(session)
+		}
+		return s + "}"
+	}
+	tests := []struct {
+		name  string
+		lines []string
+		want  string
+	}{
+		{"empty", nil, ""},
+		{"newest time wins", []string{ev("a", "2025-01-02T10:00:00Z"), ev("b", "2025-01-02T09:00:00Z")}, "a"},
+		{"same time, later row wins", []string{ev("b", "2025-01-02T10:00:00Z"), ev("a", "2025-01-02T10:00:00Z")}, "a"},
+		{"same time, later row of an older session", []string{ev("a", "2025-01-02T10:00:00Z"), ev("b", "2025-01-02T10:00:00Z"), ev("a", "2025-01-01T10:00:00Z")}, "b"},
+		{"no session does not count", []string{ev("a", "2025-01-02T10:00:00Z"), ev("", "2025-01-03T10:00:00Z")}, "a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := openTest(t, testDir(t))
+			if len(tt.lines) > 0 {
+				f := newFeeder(t, db, "a.jsonl")
+				commit(t, db, f.batch(tt.lines...))
+			}
+			got, err := db.LatestSession(ctx)
+			if err != nil || got != tt.want {
+				t.Errorf("LatestSession = %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+	db := openTest(t, testDir(t))
+	rows, err := db.r.QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT e.session_id FROM
+		(SELECT id, last_ts FROM sessions WHERE last_ts = (SELECT max(last_ts) FROM sessions)) AS s
+		JOIN events AS e INDEXED BY events_session_ts ON e.session_id = s.id AND e.ts = s.last_ts
+		ORDER BY e.id DESC LIMIT 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(detail, "SCAN e") {
+			t.Errorf("the latest session query scans events: %s", detail)
+		}
+	}
+}

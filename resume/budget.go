@@ -21,6 +21,12 @@ const DefaultEncoding = "cl100k_base"
 type Counter struct {
 	name  string
 	codec tokenizer.Codec
+	// encoding is the codec's name (name may be a model's); chunked says
+	// whether counts add up over line-start chunks (counts.go).
+	encoding string
+	chunked  bool
+	// cache, when set, remembers counts between packs (counts.go).
+	cache *countCache
 }
 
 var (
@@ -48,7 +54,7 @@ func NewCounter(encoding string) (*Counter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %q: not an encoding (cl100k_base, o200k_base, p50k_base, p50k_edit, r50k_base) or a known model name", encoding)
 	}
-	c := &Counter{name: encoding, codec: codec}
+	c := &Counter{name: encoding, codec: codec, encoding: codec.GetName(), chunked: chunkSafe[codec.GetName()]}
 	counters[encoding] = c
 	return c, nil
 }
@@ -56,8 +62,27 @@ func NewCounter(encoding string) (*Counter, error) {
 // Name is the encoding or model name the counter was made for.
 func (c *Counter) Name() string { return c.name }
 
+// withCache returns a counter of the same encoding that remembers counts
+// in cc; nil cc: c itself.
+func (c *Counter) withCache(cc *countCache) *Counter {
+	if cc == nil {
+		return c
+	}
+	d := *c
+	d.cache = cc
+	return &d
+}
+
 // Count returns the number of tokens of s.
 func (c *Counter) Count(s string) int {
+	if c.cache != nil {
+		return c.cache.count(c, s)
+	}
+	return c.countUncached(s)
+}
+
+// countUncached counts s with the codec.
+func (c *Counter) countUncached(s string) int {
 	if s == "" {
 		return 0
 	}

@@ -104,6 +104,16 @@ func Build(ctx context.Context, src Source, opts Options) (*Pack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resume: %w", err)
 	}
+	// A Source that keeps things between packs (IndexSource with a
+	// Cache) first catches up with what changed in the index.
+	cs, cached := src.(cachingSource)
+	cached = cached && cs.caching()
+	if cached {
+		if err := cs.sync(ctx); err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
+		counter = counter.withCache(cs.counts())
+	}
 	session := opts.Session
 	if opts.Latest {
 		if session, err = src.LatestSession(ctx); err != nil {
@@ -123,7 +133,25 @@ func Build(ctx context.Context, src Source, opts Options) (*Pack, error) {
 	if !ok {
 		return nil, fmt.Errorf("resume: %w %q", ErrUnknownSession, session)
 	}
-	chain, err := FollowChain(ctx, src, session, opts.MaxDepth)
+	var l *layout
+	if cached {
+		l, err = cs.layout(ctx, session, opts.MaxDepth, opts.IncludeCurrent)
+	} else {
+		l, err = buildLayout(ctx, src, session, opts.MaxDepth, opts.IncludeCurrent)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p := newPlan(l, opts, pol, counter)
+	if err := p.choose(ctx, src); err != nil {
+		return nil, err
+	}
+	return p.pack(), nil
+}
+
+// buildLayout follows the chain of session and lays out its timeline.
+func buildLayout(ctx context.Context, src Source, session string, maxDepth int, includeCurrent bool) (*layout, error) {
+	chain, err := FollowChain(ctx, src, session, maxDepth)
 	if err != nil {
 		return nil, err
 	}
@@ -131,9 +159,5 @@ func Build(ctx context.Context, src Source, opts Options) (*Pack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resume: timeline of %s: %w", session, err)
 	}
-	p := newPlan(session, chain, tl, opts, pol, counter)
-	if err := p.choose(ctx, src); err != nil {
-		return nil, err
-	}
-	return p.pack(), nil
+	return newLayout(session, chain, tl, includeCurrent), nil
 }

@@ -124,19 +124,81 @@ type sessionInfo struct {
 // exchanges show the time of day only.
 func (si *sessionInfo) oneDay() bool { return sameDay(si.first, si.last) }
 
+// layout is what the selection knows of a chain before reading any text:
+// its timeline, the candidates, the sessions and the boundary. It depends
+// on the index (the chain's links, its sessions' exchanges and resets), S
+// and IncludeCurrent only, never on the query or the budget, so a Cache
+// keeps it between packs (cache.go). It is not changed once built.
+type layout struct {
+	session        string
+	includeCurrent bool
+	chain          Chain
+	tl             []index.TimelineEntry
+	cands          []candidate
+	byRow          map[int64]int // row id -> index in cands
+	inCtx          int           // exchanges left out as in the window
+	reset          bool          // S has a context reset
+	sess           map[string]*sessionInfo
+	withCands      int   // sessions with candidates
+	recent         []int // candidates, newest first
+}
+
+func newLayout(session string, chain Chain, tl []index.TimelineEntry, includeCurrent bool) *layout {
+	l := &layout{
+		session: session, includeCurrent: includeCurrent, chain: chain, tl: tl,
+		byRow: map[int64]int{},
+		sess:  map[string]*sessionInfo{},
+	}
+	// The boundary: S's latest context reset.
+	boundary := -1
+	for i, e := range tl {
+		if e.SessionID == session && e.Type == logformat.TypeContextReset {
+			boundary = i
+		}
+	}
+	l.reset = boundary >= 0
+	for i, e := range tl {
+		si := l.sess[e.SessionID]
+		if si == nil {
+			si = &sessionInfo{first: e.Timestamp, last: e.Timestamp}
+			l.sess[e.SessionID] = si
+		}
+		si.first, si.last = minTime(si.first, e.Timestamp), maxTime(si.last, e.Timestamp)
+		if e.Type != logformat.TypeExchange {
+			continue
+		}
+		window := e.SessionID == session && i > boundary
+		if window && !includeCurrent {
+			l.inCtx++
+			continue
+		}
+		l.byRow[e.Row] = len(l.cands)
+		l.cands = append(l.cands, candidate{pos: i, window: window})
+		si.total++
+	}
+	for _, si := range l.sess {
+		if si.total > 0 {
+			l.withCands++
+		}
+	}
+	l.recent = make([]int, len(l.cands))
+	for i := range l.recent {
+		l.recent[i] = len(l.cands) - 1 - i
+	}
+	return l
+}
+
+// size is how many timeline entries the layout holds (what it costs to
+// keep).
+func (l *layout) size() int { return len(l.tl) }
+
+// plan is one pack being chosen over a layout.
 type plan struct {
-	session string
+	*layout
 	opts    Options
 	pol     Policy
 	counter *Counter
 	cut     *cutter
-	chain   Chain
-	tl      []index.TimelineEntry
-	cands   []candidate
-	byRow   map[int64]int // row id -> index in cands
-	inCtx   int           // exchanges left out as in the window
-	reset   bool          // S has a context reset
-	sess    map[string]*sessionInfo
 
 	// choosing
 	events map[int64]index.Event
@@ -151,43 +213,13 @@ type plan struct {
 	used    int
 }
 
-func newPlan(session string, chain Chain, tl []index.TimelineEntry, opts Options, pol Policy, counter *Counter) *plan {
-	p := &plan{
-		session: session, opts: opts, pol: pol, counter: counter, chain: chain, tl: tl,
+func newPlan(l *layout, opts Options, pol Policy, counter *Counter) *plan {
+	return &plan{
+		layout: l, opts: opts, pol: pol, counter: counter,
 		cut:    &cutter{counter: counter, query: analyse(opts.Query)},
-		byRow:  map[int64]int{},
-		sess:   map[string]*sessionInfo{},
 		events: map[int64]index.Event{},
 		picked: map[int]bool{}, rank: map[int]int{}, keys: map[string]bool{}, shown: map[string]int{},
 	}
-	// The boundary: S's latest context reset.
-	boundary := -1
-	for i, e := range tl {
-		if e.SessionID == session && e.Type == logformat.TypeContextReset {
-			boundary = i
-		}
-	}
-	p.reset = boundary >= 0
-	for i, e := range tl {
-		si := p.sess[e.SessionID]
-		if si == nil {
-			si = &sessionInfo{first: e.Timestamp, last: e.Timestamp}
-			p.sess[e.SessionID] = si
-		}
-		si.first, si.last = minTime(si.first, e.Timestamp), maxTime(si.last, e.Timestamp)
-		if e.Type != logformat.TypeExchange {
-			continue
-		}
-		window := e.SessionID == session && i > boundary
-		if window && !opts.IncludeCurrent {
-			p.inCtx++
-			continue
-		}
-		p.byRow[e.Row] = len(p.cands)
-		p.cands = append(p.cands, candidate{pos: i, window: window})
-		si.total++
-	}
-	return p
 }
 
 // choose fills p.picks.
@@ -277,10 +309,7 @@ func (p *plan) choose(ctx context.Context, src Source) error {
 	}
 
 	// 3 and 4, then again on the exact count.
-	var recent []int
-	for i := len(p.cands) - 1; i >= 0; i-- {
-		recent = append(recent, i)
-	}
+	recent := p.recent
 	for round := 0; round < 3; round++ {
 		n := len(p.picks)
 		grown := p.handBack()
@@ -610,15 +639,7 @@ func (p *plan) header(shown, sessionsShown int) headerInfo {
 	}
 }
 
-func (p *plan) sessionsWithCandidates() int {
-	n := 0
-	for _, si := range p.sess {
-		if si.total > 0 {
-			n++
-		}
-	}
-	return n
-}
+func (p *plan) sessionsWithCandidates() int { return p.withCands }
 
 // gapReserve is the most a gap note in the session can take.
 func (p *plan) gapReserve(id string) int {
@@ -726,7 +747,7 @@ func (p *plan) assemble(picks []*pick) *Pack {
 	var b strings.Builder
 	b.WriteString(renderHeader(p.header(len(picks), len(order))))
 	pack := &Pack{
-		SessionID: p.session, Chain: p.chain.Sessions, Budget: p.opts.Budget, Encoding: p.counter.Name(),
+		SessionID: p.session, Chain: slices.Clone(p.chain.Sessions), Budget: p.opts.Budget, Encoding: p.counter.Name(),
 		Exchanges: []Exchange{}, Omitted: len(p.cands) - len(picks), InContext: p.inCtx, Files: []string{},
 	}
 	for _, s := range order {

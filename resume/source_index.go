@@ -31,22 +31,36 @@ type IndexSource struct {
 	// Ranker ranks for Relevant; without one, a query only steers how
 	// long exchanges are cut, and selection falls back to recency.
 	Ranker Ranker
+	// Cache, when set, keeps links, timelines, layouts, texts and token
+	// counts between packs (cache.go). Build brings it up to date with
+	// the index before each pack; LinksInto, Timeline and Events answer
+	// from it as of that moment.
+	Cache *Cache
 }
 
 var _ Source = (*IndexSource)(nil)
 
 // LinksInto implements Source.
 func (s *IndexSource) LinksInto(ctx context.Context, session string) ([]index.SessionLink, error) {
+	if s.Cache != nil {
+		return s.Cache.linksInto(ctx, s.DB, session)
+	}
 	return s.DB.LinksInto(ctx, session)
 }
 
 // Timeline implements Source.
 func (s *IndexSource) Timeline(ctx context.Context, sessions []string) ([]index.TimelineEntry, error) {
+	if s.Cache != nil {
+		return s.Cache.timeline(ctx, s.DB, sessions)
+	}
 	return s.DB.Timeline(ctx, sessions)
 }
 
 // Events implements Source.
 func (s *IndexSource) Events(ctx context.Context, rows []int64) ([]index.Event, error) {
+	if s.Cache != nil {
+		return s.Cache.events(ctx, s.DB, rows)
+	}
 	byRow, err := s.DB.EventsByRows(ctx, rows)
 	if err != nil {
 		return nil, err

@@ -55,11 +55,13 @@ type Vectors struct {
 
 	mu      sync.RWMutex
 	dim     int
-	blocks  [][]int8  // blockSize quantised vectors each (the last one partly filled)
-	scale   []float32 // scale of vector i: component j is blocks[..][j] * scale[i]
-	rows    []int64   // row id of vector i
-	session []int32   // index in sessions of vector i's session
-	ts      []int64   // timestamp of vector i, unix nanoseconds
+	blocks  [][]int8   // blockSize quantised vectors each (the last one partly filled)
+	signs   [][]uint64 // blockSize sign codes (words each) per block, for preselect
+	words   int        // uint64 words of a sign code: dim/64 rounded up
+	scale   []float32  // scale of vector i: component j is blocks[..][j] * scale[i]
+	rows    []int64    // row id of vector i
+	session []int32    // index in sessions of vector i's session
+	ts      []int64    // timestamp of vector i, unix nanoseconds
 
 	sessions []string         // session ids, by index
 	sessIdx  map[string]int32 // index of a session id
@@ -150,9 +152,12 @@ func (v *Vectors) add(docs []vectorDoc) error {
 		}
 		i := len(v.rows)
 		if i%blockSize == 0 {
+			v.words = (v.dim + 63) / 64
 			v.blocks = append(v.blocks, make([]int8, blockSize*v.dim))
+			v.signs = append(v.signs, make([]uint64, blockSize*v.words))
 		}
 		v.scale = append(v.scale, quantize(v.vector(i), d.vec, norm))
+		signCode(v.signCode(i), v.vector(i))
 		si, ok := v.sessIdx[d.session]
 		if !ok {
 			si = int32(len(v.sessions))
@@ -188,6 +193,13 @@ func (v *Vectors) vector(i int) []int8 {
 	return b[o : o+v.dim : o+v.dim]
 }
 
+// signCode is the sign code of vector i. Callers hold v.mu.
+func (v *Vectors) signCode(i int) []uint64 {
+	b := v.signs[i/blockSize]
+	o := (i % blockSize) * v.words
+	return b[o : o+v.words : o+v.words]
+}
+
 // RemoveSession drops the vectors of a session, after the index deleted
 // it (index.DB.DeleteSession), so that they stop taking candidate slots.
 // (Search never returns a deleted exchange either way: results are read
@@ -206,12 +218,14 @@ func (v *Vectors) RemoveSession(session string) {
 		}
 		if n != i {
 			copy(v.vector(n), v.vector(i))
+			copy(v.signCode(n), v.signCode(i))
 			v.rows[n], v.session[n], v.ts[n], v.scale[n] = v.rows[i], v.session[i], v.ts[i], v.scale[i]
 		}
 		n++
 	}
 	v.rows, v.session, v.ts, v.scale = v.rows[:n], v.session[:n], v.ts[:n], v.scale[:n]
 	v.blocks = v.blocks[:(n+blockSize-1)/blockSize]
+	v.signs = v.signs[:len(v.blocks)]
 	// The session keeps its index (other vectors refer to indexes by
 	// position) but has no vector left.
 }
@@ -265,39 +279,32 @@ func (v *Vectors) Query(ctx context.Context, q []float32, n int, f vectorFilter)
 
 	// The builtin embedder's queries are sparse (short texts hash to
 	// about 90 of 256 components): a dot product over the query's
-	// non-zero components alone does a third of the work.
-	sim := func(i int) float32 { return dotInt8(q, v.vector(i)) }
-	if sq, ok := sparseOf(q); ok {
-		sim = func(i int) float32 { return sq.dotInt8(v.vector(i)) }
+	// non-zero components alone does a third of the work. Dense queries
+	// (a model's) are quantised to int16 and scanned with an integer
+	// kernel (dot.go), a block of vectors per call when nothing filters.
+	sq, sparse := sparseOf(q)
+	var qi []int16
+	qscale := float32(1)
+	if !sparse {
+		qi, qscale = quantizeQuery(q)
 	}
+	unfiltered := allowed == nil && f.since == 0 && f.until == 0
 
-	// Each worker keeps the best n of its share in a min-heap.
-	workers := 1
-	if total >= parallelMin {
-		workers = min(runtime.GOMAXPROCS(0), (total+parallelMin-1)/parallelMin)
-	}
-	tops := make([]topN, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := total*w/workers, total*(w+1)/workers
-		scan := func() {
-			t := &tops[w]
-			t.n = n
-			for i := lo; i < hi; i++ {
-				if !pass(i) {
-					continue
-				}
-				t.offer(sim(i)*v.scale[i], int32(i))
+	var tops []topN
+	passing := total
+	if !unfiltered {
+		passing = 0
+		for i := range total {
+			if pass(i) {
+				passing++
 			}
 		}
-		if workers == 1 {
-			scan()
-			break
-		}
-		wg.Add(1)
-		go func() { defer wg.Done(); scan() }()
 	}
-	wg.Wait()
+	if !sparse && v.preselects(passing, n) {
+		tops = []topN{v.twoStage(q, qi, n, preselectWant(n), pass, unfiltered)}
+	} else {
+		tops = v.exact(sq, sparse, qi, n, pass, unfiltered)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -315,9 +322,64 @@ func (v *Vectors) Query(ctx context.Context, q []float32, n int, f vectorFilter)
 	all = all[:min(n, len(all))]
 	hits := make([]VectorHit, len(all))
 	for i, s := range all {
-		hits[i] = VectorHit{Row: v.rows[s.idx], Score: float64(s.score) / norm}
+		hits[i] = VectorHit{Row: v.rows[s.idx], Score: float64(s.score) * float64(qscale) / norm}
 	}
 	return hits, nil
+}
+
+// exact scores every vector that passes the filter; each worker keeps the
+// best n of its share.
+func (v *Vectors) exact(sq sparseQuery, sparse bool, qi []int16, n int, pass func(int) bool, unfiltered bool) []topN {
+	total := len(v.rows)
+	workers := 1
+	if total >= parallelMin {
+		workers = min(runtime.GOMAXPROCS(0), (total+parallelMin-1)/parallelMin)
+	}
+	tops := make([]topN, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := total*w/workers, total*(w+1)/workers
+		scan := func() {
+			t := &tops[w]
+			t.n = n
+			switch {
+			case sparse:
+				for i := lo; i < hi; i++ {
+					if pass(i) {
+						t.offer(sq.dotInt8(v.vector(i))*v.scale[i], int32(i))
+					}
+				}
+			case unfiltered:
+				var dots [blockSize]int32
+				for i := lo; i < hi; {
+					end := min(hi, (i/blockSize+1)*blockSize)
+					o := (i % blockSize) * v.dim
+					out := dots[:end-i]
+					dotsInt16Int8(qi, v.blocks[i/blockSize][o:o+len(out)*v.dim], out)
+					for k, d := range out {
+						t.offer(float32(d)*v.scale[i+k], int32(i+k))
+					}
+					i = end
+				}
+			default:
+				var dot [1]int32
+				for i := lo; i < hi; i++ {
+					if pass(i) {
+						dotsInt16Int8(qi, v.vector(i), dot[:])
+						t.offer(float32(dot[0])*v.scale[i], int32(i))
+					}
+				}
+			}
+		}
+		if workers == 1 {
+			scan()
+			break
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); scan() }()
+	}
+	wg.Wait()
+	return tops
 }
 
 // scoredIdx is a vector's index with its similarity to the query.
@@ -353,28 +415,6 @@ func (h *minHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
-}
-
-// dotInt8 is the dot product of a float32 and an int8 vector of the same
-// length, with eight independent accumulators (see dot).
-func dotInt8(a []float32, b []int8) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3, s4, s5, s6, s7 float32
-	i := 0
-	for ; i+8 <= len(a); i += 8 {
-		s0 += a[i] * float32(b[i])
-		s1 += a[i+1] * float32(b[i+1])
-		s2 += a[i+2] * float32(b[i+2])
-		s3 += a[i+3] * float32(b[i+3])
-		s4 += a[i+4] * float32(b[i+4])
-		s5 += a[i+5] * float32(b[i+5])
-		s6 += a[i+6] * float32(b[i+6])
-		s7 += a[i+7] * float32(b[i+7])
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * float32(b[i])
-	}
-	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
 }
 
 // sparseQuery is a query vector's non-zero components: their positions

@@ -55,11 +55,16 @@ func bruteForce(docs []vectorDoc, q []float32, n int, f vectorFilter) []int64 {
 		// filtering, not rounding.
 		codes := make([]int8, len(d.vec))
 		scale := quantize(codes, d.vec, math.Sqrt(float64(dot(d.vec, d.vec))))
-		sim := dotInt8(q, codes)
+		var sim float32
 		if sq, ok := sparseOf(q); ok {
-			sim = sq.dotInt8(codes)
+			sim = sq.dotInt8(codes) * scale
+		} else {
+			qi, _ := quantizeQuery(q)
+			var d [1]int32
+			dotsInt16Int8Go(qi, codes, d[:])
+			sim = float32(d[0]) * scale
 		}
-		hs = append(hs, hit{d.row, float64(sim * scale)})
+		hs = append(hs, hit{d.row, float64(sim)})
 	}
 	sort.SliceStable(hs, func(i, j int) bool {
 		if hs[i].sim != hs[j].sim {
@@ -281,11 +286,37 @@ func TestQuantizationError(t *testing.T) {
 			codes := make([]int8, dim)
 			scale := quantize(codes, b, 1)
 			exact := float64(dot(a, b))
-			worst = max(worst, math.Abs(float64(dotInt8(a, codes)*scale)-exact))
+			// As Query computes it: the query in int16, an integer dot product.
+			qi, qscale := quantizeQuery(a)
+			var d [1]int32
+			dotsInt16Int8(qi, codes, d[:])
+			worst = max(worst, math.Abs(float64(d[0])*float64(scale)*float64(qscale)-exact))
 		}
 		if worst > 0.01 {
 			t.Errorf("dim %d: cosine off by up to %.4f", dim, worst)
 		}
 		t.Logf("dim %d: cosine off by up to %.4f", dim, worst)
 	}
+}
+
+// dotInt8 is the float reference of the sparse path: the dot product of a float32 and an int8 vector of the same
+// length, with eight independent accumulators (see dot).
+func dotInt8(a []float32, b []int8) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		s0 += a[i] * float32(b[i])
+		s1 += a[i+1] * float32(b[i+1])
+		s2 += a[i+2] * float32(b[i+2])
+		s3 += a[i+3] * float32(b[i+3])
+		s4 += a[i+4] * float32(b[i+4])
+		s5 += a[i+5] * float32(b[i+5])
+		s6 += a[i+6] * float32(b[i+6])
+		s7 += a[i+7] * float32(b[i+7])
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * float32(b[i])
+	}
+	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
 }

@@ -5,7 +5,10 @@
 //	go run -tags sqlite_fts5 ./cmd/continuity-bench ingest  [--lines 100000] [--data short,longmemeval] [--runs 3] [--embed]
 //	go run -tags sqlite_fts5 ./cmd/continuity-bench latency [--lines 1000]
 //	go run -tags sqlite_fts5 ./cmd/continuity-bench idle    [--seconds 10]
-//	go run -tags sqlite_fts5 ./cmd/continuity-bench query   [--lines 10000]
+//	go run -tags sqlite_fts5 ./cmd/continuity-bench query   [--lines 10000] [--vectors seed|embed] [--workspace DIR] [--queries 200]
+//
+// query --lines 1000000 is the 1M-exchange run (not in CI: ~2.5 GB of logs,
+// ~6 GB of index, tens of minutes).
 package main
 
 import (
@@ -31,6 +34,10 @@ func main() {
 	data := fs.String("data", "short,longmemeval", "ingest: kinds of lines, comma-separated: short (~300-byte exchanges), longmemeval (the LongMemEval conversations, repeated)")
 	runs := fs.Int("runs", 1, "ingest: rounds of (naive loaders, ingest), each with its own ratios")
 	embed := fs.Bool("embed", false, "ingest: also time computing the vectors with the default embedder")
+	vectors := fs.String("vectors", vectorsSeed, "query: how exchanges get their vectors: seed (each distinct text embedded once, through the embedding cache shared with continuity-eval, and stored under the daemon's space identity) or embed (ingest embeds every exchange with the model, ~100/s)")
+	prepareOnly := fs.Bool("prepare", false, "query: prepare the --workspace (logs, ingest, vectors) and stop, to measure it later")
+	queries := fs.Int("queries", 200, "query: how many queries per measured case (each search mode, each resume case)")
+	workspace := fs.String("workspace", "", "query: the workspace to use and keep (default: a temporary one); one a previous query run prepared is measured again without ingesting or seeding (the 1M run takes a while to prepare)")
 	fs.Parse(os.Args[2:])
 
 	tmp, err := os.MkdirTemp("", "continuity-bench-")
@@ -57,7 +64,14 @@ func main() {
 	case "latency":
 		err = benchLatency(ctx, *bin, tmp, or(*lines, 1000))
 	case "query":
-		err = benchQuery(ctx, *bin, tmp, or(*lines, 10000))
+		if *vectors != vectorsSeed && *vectors != vectorsEmbed {
+			fatal(fmt.Errorf("--vectors %q: want %s or %s", *vectors, vectorsSeed, vectorsEmbed))
+		}
+		ws := *workspace
+		if ws == "" {
+			ws = filepath.Join(tmp, "ws")
+		}
+		err = benchQuery(ctx, *bin, ws, or(*lines, 10000), *vectors, max(*queries, 1), *prepareOnly)
 	case "idle":
 		err = benchIdle(ctx, *bin, tmp, *seconds)
 	default:
@@ -77,7 +91,7 @@ func or(v, def int) int {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: continuity-bench ingest|latency|idle|query [--lines N] [--seconds N] [--data KINDS] [--embed] [--bin PATH] [--keep]")
+	fmt.Fprintln(os.Stderr, "usage: continuity-bench ingest|latency|idle|query [--lines N] [--seconds N] [--data KINDS] [--embed] [--vectors seed|embed] [--workspace DIR] [--queries N] [--bin PATH] [--keep]")
 }
 
 func fatal(err error) {

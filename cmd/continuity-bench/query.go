@@ -20,27 +20,80 @@ import (
 // start-to-ready time (socket answering, vector space loaded from SQLite,
 // nothing re-embedded), its RSS, and search and resume latency through the
 // socket, against BM25-only search in the same run.
-func benchQuery(ctx context.Context, bin, tmp string, n int) error {
-	ws := filepath.Join(tmp, "ws")
+//
+// vectors says how the exchanges get their vectors: vectorsSeed (each
+// distinct text embedded once, seedVectors) or vectorsEmbed (ingest embeds
+// every exchange with the model, as a user's would: ~100 exchanges/s).
+//
+// ws is the workspace; one that a previous run prepared (its size file
+// says so) is measured again as it is, without ingesting or seeding.
+func benchQuery(ctx context.Context, bin, ws string, n int, vectors string, nq int, prepareOnly bool) error {
+	sizeFile := filepath.Join(ws, "continuity-bench-size")
+	if b, err := os.ReadFile(sizeFile); err == nil {
+		m, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			return fmt.Errorf("%s: %w", sizeFile, err)
+		}
+		fmt.Printf("reusing the workspace %s prepared by an earlier run (%d exchanges; --lines ignored)\n", ws, m)
+		n = m
+	} else {
+		if err := prepareQuery(ctx, bin, ws, n, vectors); err != nil {
+			return err
+		}
+		if err := os.WriteFile(sizeFile, []byte(strconv.Itoa(n)+"\n"), 0o600); err != nil {
+			return err
+		}
+	}
+	if prepareOnly {
+		return nil
+	}
+	return measureQuery(ctx, bin, ws, n, nq)
+}
+
+// prepareQuery writes n exchanges into ws, ingests them and gives them
+// their vectors.
+func prepareQuery(ctx context.Context, bin, ws string, n int, vectors string) error {
 	logs := filepath.Join(ws, ".praxis-os", ".conversations")
-	if _, err := writeLogs(logs, n); err != nil {
+	// Sessions and resume chains of the shapes resume is measured on
+	// (resume.go).
+	if _, err := writeResumeLogs(logs, n); err != nil {
 		return err
 	}
-	// A resume chain over the bench sessions, so resume has a chain to walk.
-	chain := "session-chain.jsonl"
-	var links strings.Builder
-	for i := 1; i < 10; i++ {
-		fmt.Fprintf(&links, `{"type":"session_resume","previous_session":"bench%d","new_session":"bench%d","timestamp":"2026-11-01T11:00:0%dZ"}`+"\n", i-1, i, i)
+	args := []string{"ingest", "--log-level", "warn", "--root", ws}
+	if vectors == vectorsSeed {
+		args = append(args, "--no-embed")
 	}
-	if err := os.WriteFile(filepath.Join(logs, chain), []byte(links.String()), 0o600); err != nil {
-		return err
-	}
-	ing := exec.CommandContext(ctx, bin, "ingest", "--log-level", "warn", "--root", ws)
+	ingStart := time.Now()
+	ing := exec.CommandContext(ctx, bin, args...)
 	ing.Stderr = os.Stderr
 	if err := ing.Run(); err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
+	ingTook := time.Since(ingStart)
+	how := "with vectors"
+	if vectors == vectorsSeed {
+		how = "--no-embed"
+	}
+	fmt.Printf("ingest (%s): %d exchanges in %s, %.0f exchanges/s\n", how, n, ingTook.Round(time.Millisecond), float64(n)/ingTook.Seconds())
+	if vectors == vectorsSeed {
+		rep, err := seedVectors(ctx, filepath.Join(ws, ".praxis-os", ".cache", "continuity"), os.Stderr)
+		if err != nil {
+			return err
+		}
+		fmt.Println(rep)
+	}
+	printDiskUse(filepath.Join(ws, ".praxis-os", ".cache", "continuity"))
+	return nil
+}
 
+// measureQuery starts the daemon on the prepared workspace ws and
+// measures it.
+func measureQuery(ctx context.Context, bin, ws string, n, nq int) error {
+	emb := os.Getenv("CONTINUITY_EMBEDDER")
+	if emb == "" {
+		emb = "the default"
+	}
+	fmt.Printf("%d exchanges, embedder %s, %d queries through the daemon socket\n", n, emb, nq)
 	start := time.Now()
 	d := exec.CommandContext(ctx, bin, "daemon", "--root", ws, "--log-level", "warn")
 	d.Stderr = os.Stderr
@@ -49,22 +102,32 @@ func benchQuery(ctx context.Context, bin, tmp string, n int) error {
 	}
 	defer func() { d.Process.Signal(syscall.SIGTERM); d.Wait() }()
 	c := server.NewClient(server.SocketPath(filepath.Join(ws, ".praxis-os", ".cache", "continuity")))
-	// Ready = a vector search answers with results (the space is loaded).
+	// Answering = the socket answers a search (BM25 at least); ready = a
+	// vector search answers with results (the space is loaded).
+	var answering time.Duration
 	for {
 		var out struct{ Results []any }
 		err := c.Call(ctx, "search", map[string]any{"query": "sqlite commit", "mode": "vector", "limit": 1}, &out)
+		if err == nil && answering == 0 {
+			answering = time.Since(start)
+		}
 		if err == nil && len(out.Results) == 1 {
 			break
 		}
-		if time.Since(start) > 60*time.Second {
-			return fmt.Errorf("daemon not ready after 60s: %v", err)
+		if time.Since(start) > 120*time.Second {
+			return fmt.Errorf("daemon not ready after 120s: %v", err)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	ready := time.Since(start)
+	fmt.Printf("daemon start-to-answering (socket up, BM25 searchable): %s\n", answering.Round(time.Millisecond))
+	fmt.Printf("daemon start-to-ready (vector space loaded, nothing re-embedded): %s\n", ready.Round(time.Millisecond))
+	if rss, err := vmRSS(d.Process.Pid); err == nil {
+		fmt.Printf("daemon RSS when ready: %.1f MiB\n", float64(rss)/1024)
+	}
 
 	rng := rand.New(rand.NewPCG(9, 9))
-	queries := make([]string, 200)
+	queries := make([]string, nq)
 	corp := loadCorpus()
 	for i := range queries {
 		if corp != nil && len(corp.questions) > 0 {
@@ -86,49 +149,84 @@ func benchQuery(ctx context.Context, bin, tmp string, n int) error {
 		slices.Sort(ds)
 		return ds, nil
 	}
+	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) }
+	q := func(ds []time.Duration, p int) time.Duration { return ds[len(ds)*p/100] }
 	bm25, err := lat("search", func(q string) any { return map[string]any{"query": q, "mode": "bm25"} })
 	if err != nil {
 		return err
 	}
+	fmt.Printf("search bm25 only (baseline): p50 %s ms, p95 %s ms\n", ms(q(bm25, 50)), ms(q(bm25, 95)))
 	vector, err := lat("search", func(q string) any { return map[string]any{"query": q, "mode": "vector"} })
 	if err != nil {
 		return err
 	}
+	fmt.Printf("search vectors only:         p50 %s ms, p95 %s ms  (%.2fx baseline p50)\n", ms(q(vector, 50)), ms(q(vector, 95)), float64(q(vector, 50))/float64(q(bm25, 50)))
 	hybrid, err := lat("search", func(q string) any { return map[string]any{"query": q} })
 	if err != nil {
 		return err
 	}
-	res, err := lat("resume", func(q string) any { return map[string]any{"session": "bench9", "query": q, "budget": 2000} })
-	if err != nil {
+	fmt.Printf("search hybrid:               p50 %s ms, p95 %s ms  (%.2fx baseline p50)\n", ms(q(hybrid, 50)), ms(q(hybrid, 95)), float64(q(hybrid, 50))/float64(q(bm25, 50)))
+	// The first resume after start, when nothing of the chain is cached.
+	cold := time.Now()
+	if err := c.Call(ctx, "resume", map[string]any{"session": longSession(longChain - 1), "query": queries[0], "budget": 2000}, &map[string]any{}); err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	fmt.Printf("first resume after start (50-session chain, query, nothing cached): %s ms\n", ms(time.Since(cold)))
+	if err := benchResume(ctx, c, queries, q(bm25, 50)); err != nil {
 		return err
 	}
 	rss, err := vmRSS(d.Process.Pid)
 	if err != nil {
 		return err
 	}
-	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) }
-	q := func(ds []time.Duration, p int) time.Duration { return ds[len(ds)*p/100] }
-	fmt.Printf("%d exchanges, the default embedder, 200 queries through the daemon socket\n", n)
-	fmt.Printf("daemon start-to-ready (vector space loaded, nothing re-embedded): %s\n", ready.Round(time.Millisecond))
-	fmt.Printf("daemon RSS after the queries: %.1f MiB\n", float64(rss)/1024)
-	fmt.Printf("search bm25 only (baseline): p50 %s ms, p95 %s ms\n", ms(q(bm25, 50)), ms(q(bm25, 95)))
-	fmt.Printf("search vectors only:         p50 %s ms, p95 %s ms  (%.2fx baseline p50)\n", ms(q(vector, 50)), ms(q(vector, 95)), float64(q(vector, 50))/float64(q(bm25, 50)))
-	fmt.Printf("search hybrid:               p50 %s ms, p95 %s ms  (%.2fx baseline p50)\n", ms(q(hybrid, 50)), ms(q(hybrid, 95)), float64(q(hybrid, 50))/float64(q(bm25, 50)))
-	fmt.Printf("resume (budget 2000, query): p50 %s ms, p95 %s ms  (%.2fx baseline p50)\n", ms(q(res, 50)), ms(q(res, 95)), float64(q(res, 50))/float64(q(bm25, 50)))
+	hwm, err := vmHWM(d.Process.Pid)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("daemon RSS after the queries: %.1f MiB (peak %.1f MiB)\n", float64(rss)/1024, float64(hwm)/1024)
 	return nil
 }
 
+// How the query bench's exchanges get their vectors (--vectors).
+const (
+	vectorsSeed  = "seed"
+	vectorsEmbed = "embed"
+)
+
+// printDiskUse prints the size of the index files in dir.
+func printDiskUse(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	var parts []string
+	var total int64
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+			total += fi.Size()
+			parts = append(parts, fmt.Sprintf("%s %.1f MiB", e.Name(), float64(fi.Size())/(1<<20)))
+		}
+	}
+	fmt.Printf("index on disk: %.1f MiB (%s)\n", float64(total)/(1<<20), strings.Join(parts, ", "))
+}
+
 // vmRSS reads a process's resident set size in KiB.
-func vmRSS(pid int) (int64, error) {
+func vmRSS(pid int) (int64, error) { return procStatus(pid, "VmRSS:") }
+
+// vmHWM reads a process's peak resident set size in KiB.
+func vmHWM(pid int) (int64, error) { return procStatus(pid, "VmHWM:") }
+
+// procStatus reads a KiB field of /proc/<pid>/status.
+func procStatus(pid int, field string) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
+		if strings.HasPrefix(l, field) {
 			f := strings.Fields(l)
 			return strconv.ParseInt(f[1], 10, 64)
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
+	return 0, fmt.Errorf("no %s for pid %d", field, pid)
 }

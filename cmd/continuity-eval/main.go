@@ -36,6 +36,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/internal/embedcache"
 	"github.com/praxis-os/continuity/search"
 )
 
@@ -117,7 +118,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	chunks := fs.Int("chunks", 0, "uselite: most 128-token chunks embedded per exchange (default: the embedder's default)")
 	text := fs.String("text", search.DefaultText, "what of an exchange is embedded: "+search.TextUser+" or "+search.TextUserAI)
 	limit := fs.Int("first", 0, "only the first N questions of the split (0: all), for quick comparisons of costly settings (--questions names the coding set's question file)")
-	cache := fs.Bool("cache", true, "cache vectors on disk by embedder identity and text SHA-256 (folder $"+EnvCache+", else $XDG_CACHE_HOME/continuity-eval or ~/.cache/continuity-eval)")
+	cache := fs.Bool("cache", true, "cache vectors on disk by embedder identity and text SHA-256 (folder $"+embedcache.EnvDir+", else $XDG_CACHE_HOME/continuity-eval or ~/.cache/continuity-eval)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: continuity-eval [flags]\n\nRetrieval and resume quality of continuity on a LongMemEval-style dataset (--set longmemeval)\n"+
 			"or on hand-written questions about real coding-agent transcripts (--set coding).\n\nFlags:")
@@ -203,16 +204,16 @@ func newEmbedder(provider string, dim, chunks int, text string, cache bool, stde
 	if _, err := embed.Resolve(context.Background(), e); err != nil {
 		return nil, err
 	}
-	if cache && os.Getenv(EnvCache) != "off" {
-		dir, err := defaultCacheDir()
+	if cache && !embedcache.Disabled() {
+		dir, err := embedcache.DefaultDir()
 		if err != nil {
 			return nil, err
 		}
-		ce, err := newCachedEmbedder(e, dir)
+		ce, err := embedcache.New(e, dir)
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(stderr, "embedding cache: %s (%d vectors)\n", ce.path, len(ce.vecs))
+		fmt.Fprintf(stderr, "embedding cache: %s (%d vectors)\n", ce.Path(), ce.Len())
 		e = ce
 	}
 	return search.WithTextRecipe(e, text)

@@ -11,8 +11,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/praxis-os/continuity/internal/embedcache"
 	"github.com/praxis-os/continuity/search"
 )
+
+// TestMain keeps the tests' embedding cache out of the user's home.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "continuity-eval-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv(embedcache.EnvDir, dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 // miniDataset writes a dataset of two questions (and one abstention) in
 // the layout of the LongMemEval export.

@@ -222,6 +222,11 @@ func handleSessions(ctx context.Context, eng *engine, _ json.RawMessage) (any, e
 type engine struct {
 	db       *index.DB
 	searcher *search.Searcher
+	// resumeCache keeps what resume needs between calls (chain links,
+	// timelines and layouts, texts, token counts), checked against the
+	// index before each pack; nil reads everything each time. The daemon
+	// sets it; a one-off command has nothing to keep.
+	resumeCache *resume.Cache
 }
 
 // newEngine builds the engine over db. vectors gives the current vector
@@ -235,7 +240,7 @@ func newEngine(db *index.DB, emb embed.Embedder, vectors func() *search.Vectors,
 }
 
 func (eng *engine) resumeSource() *resume.IndexSource {
-	return &resume.IndexSource{DB: eng.db, Ranker: resume.SearchRanker(eng.searcher)}
+	return &resume.IndexSource{DB: eng.db, Ranker: resume.SearchRanker(eng.searcher), Cache: eng.resumeCache}
 }
 
 // dispatch runs a call in-process: the same JSON round trip as through the

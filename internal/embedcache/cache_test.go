@@ -1,4 +1,4 @@
-package main
+package embedcache
 
 import (
 	"context"
@@ -8,18 +8,6 @@ import (
 
 	"github.com/praxis-os/continuity/embed"
 )
-
-// TestMain keeps the tests' embedding cache out of the user's home.
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "continuity-eval-cache-")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv(EnvCache, dir)
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
 
 // counting counts the texts that reach the embedder.
 type counting struct {
@@ -39,7 +27,7 @@ func TestCachedEmbedder(t *testing.T) {
 		t.Fatal(err)
 	}
 	inner := &counting{Embedder: h}
-	c, err := newCachedEmbedder(inner, dir)
+	c, err := New(inner, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,12 +36,18 @@ func TestCachedEmbedder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if inner.n != 3 {
-		t.Fatalf("first call embedded %d texts, want 3", inner.n)
+	if inner.n != 2 {
+		t.Fatalf("first call embedded %d texts, want 2 (a repeated text once)", inner.n)
+	}
+	if !slices.Equal(first[0], first[2]) {
+		t.Fatalf("a repeated text got two different vectors")
+	}
+	if st := c.Stats(); st.Misses != 2 || st.Hits != 0 || st.Distinct != 2 {
+		t.Errorf("stats %+v, want 2 misses, 0 hits, 2 distinct", st)
 	}
 	// A new process (a new cachedEmbedder) reads them back from disk.
 	inner2 := &counting{Embedder: h}
-	c2, err := newCachedEmbedder(inner2, dir)
+	c2, err := New(inner2, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,11 +68,11 @@ func TestCachedEmbedder(t *testing.T) {
 	}
 	f.Write([]byte("torn"))
 	f.Close()
-	c3, err := newCachedEmbedder(&counting{Embedder: h}, dir)
+	c3, err := New(&counting{Embedder: h}, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c3.vecs) != 3 {
+	if c3.Len() != 3 {
 		t.Errorf("after a torn record: %d vectors, want 3", len(c3.vecs))
 	}
 	if _, err := c3.Embed(ctx, []string{"zeta"}); err != nil {
