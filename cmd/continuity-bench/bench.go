@@ -99,6 +99,7 @@ func benchIngestRun(ctx context.Context, bin, src, tmp string, n int, size int64
 		fmt.Printf("   ingest/naive Python: %.2f", rate/pyRate)
 	}
 	fmt.Println()
+	fmt.Printf("load average (1, 5, 15 min): %s\n", loadAvg())
 	if !embed {
 		return nil
 	}
@@ -314,4 +315,18 @@ func cpuTicks(pid int) (int64, error) {
 	ut, _ := strconv.ParseInt(fields[11], 10, 64)
 	st, _ := strconv.ParseInt(fields[12], 10, 64)
 	return ut + st, nil
+}
+
+// loadAvg is the machine's load average, printed next to each round: the
+// ratios of a round are only comparable under a similar load.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
