@@ -137,6 +137,8 @@ func Document(text string) string {
 // copies of the general path (Words, then segments), which the other
 // words take. Both give the same terms.
 func AppendDocument(dst []byte, text string) []byte {
+	recent := recentPool.Get().(*recentStems)
+	defer recentPool.Put(recent)
 	start := len(dst)
 	var scratch [64]byte
 	for i := 0; i < len(text); {
@@ -172,18 +174,18 @@ func AppendDocument(dst []byte, text string) []byte {
 			i = j
 			continue
 		}
-		w := scratch[:0]
+		w, h := scratch[:0], fnvInit
 		for k := i; k < j; k++ {
 			c := text[k]
 			if 'A' <= c && c <= 'Z' {
 				c += 'a' - 'A'
 			}
-			w = append(w, c)
+			w, h = append(w, c), fnvAdd(h, c)
 		}
 		if len(dst) > start {
 			dst = append(dst, ' ')
 		}
-		dst = AppendStem(dst, w)
+		dst = recent.appendStem(dst, w, h)
 		i = j
 	}
 	return dst
