@@ -98,26 +98,24 @@ func segments(w string, f func(seg string, cjk bool)) {
 	}
 }
 
-// appendCJK appends the index form of a CJK segment: its bigrams, then its
-// last character.
-func appendCJK(b *strings.Builder, seg string, first *bool) {
+// appendCJK appends the index form of a CJK segment to dst, whose terms
+// start at start: its bigrams, then its last character.
+func appendCJK(dst []byte, start int, seg string) []byte {
 	sep := func() {
-		if !*first {
-			b.WriteByte(' ')
+		if len(dst) > start {
+			dst = append(dst, ' ')
 		}
-		*first = false
 	}
 	prev := -1 // byte offset of the previous rune
 	for i := range seg {
 		if prev >= 0 {
 			sep()
-			b.WriteString(seg[prev:i])
-			b.WriteString(seg[i:nextRune(seg, i)])
+			dst = append(dst, seg[prev:nextRune(seg, i)]...)
 		}
 		prev = i
 	}
 	sep()
-	b.WriteString(seg[prev:])
+	return append(dst, seg[prev:]...)
 }
 
 func nextRune(s string, i int) int {
@@ -129,23 +127,109 @@ func nextRune(s string, i int) int {
 // spaces, for a full-text index whose tokenizer splits on spaces and
 // lowercases (FTS5 unicode61).
 func Document(text string) string {
-	var b strings.Builder
-	b.Grow(len(text))
-	first := true
-	for _, w := range Words(text) {
-		segments(w, func(seg string, cjk bool) {
-			if cjk {
-				appendCJK(&b, seg, &first)
-				return
+	return string(AppendDocument(make([]byte, 0, len(text)), text))
+}
+
+// AppendDocument appends the index form of text (as Document) to dst,
+// with an Analyzer from a pool.
+func AppendDocument(dst []byte, text string) []byte {
+	a := recentPool.Get().(*Analyzer)
+	defer recentPool.Put(a)
+	return a.AppendDocument(dst, text)
+}
+
+// Analyzer turns texts into their index form (Document) for one goroutine
+// at a time, remembering the stems of the words it met last: a goroutine
+// that analyses many texts (the full-text indexer) keeps one.
+type Analyzer struct {
+	recent recentStems
+}
+
+// Document is Document with a's cache.
+func (a *Analyzer) Document(text string) string {
+	return string(a.AppendDocument(make([]byte, 0, len(text)), text))
+}
+
+// AppendDocument appends the index form of text (as Document) to dst. It
+// is what the full-text indexer runs on every exchange, so it reads the
+// text once and takes a fast path for words of ASCII letters and digits
+// (most words of most logs): lowercased and stemmed in place, without the
+// copies of the general path (Words, then segments), which the other
+// words take. Both give the same terms.
+func (a *Analyzer) AppendDocument(dst []byte, text string) []byte {
+	start := len(dst)
+	var scratch [64]byte
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf && !isASCIIWordByte(c) {
+			i++
+			continue
+		}
+		// A word starts at i (or a separator other than ASCII does).
+		j, ascii := i, true
+		for j < len(text) {
+			if c := text[j]; c < utf8.RuneSelf {
+				if !isASCIIWordByte(c) {
+					break
+				}
+				j++
+				continue
 			}
-			if !first {
-				b.WriteByte(' ')
+			r, n := utf8.DecodeRuneInString(text[j:])
+			if !isWordRune(unicode.ToLower(r)) {
+				break
 			}
-			first = false
-			b.WriteString(Stem(seg))
-		})
+			ascii = false
+			j += n
+		}
+		if j == i { // a separator other than ASCII
+			_, n := utf8.DecodeRuneInString(text[i:])
+			i += n
+			continue
+		}
+		if !ascii {
+			dst = appendWord(dst, start, fold(strings.ToLower(text[i:j])))
+			i = j
+			continue
+		}
+		w, h := scratch[:0], fnvInit
+		for k := i; k < j; k++ {
+			c := text[k]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			w, h = append(w, c), fnvAdd(h, c)
+		}
+		if len(dst) > start {
+			dst = append(dst, ' ')
+		}
+		dst = a.recent.appendStem(dst, w, h)
+		i = j
 	}
-	return b.String()
+	return dst
+}
+
+// isASCIIWordByte reports whether the ASCII character c belongs to a word
+// (isWordRune).
+func isASCIIWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// appendWord appends the index form of one lowercased, folded word (an
+// element of Words) to dst, whose terms start at start: the stem of each
+// word segment, the bigrams of each CJK segment.
+func appendWord(dst []byte, start int, w string) []byte {
+	segments(w, func(seg string, cjk bool) {
+		if cjk {
+			dst = appendCJK(dst, start, seg)
+			return
+		}
+		if len(dst) > start {
+			dst = append(dst, ' ')
+		}
+		dst = append(dst, Stem(seg)...)
+	})
+	return dst
 }
 
 // Term is what a query word looks for in the index.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -559,5 +560,68 @@ func TestExcerpt(t *testing.T) {
 		if got != tt.want || len(got) > ExcerptSize || !utf8.ValidString(got) {
 			t.Errorf("excerpt(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestCommitEventShapes: insertEvent writes some values into its
+// statements (NULLs, booleans, the batch's generation, file and time) and
+// binds the rest; every shape of event must store the same columns as a
+// plain insert would, a file name with a quote included.
+func TestCommitEventShapes(t *testing.T) {
+	db := openTest(t, testDir(t))
+	f := newFeeder(t, db, "it's a 'log'.jsonl")
+	lines := []string{
+		`{"type":"exchange","session_id":"s","user":"u1","ai":"a1","id":"p-1","timestamp":"2025-01-01T00:00:00Z"}`,
+		`{"type":"exchange","session_id":"s","user":"u2","ai":"","timestamp":"2025-01-01T00:00:01Z"}`,
+		`{"type":"exchange","session_id":"s","user":"u3","ai":"a3"}`,
+		`{"type":"session_resume","previous_session":"s","new_session":"t","id":"p-2","timestamp":"2025-01-01T00:00:02Z","files":["x"]}`,
+		`{"type":"context_reset","session_id":"t","reason":"r","timestamp":"2025-01-01T00:00:03Z","metadata":{"a":1},"odd":1}`,
+	}
+	b := f.batch(lines...)
+	commit(t, db, b)
+	rows, err := db.r.QueryContext(ctx, `SELECT generation, file, line, start_offset, ingested_at, session_from_file, ts_inferred,
+		coalesce(producer_id, '-'), event_id = coalesce(producer_id, event_id), coalesce(session_id, '-'), coalesce(user, '-'),
+		coalesce(ai, '-'), coalesce(reason, '-'), coalesce(previous_session, '-'), coalesce(new_session, '-'),
+		coalesce(files, '-'), coalesce(metadata, '-'), coalesce(unknown_fields, '-'), raw, v
+		FROM events ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var gen, line, start, at, v int64
+		var fromFile, inferred, sameID bool
+		var file, producer, session, user, ai, reason, prev, next, files, meta, unknown string
+		var raw []byte
+		if err := rows.Scan(&gen, &file, &line, &start, &at, &fromFile, &inferred, &producer, &sameID, &session, &user, &ai,
+			&reason, &prev, &next, &files, &meta, &unknown, &raw, &v); err != nil {
+			t.Fatal(err)
+		}
+		if gen != b.Gen.ID || file != "it's a 'log'.jsonl" || at != fixedNow.UnixNano() || !sameID || v != 1 ||
+			string(raw) != lines[line-1] || start != b.Lines[line-1].Start {
+			t.Errorf("line %d: generation %d file %q ingested_at %d event_id=producer_id %v v %d raw %q start %d",
+				line, gen, file, at, sameID, v, raw, start)
+		}
+		got = append(got, fmt.Sprintf("%d %v %v %s %s %s %s %s %s %s %s %s %s", line, fromFile, inferred, producer, session,
+			user, ai, reason, prev, next, files, meta, unknown))
+	}
+	want := []string{
+		`1 false false p-1 s u1 a1 - - - - - -`,
+		`2 false false - s u2 - - - - - - -`,
+		`3 false true - s u3 a3 - - - - - -`,
+		`4 false false p-2 t - - - s t ["x"] - -`,
+		`5 false false - t - - r - - - {"a":1} ["odd"]`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The session from the file name (session_from_file true).
+	g := newFeeder(t, db, "session-f.jsonl")
+	commit(t, db, g.batch(`{"type":"exchange","user":"u","ai":"a","timestamp":"2025-01-01T00:00:04Z"}`))
+	var fromFile bool
+	var file string
+	if err := db.r.QueryRowContext(ctx, `SELECT session_from_file, file FROM events WHERE session_id = 'f'`).Scan(&fromFile, &file); err != nil || !fromFile || file != "session-f.jsonl" {
+		t.Errorf("session from file: %v %q %v", fromFile, file, err)
 	}
 }

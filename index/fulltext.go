@@ -9,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/praxis-os/continuity/analyze"
 )
 
 // The full-text index (FTS5 over the user and ai texts of exchanges) lives
@@ -301,11 +299,7 @@ func (db *DB) fullTextDeletes(ctx context.Context) (int, error) {
 // recycling the WAL, and the commits would slow down.
 func (db *DB) fullTextAdd(ctx context.Context) (int, error) {
 	mark := db.ftMark.Load()
-	type exchange struct {
-		row      int64
-		user, ai string
-	}
-	var todo []exchange
+	var todo []ftExchange
 	var n int
 	last := mark
 	rows, err := db.r.QueryContext(ctx, `SELECT id, type = 'exchange', coalesce(user, ''), coalesce(ai, '')
@@ -314,7 +308,7 @@ func (db *DB) fullTextAdd(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	for rows.Next() {
-		var e exchange
+		var e ftExchange
 		var isExchange bool
 		if err := rows.Scan(&e.row, &isExchange, &e.user, &e.ai); err != nil {
 			rows.Close()
@@ -330,13 +324,11 @@ func (db *DB) fullTextAdd(ctx context.Context) (int, error) {
 	if err := rows.Err(); err != nil || n == 0 {
 		return 0, err
 	}
-	// Analysed before the write transaction, which they would hold up.
-	for i := range todo {
-		if err := ctx.Err(); err != nil {
-			return 0, err
-		}
-		todo[i].user, todo[i].ai = analyze.Document(todo[i].user), analyze.Document(todo[i].ai)
-	}
+	// The texts are analysed on every core, a chunk at a time, while
+	// this goroutine (the one writer of fulltext.db) inserts them in
+	// order as they become ready: analysing is as much work as inserting.
+	an := analyzeExchanges(todo)
+	defer an.stop()
 
 	tx, err := db.ft.BeginTx(ctx, nil)
 	if err != nil {
@@ -353,10 +345,12 @@ func (db *DB) fullTextAdd(ctx context.Context) (int, error) {
 	// goroutine and two context switches per exchange. ctx is checked
 	// between rows instead.
 	quiet := context.WithoutCancel(ctx)
-	for _, e := range todo {
+	for i := range todo {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
+		an.wait(i)
+		e := &todo[i]
 		if _, err := ins.ExecContext(quiet, e.row, e.user, e.ai); err != nil {
 			return 0, fmt.Errorf("index exchange %d: %w", e.row, err)
 		}

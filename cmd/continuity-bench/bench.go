@@ -70,11 +70,13 @@ func benchIngestRun(ctx context.Context, bin, src, tmp string, n int, size int64
 	if err != nil {
 		return err
 	}
+	cpu0 := selfCPU()
 	goRate, err := naiveGo(logs, filepath.Join(tmp, "naive-go.db"))
 	if err != nil {
 		return err
 	}
-	pyRate, pyOK, err := naivePython(ctx, logs, filepath.Join(tmp, "naive-py.db"))
+	goCPU := selfCPU() - cpu0
+	pyRate, pyOK, pyCPU, err := naivePython(ctx, logs, filepath.Join(tmp, "naive-py.db"))
 	if err != nil {
 		return err
 	}
@@ -88,17 +90,19 @@ func benchIngestRun(ctx context.Context, bin, src, tmp string, n int, size int64
 	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB
 	rate := float64(n) / el.Seconds()
 	fmt.Printf("read + json.Valid each line (one core):        %8.0f lines/s\n", base)
-	fmt.Printf("naive loader, Go (json + SQLite + FTS5, 1 tx): %8.0f lines/s\n", goRate)
+	fmt.Printf("naive loader, Go (json + SQLite + FTS5, 1 tx): %8.0f lines/s, CPU %.1f s\n", goRate, goCPU.Seconds())
 	if pyOK {
-		fmt.Printf("naive loader, Python (json.loads + sqlite3):   %8.0f lines/s\n", pyRate)
+		fmt.Printf("naive loader, Python (json.loads + sqlite3):   %8.0f lines/s, CPU %.1f s\n", pyRate, pyCPU.Seconds())
 	}
-	fmt.Printf("continuity ingest --no-embed (durable + FTS):  %8.0f lines/s (%.1f MiB/s), %s, peak RSS %.1f MiB\n",
-		rate, float64(size)/(1<<20)/el.Seconds(), el.Round(time.Millisecond), float64(rss)/1024)
+	ingCPU := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	fmt.Printf("continuity ingest --no-embed (durable + FTS):  %8.0f lines/s (%.1f MiB/s), %s, CPU %.1f s, peak RSS %.1f MiB\n",
+		rate, float64(size)/(1<<20)/el.Seconds(), el.Round(time.Millisecond), ingCPU.Seconds(), float64(rss)/1024)
 	fmt.Printf("ratio ingest/naive Go: %.2f", rate/goRate)
 	if pyOK {
 		fmt.Printf("   ingest/naive Python: %.2f", rate/pyRate)
 	}
 	fmt.Println()
+	fmt.Printf("load average (1, 5, 15 min): %s\n", loadAvg())
 	if !embed {
 		return nil
 	}
@@ -314,4 +318,31 @@ func cpuTicks(pid int) (int64, error) {
 	ut, _ := strconv.ParseInt(fields[11], 10, 64)
 	st, _ := strconv.ParseInt(fields[12], 10, 64)
 	return ut + st, nil
+}
+
+// loadAvg is the machine's load average, printed next to each round: the
+// ratios of a round are only comparable under a similar load.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// selfCPU is the CPU time (user + system) this process has used: around
+// the Go naive loader, which runs in-process, it is the loader's. CPU time
+// is printed next to each rate because it moves much less than the rates
+// with the load of a shared machine: it says how much work each loader
+// does per line, where the rates say how soon it is done.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -134,27 +134,27 @@ print(n / (time.perf_counter() - start))
 
 // naivePython runs naivePythonScript with python3 and returns lines per
 // second; ok is false when python3 (or its sqlite3 with FTS5) is missing.
-func naivePython(ctx context.Context, logs, dbPath string) (rate float64, ok bool, err error) {
+func naivePython(ctx context.Context, logs, dbPath string) (rate float64, ok bool, cpu time.Duration, err error) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		return 0, false, nil
+		return 0, false, 0, nil
 	}
 	files, err := logFiles(logs)
 	if err != nil {
-		return 0, false, err
+		return 0, false, 0, err
 	}
 	args := append([]string{"-c", naivePythonScript, dbPath, naiveSchema}, files...)
 	cmd := exec.CommandContext(ctx, py, args...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return 0, false, fmt.Errorf("python naive loader: %w", err)
+		return 0, false, 0, fmt.Errorf("python naive loader: %w", err)
 	}
 	rate, err = strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
 	if err != nil {
-		return 0, false, fmt.Errorf("python naive loader printed %q", out)
+		return 0, false, 0, fmt.Errorf("python naive loader printed %q", out)
 	}
-	return rate, true, nil
+	return rate, true, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
 }
 
 // logFiles lists the *.jsonl files of logs in name order.
