@@ -178,7 +178,7 @@ func BenchmarkPreselectWorkspace(b *testing.B) {
 				}
 				return 1
 			}
-			return int(b.idx - a.idx)
+			return int(b.row - a.row)
 		})
 		out := make([]int32, len(h))
 		for i, x := range h {
@@ -194,7 +194,7 @@ func BenchmarkPreselectWorkspace(b *testing.B) {
 		merged.n = n
 		for _, t := range tops {
 			for _, x := range t.h {
-				merged.offer(x.score, x.idx)
+				merged.offer(x.score, x.idx, x.row)
 			}
 		}
 		ex := rows(merged)
