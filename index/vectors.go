@@ -248,6 +248,19 @@ func (db *DB) VectorRows(ctx context.Context, identity string) (lo, hi int64, er
 	return lo, hi, nil
 }
 
+// VectorsUpTo returns how many vectors identity has for rows up to upTo,
+// and the counter that deleting events or vectors bumps: together they
+// tell whether a copy of the vectors taken when they had these values is
+// still the index's (search's snapshot of the vector space).
+func (db *DB) VectorsUpTo(ctx context.Context, identity string, upTo int64) (count, epoch int64, err error) {
+	err = db.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM vectors WHERE embedder = ? AND event <= ?),
+		coalesce((SELECT value FROM counters WHERE name = ?), 0)`, identity, upTo, counterPendingEpoch).Scan(&count, &epoch)
+	if err != nil {
+		return 0, 0, fmt.Errorf("index: vectors of %s up to row %d: %w", identity, upTo, err)
+	}
+	return count, epoch, nil
+}
+
 // EachVectorIn is EachVector for the rows from <= row < to.
 func (db *DB) EachVectorIn(ctx context.Context, identity string, from, to int64, fn func(row int64, session string, ts int64, vec []float32) error) error {
 	rows, err := db.r.QueryContext(ctx, `SELECT v.event, e.session_id, e.ts, v.vec

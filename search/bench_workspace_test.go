@@ -34,7 +34,10 @@ func BenchmarkSearchWorkspace(b *testing.B) {
 	if ws == "" {
 		b.Skipf("set %s to a workspace prepared by continuity-bench query --workspace", EnvBenchWorkspace)
 	}
-	db, err := index.Open(filepath.Join(ws, ".praxis-os", ".cache", "continuity"), index.Options{ReadOnly: true})
+	// Opened as the daemon opens it, as the writer: the searcher keeps
+	// term counts between queries only there (Searcher.termDocs). No
+	// daemon may run on the workspace meanwhile.
+	db, err := index.Open(filepath.Join(ws, ".praxis-os", ".cache", "continuity"), index.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
