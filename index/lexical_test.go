@@ -223,3 +223,67 @@ func TestLexicalReadOnly(t *testing.T) {
 		t.Errorf("read-only Lexical = %+v, %v", hits, err)
 	}
 }
+
+// TestLexicalSessionPlans: with a session filter, the plan that looks up
+// each match's session and the one that lists the sessions' exchanges
+// first give the same hits, scores and order, whichever Lexical would
+// choose: rare and common words, one session and many, with and without
+// a time range, sessions unknown.
+func TestLexicalSessionPlans(t *testing.T) {
+	db := openTest(t, testDir(t))
+	f := newFeeder(t, db, "a.jsonl")
+	words := []string{"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"}
+	var lines []string
+	for i := range 600 {
+		s := []string{"s0", "s1", "s2", "s3", "s4", "s5"}[i%6]
+		if i%50 == 0 {
+			s = "rare"
+		}
+		user := words[i%len(words)] + " common " + words[(i*7)%len(words)]
+		ai := "common answer " + words[(i*3)%len(words)]
+		if i%97 == 0 {
+			ai += " unusualword"
+		}
+		lines = append(lines, exchangeAt(s, hour(0).Add(time.Duration(i)*time.Minute), user, ai))
+	}
+	commit(t, db, f.batch(lines...))
+	defer func() { testLexicalPlan = 0 }()
+	filters := []Filter{
+		{Sessions: []string{"s1"}},
+		{Sessions: []string{"s0", "s1", "s2", "s3", "s4", "s5", "rare"}},
+		{Sessions: []string{"rare"}},
+		{Sessions: []string{"nope"}},
+		{Sessions: []string{"s2", "s3"}, Since: hour(2), Until: hour(6)},
+		{Sessions: []string{"s0", "rare"}, Since: hour(3)},
+	}
+	for _, match := range []string{`"unusualword"`, `"common"`, `"alpha" OR "theta"`, `"zeta" "common"`, `"nothingmatches"`} {
+		for _, fl := range filters {
+			var got [3][]LexicalHit
+			for plan := range 3 {
+				testLexicalPlan = plan
+				hits, err := db.Lexical(ctx, match, [2]float64{2, 1}, fl, 50)
+				if err != nil {
+					t.Fatalf("%s %+v plan %d: %v", match, fl, plan, err)
+				}
+				got[plan] = hits
+			}
+			if !reflect.DeepEqual(got[lexicalPerMatch], got[lexicalCandidates]) || !reflect.DeepEqual(got[0], got[lexicalCandidates]) {
+				t.Errorf("%s %+v: the plans differ:\nauto       %v\nper match  %v\ncandidates %v", match, fl,
+					got[0], got[lexicalPerMatch], got[lexicalCandidates])
+			}
+		}
+	}
+	// The choice: a rare word in many sessions is looked up per match, a
+	// common word in one session goes through the session's exchanges.
+	all, _ := json.Marshal(filters[1].Sessions)
+	one, _ := json.Marshal(filters[0].Sessions)
+	if few, err := db.fewMatches(ctx, `"unusualword"`, string(all)); err != nil || !few {
+		t.Errorf("rare word, many sessions: few = %v, %v", few, err)
+	}
+	if few, err := db.fewMatches(ctx, `"common"`, string(one)); err != nil || few {
+		t.Errorf("common word, one session: few = %v, %v", few, err)
+	}
+	if _, err := db.Lexical(ctx, `"unbalanced`, [2]float64{}, filters[0], 10); !errors.Is(err, ErrBadMatch) {
+		t.Errorf("a bad match with a session filter: %v, want ErrBadMatch", err)
+	}
+}

@@ -234,12 +234,12 @@ func TestParseInvalid(t *testing.T) {
 		{"bad unicode escape", `{"x":"\u12g4"}`, "", Limits{}, KindInvalidJSON, "", `in \u hexadecimal`},
 		{"raw control char", "{\"x\":\"a\tb\"}", "", Limits{}, KindInvalidJSON, "", "control characters must be escaped"},
 		{"bad literal", `{"x":tru}`, "", Limits{}, KindInvalidJSON, "", "in literal true"},
-		{"trailing comma", `{"x":1,}`, "", Limits{}, KindInvalidJSON, "", "looking for beginning of object key string"},
-		{"trailing comma array", `{"x":[1,]}`, "", Limits{}, KindInvalidJSON, "", "looking for beginning of value"},
+		{"trailing comma", `{"x":1,}`, "", Limits{}, KindInvalidJSON, "", "a comma before '}'"},
+		{"trailing comma array", `{"x":[1,]}`, "", Limits{}, KindInvalidJSON, "", "a comma before ']'"},
 		{"missing colon", `{"x" 1}`, "", Limits{}, KindInvalidJSON, "", "after object key"},
 		{"NaN", `{"x":NaN}`, "", Limits{}, KindInvalidJSON, "", "looking for beginning of value"},
-		{"garbage", `hello`, "", Limits{}, KindInvalidJSON, "", "invalid character 'h'"},
-		{"non-ASCII garbage", `é`, "", Limits{}, KindInvalidJSON, "", "invalid character 'é'"},
+		{"garbage", `hello`, "", Limits{}, KindInvalidJSON, "", "not a JSON object"},
+		{"non-ASCII garbage", `é`, "", Limits{}, KindInvalidJSON, "", "not a JSON object"},
 
 		// Top level.
 		{"array", `[{"type":"exchange"}]`, "", Limits{}, KindNotObject, "", "array"},
@@ -389,6 +389,11 @@ func TestErrorString(t *testing.T) {
 		{`{"type":"exchange","metadata":{"a":1,"a":2}}`, `field "metadata.a": duplicate key`},
 		{"{\"x\":\"\xff\"}", `invalid UTF-8 at byte 6`},
 		{`[1]`, `line is a JSON array, not an object`},
+		{`not json at all`, `invalid JSON: not a JSON object (a line must be one JSON object, starting with '{') at byte 0`},
+		{`  echo hello`, `invalid JSON: not a JSON object (a line must be one JSON object, starting with '{') at byte 2`},
+		{`{"type":"exchange","user":"u",}`, `invalid JSON: a comma before '}' (JSON allows no trailing comma) at byte 30`},
+		{`{"type":"exchange","files":["a",]}`, `invalid JSON: a comma before ']' (JSON allows no trailing comma) at byte 32`},
+		{`{"type":"exchange","user":"u" "ai":"a"}`, `invalid JSON: invalid character '"' after object key:value pair at byte 30`},
 		{`{} {}`, `data after the object at byte 3`},
 		{`{"type":"exchange","user":"u"}`, `field "session_id": missing, and the file name gives none: file name "log.txt" does not end in .jsonl`},
 	}

@@ -149,7 +149,13 @@ func (s *scanner) top() (valueKind, *scanError) {
 	if s.pos < len(s.data) && s.data[s.pos] == '{' {
 		kind, err = kindObject, s.object(1, true)
 	} else {
+		start := s.pos
 		kind, err = s.value(0)
+		if err != nil && err.kind == KindInvalidJSON && s.pos < len(s.data) && s.data[start] != '[' {
+			// Plain text, or a fragment: the scanner's detail ("invalid
+			// character 'o' in literal null") would only puzzle.
+			err = &scanError{kind: KindInvalidJSON, msg: "not a JSON object (a line must be one JSON object, starting with '{')", off: start}
+		}
 	}
 	if err != nil || kind != kindObject {
 		return kind, err
@@ -213,6 +219,9 @@ func (s *scanner) object(depth int, top bool) *scanError {
 			return s.eof()
 		}
 		if d[s.pos] != '"' {
+			if d[s.pos] == '}' { // the empty object returned above: a comma came before
+				return &scanError{kind: KindInvalidJSON, msg: "a comma before '}' (JSON allows no trailing comma)", off: s.pos}
+			}
 			return s.unexpected("looking for beginning of object key string")
 		}
 		kstart := s.pos
@@ -296,6 +305,9 @@ func (s *scanner) array(depth int) *scanError {
 	}
 	for i := 0; ; i++ {
 		s.skipWS()
+		if i > 0 && s.pos < len(d) && d[s.pos] == ']' {
+			return &scanError{kind: KindInvalidJSON, msg: "a comma before ']' (JSON allows no trailing comma)", off: s.pos}
+		}
 		if _, err := s.value(depth); err != nil {
 			if err.kind == KindDuplicateKey {
 				err.path = append(err.path, pathElem{index: i, isIndex: true})

@@ -7,13 +7,14 @@ package resume
 // The workspace: 100 sessions, each resuming the previous one, with a
 // context reset every 40 exchanges; exchanges of 30-80 words asked and
 // 100-300 answered, from a 2000-word vocabulary. The resume is of the last
-// session with the default depth cap (21 sessions: 2,100 or 21,000
-// candidate exchanges), a two-word query ranked by the hybrid search
+// session with the default depth cap (100: all 100 sessions, 10k or 100k
+// candidate exchanges less those in context), a two-word query ranked by the hybrid search
 // (BM25 and the builtin embedder's vectors, in memory as in the daemon)
 // and the default budget. Reported: p50 and p95 over the iterations, in
-// milliseconds.
+// milliseconds, with a Cache (cache: as the daemon resumes) and without
+// (nocache: as a one-off resume without a daemon).
 //
-//	go test -tags sqlite_fts5 ./resume -run XXX -bench Resume -benchtime 200x
+//	go test -tags sqlite_fts5 ./resume -run XXX -bench Resume/10k/cache -benchtime 200x -cpuprofile cpu.prof
 //	CONTINUITY_BENCH_100K=1 go test -tags sqlite_fts5 ./resume -run XXX -bench Resume/100k -benchtime 100x
 
 import (
@@ -70,26 +71,38 @@ func BenchmarkResume(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			src := &IndexSource{DB: db, Ranker: SearchRanker(s)}
-			r := rand.New(rand.NewPCG(1, 2))
-			var lats []time.Duration
-			b.ResetTimer()
-			for b.Loop() {
-				q := vocab[r.IntN(len(vocab))] + " " + vocab[r.IntN(len(vocab))]
-				start := time.Now()
-				p, err := Build(ctx, src, Options{Session: last, Query: q})
-				if err != nil {
-					b.Fatal(err)
+			for _, cached := range []bool{true, false} {
+				name := "nocache"
+				if cached {
+					name = "cache"
 				}
-				lats = append(lats, time.Since(start))
-				if p.Tokens > p.Budget {
-					b.Fatalf("over budget: %d", p.Tokens)
-				}
+				b.Run(name, func(b *testing.B) {
+					// With a Cache, as the daemon does: what does not
+					// depend on the query is kept between packs.
+					src := &IndexSource{DB: db, Ranker: SearchRanker(s)}
+					if cached {
+						src.Cache = NewCache(CacheConfig{})
+					}
+					r := rand.New(rand.NewPCG(1, 2))
+					var lats []time.Duration
+					for b.Loop() {
+						q := vocab[r.IntN(len(vocab))] + " " + vocab[r.IntN(len(vocab))]
+						start := time.Now()
+						p, err := Build(ctx, src, Options{Session: last, Query: q})
+						if err != nil {
+							b.Fatal(err)
+						}
+						lats = append(lats, time.Since(start))
+						if p.Tokens > p.Budget {
+							b.Fatalf("over budget: %d", p.Tokens)
+						}
+					}
+					slices.Sort(lats)
+					ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+					b.ReportMetric(ms(lats[len(lats)/2]), "p50-ms")
+					b.ReportMetric(ms(lats[max(0, (len(lats)*95+99)/100-1)]), "p95-ms")
+				})
 			}
-			slices.Sort(lats)
-			ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-			b.ReportMetric(ms(lats[len(lats)/2]), "p50-ms")
-			b.ReportMetric(ms(lats[max(0, (len(lats)*95+99)/100-1)]), "p95-ms")
 		})
 	}
 }
@@ -165,5 +178,84 @@ func writeBenchLogs(b *testing.B, root string, n int, vocab []string) {
 			b.Fatal(err)
 		}
 		f.Close()
+	}
+}
+
+// BenchmarkResumeWorkspace: resume against a search on a workspace that
+// `continuity-bench query --workspace DIR` prepared (set
+// CONTINUITY_BENCH_WS=DIR; its sessions are those of
+// cmd/continuity-bench/resume.go), in process, for profiles:
+//
+//	CONTINUITY_BENCH_WS=/tmp/ws go test -tags sqlite_fts5 ./resume -run XXX -bench ResumeWorkspace -benchtime 100x -cpuprofile cpu.prof
+//
+// The embedder is $CONTINUITY_EMBEDDER's, as the workspace was prepared.
+func BenchmarkResumeWorkspace(b *testing.B) {
+	root := os.Getenv("CONTINUITY_BENCH_WS")
+	if root == "" {
+		b.Skip("set CONTINUITY_BENCH_WS to a workspace prepared by continuity-bench query")
+	}
+	db, err := indexDir(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	provider := embed.ProviderUSELite
+	if os.Getenv("CONTINUITY_EMBEDDER") == "hash" {
+		provider = embed.ProviderBuiltin
+	}
+	emb, err := embed.New(embed.Config{Provider: provider})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := search.NewWorker(search.WorkerConfig{DB: db, Embedder: emb, BatchSize: 512})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Drain(ctx); err != nil {
+		b.Fatal(err)
+	}
+	s, err := search.New(search.Config{DB: db, Embedder: emb, Vectors: w.Vectors})
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := &IndexSource{DB: db, Ranker: SearchRanker(s), Cache: NewCache(CacheConfig{})}
+	vocab := strings.Fields("what did we decide about the database schema migration and how should the retry logic work for the deploy when tests fail on the build server with a timeout error in the parser")
+	r := rand.New(rand.NewPCG(1, 2))
+	query := func() string {
+		return vocab[r.IntN(len(vocab))] + " " + vocab[r.IntN(len(vocab))] + " " + vocab[r.IntN(len(vocab))]
+	}
+	run := func(b *testing.B, f func(q string)) {
+		var lats []time.Duration
+		for b.Loop() {
+			q := query()
+			start := time.Now()
+			f(q)
+			lats = append(lats, time.Since(start))
+		}
+		slices.Sort(lats)
+		b.ReportMetric(float64(lats[len(lats)/2])/1e6, "p50-ms")
+	}
+	b.Run("search", func(b *testing.B) {
+		run(b, func(q string) {
+			if _, err := s.Search(ctx, search.Query{Text: q}); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	for _, c := range []struct{ name, session string }{{"short", "c07s4"}, {"long", "long49"}} {
+		b.Run("resume-"+c.name, func(b *testing.B) {
+			run(b, func(q string) {
+				if _, err := Build(ctx, src, Options{Session: c.session, Query: q}); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+		b.Run("rank-"+c.name, func(b *testing.B) {
+			run(b, func(q string) {
+				if _, err := src.Relevant(ctx, q, []string{c.session}, DefaultPolicy.RelevantLimit); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
 	}
 }

@@ -63,12 +63,15 @@ type CacheConfig struct {
 	MaxDelta int64
 }
 
-// Defaults of CacheConfig: at 100k exchanges, about 6 + 15 + 16 + 25 MiB
-// at most, and much less in practice (only what packs asked for).
+// Defaults of CacheConfig. What is kept is bounded by what packs asked
+// for: at 100k exchanges all the chains of the bench (a 50-session chain
+// and 20 of 5 sessions) take some 20 MiB. The bounds (about 100 MiB in
+// all) matter at a million exchanges, where a 50-session chain alone lays
+// out 333k entries.
 const (
-	DefaultCacheTimelineEntries = 100_000
-	DefaultCacheLayoutEntries   = 150_000
-	DefaultCacheEventBytes      = 16 << 20
+	DefaultCacheTimelineEntries = 400_000
+	DefaultCacheLayoutEntries   = 400_000
+	DefaultCacheEventBytes      = 8 << 20
 	DefaultCacheMaxDelta        = 20_000
 )
 

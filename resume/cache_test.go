@@ -393,3 +393,47 @@ func TestCacheInvalidation(t *testing.T) {
 		}
 	})
 }
+
+// TestCacheConcurrent: packs built at once by several goroutines sharing
+// one Cache are those built without it (run with -race).
+func TestCacheConcurrent(t *testing.T) {
+	w := variedWorkspace(t)
+	opts := []Options{
+		{Session: "a29", Query: "parser error", Budget: 800},
+		{Session: "s4", Budget: 2000},
+		{Session: "d", Query: "postgres unique constraint", Budget: 300},
+		{Session: "solo", Query: "check12 errRange", Budget: 6000, Encoding: "o200k_base"},
+		{Latest: true, Budget: 500},
+	}
+	want := make([][]byte, len(opts))
+	for i, o := range opts {
+		p, err := Build(ctx, w.plain, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i], _ = json.Marshal(p)
+	}
+	errs := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			for k := range 15 {
+				i := (g + k) % len(opts)
+				p, err := Build(ctx, w.cached, opts[i])
+				if err != nil {
+					errs <- err
+					return
+				}
+				if got, _ := json.Marshal(p); !bytes.Equal(got, want[i]) {
+					errs <- fmt.Errorf("%+v: the pack differs with the shared cache", opts[i])
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}

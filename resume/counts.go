@@ -11,27 +11,36 @@ package resume
 // count, and remembers the count of each chunk.
 //
 // Where a text may be split. The encodings' pre-tokenizers (the regular
-// expressions that cut a text into pieces before byte-pair merging) never
-// join a line break to a following visible ASCII character in one piece,
-// with one exception (o200k_base lets "/" follow a run of punctuation and
-// line breaks). And no piece depends on what comes before it (no
-// look-behind). So in cl100k_base and o200k_base, a text splits at every
-// point just after '\n' followed by an ASCII character from '!' to '~'
-// other than '/': the pieces before that point are those of the prefix
-// counted alone, the pieces after it those of the rest, and the counts
-// add. TestChunkedCountExact checks this on real and random texts and
-// FuzzChunkedCount on any; other encodings (r50k, p50k: there
-// "\n\n" before a word is two pieces, at the end of a text one) are
+// expressions that cut a text into pieces before byte-pair merging) match
+// no piece that depends on what comes before it (no look-behind), and in
+// cl100k_base and o200k_base no piece crosses
+//
+//   - the point just after '\n' followed by a visible ASCII character other
+//     than '/' (no pattern joins a line break to what follows it, except
+//     o200k_base's punctuation run, which may take a "/" after line
+//     breaks), nor
+//   - the point just before a space that follows an ASCII letter or digit
+//     (a run of letters or digits ends there, and no pattern puts a letter
+//     or digit and a following space in one piece).
+//
+// At such a point the pieces before it are those of the prefix counted
+// alone and the pieces after it those of the rest, so the counts add. Split
+// at every such point, a text falls into words (" parser", " end. Next",
+// "\n## Session"), which repeat: most of a new exchange is counted from
+// words seen before. TestChunkedCountExact checks the rule on real and
+// random texts and FuzzChunkedCount on any. Other encodings (r50k, p50k:
+// there "\n\n" before a word is two pieces, at the end of a text one) are
 // counted whole, still cached by the whole text.
 //
-// Memory. A chunk is remembered by two 64-bit hashes of its encoding and
-// text, not by the text: 24 bytes and the map's overhead an entry. The
-// cache keeps two generations; when the current one is full, the older is
-// dropped and the current becomes the older (an LRU approximation: what
-// was used in the last generation survives one more).
+// Memory. A short chunk is remembered by its text (a copy), a longer one
+// by two 64-bit hashes of it. The cache keeps two generations; when the
+// current one is full, the older is dropped and the current becomes the
+// older (an LRU approximation: what was used in the last generation
+// survives one more).
 
 import (
 	"hash/maphash"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -40,16 +49,13 @@ import (
 // chunks split at line starts (see above).
 var chunkSafe = map[string]bool{"cl100k_base": true, "o200k_base": true}
 
-// lineStartSafe reports whether a text may be split just before byte c
-// that follows a '\n'.
-func lineStartSafe(c byte) bool { return c >= '!' && c <= '~' && c != '/' }
-
 // chunks calls f with consecutive chunks of s that cover it exactly, split
-// just before every lineStartSafe byte that follows a '\n'.
+// at every point described above.
 func chunks(s string, f func(string)) {
 	start := 0
 	for i := 1; i < len(s); i++ {
-		if s[i-1] == '\n' && lineStartSafe(s[i]) {
+		c := s[i]
+		if s[i-1] == '\n' && c >= '!' && c <= '~' && c != '/' || c == ' ' && isASCIIAlnum(s[i-1]) {
 			f(s[start:i])
 			start = i
 		}
@@ -59,10 +65,16 @@ func chunks(s string, f func(string)) {
 	}
 }
 
+func isASCIIAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
 // DefaultCountCacheEntries is how many chunk counts a Cache keeps per
-// generation (two generations: about 2 × 2^18 × ~50 bytes = 25 MiB at
-// most).
-const DefaultCountCacheEntries = 1 << 18
+// generation (two generations: some 20 MiB at most).
+const DefaultCountCacheEntries = 1 << 17
+
+// shortChunk is the longest chunk remembered by its text.
+const shortChunk = 48
 
 type countKey [2]uint64
 
@@ -71,10 +83,17 @@ type countCache struct {
 	seeds [2]maphash.Seed
 	max   int
 
-	mu       sync.Mutex
-	cur, old map[countKey]int32
+	mu   sync.Mutex
+	encs map[string]*encCounts
 
 	hits, misses atomic.Int64
+}
+
+// encCounts are the counts of one encoding: current and older generation,
+// short chunks by text, longer ones by hash.
+type encCounts struct {
+	short, oldShort map[string]int32
+	long, oldLong   map[countKey]int32
 }
 
 func newCountCache(entries int) *countCache {
@@ -82,83 +101,122 @@ func newCountCache(entries int) *countCache {
 		entries = DefaultCountCacheEntries
 	}
 	return &countCache{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, max: entries,
-		cur: map[countKey]int32{}}
+		encs: map[string]*encCounts{}}
 }
 
-func (cc *countCache) key(encoding, s string) countKey {
-	var k countKey
-	for i, seed := range cc.seeds {
-		var h maphash.Hash
-		h.SetSeed(seed)
-		h.WriteString(encoding)
-		h.WriteByte(0)
-		h.WriteString(s)
-		k[i] = h.Sum64()
-	}
-	return k
+func (cc *countCache) key(s string) countKey {
+	return countKey{maphash.String(cc.seeds[0], s), maphash.String(cc.seeds[1], s)}
 }
 
-func (cc *countCache) get(k countKey) (int, bool) {
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	if n, ok := cc.cur[k]; ok {
-		return int(n), true
+// getLocked returns the count of chunk s, k its key when it is long.
+func (cc *countCache) getLocked(e *encCounts, s string, k countKey) (int32, bool) {
+	if len(s) <= shortChunk {
+		if n, ok := e.short[s]; ok {
+			return n, true
+		}
+		if n, ok := e.oldShort[s]; ok {
+			cc.putLocked(e, s, k, n)
+			return n, true
+		}
+		return 0, false
 	}
-	if n, ok := cc.old[k]; ok {
-		cc.putLocked(k, n)
-		return int(n), true
+	if n, ok := e.long[k]; ok {
+		return n, true
+	}
+	if n, ok := e.oldLong[k]; ok {
+		cc.putLocked(e, s, k, n)
+		return n, true
 	}
 	return 0, false
 }
 
-func (cc *countCache) put(k countKey, n int) {
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	cc.putLocked(k, int32(n))
+func (cc *countCache) putLocked(e *encCounts, s string, k countKey, n int32) {
+	if len(e.short)+len(e.long) >= cc.max {
+		e.oldShort, e.short = e.short, make(map[string]int32, cc.max/4)
+		e.oldLong, e.long = e.long, make(map[countKey]int32, cc.max/16)
+	}
+	if len(s) <= shortChunk {
+		e.short[strings.Clone(s)] = n
+	} else {
+		e.long[k] = n
+	}
 }
 
-func (cc *countCache) putLocked(k countKey, n int32) {
-	if len(cc.cur) >= cc.max {
-		cc.old, cc.cur = cc.cur, make(map[countKey]int32, cc.max/4)
+func (cc *countCache) enc(name string) *encCounts {
+	e := cc.encs[name]
+	if e == nil {
+		e = &encCounts{short: map[string]int32{}, long: map[countKey]int32{}}
+		cc.encs[name] = e
 	}
-	cc.cur[k] = n
+	return e
 }
 
 // clear forgets every count.
 func (cc *countCache) clear() {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	cc.cur, cc.old = map[countKey]int32{}, nil
+	cc.encs = map[string]*encCounts{}
 }
 
 func (cc *countCache) len() int {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	return len(cc.cur) + len(cc.old)
+	n := 0
+	for _, e := range cc.encs {
+		n += len(e.short) + len(e.oldShort) + len(e.long) + len(e.oldLong)
+	}
+	return n
 }
 
 // count returns the tokens of s, from the remembered counts of its chunks
-// where it can.
+// where it can: the chunks are looked up under one lock, those not found
+// are counted outside it, then remembered.
 func (cc *countCache) count(c *Counter, s string) int {
 	if s == "" {
 		return 0
 	}
-	if !c.chunked {
-		return cc.countChunk(c, s)
+	type miss struct {
+		s string
+		k countKey
 	}
+	var misses []miss
 	n := 0
-	chunks(s, func(ch string) { n += cc.countChunk(c, ch) })
-	return n
-}
-
-func (cc *countCache) countChunk(c *Counter, s string) int {
-	k := cc.key(c.encoding, s)
-	if n, ok := cc.get(k); ok {
-		cc.hits.Add(1)
+	hits := 0
+	cc.mu.Lock()
+	e := cc.enc(c.encoding)
+	look := func(ch string) {
+		var k countKey
+		if len(ch) > shortChunk {
+			k = cc.key(ch)
+		}
+		if m, ok := cc.getLocked(e, ch, k); ok {
+			n += int(m)
+			hits++
+		} else {
+			misses = append(misses, miss{ch, k})
+		}
+	}
+	if c.chunked {
+		chunks(s, look)
+	} else {
+		look(s)
+	}
+	cc.mu.Unlock()
+	cc.hits.Add(int64(hits))
+	if len(misses) == 0 {
 		return n
 	}
-	cc.misses.Add(1)
-	n := c.countUncached(s)
-	cc.put(k, n)
+	cc.misses.Add(int64(len(misses)))
+	counts := make([]int32, len(misses))
+	for i, m := range misses {
+		counts[i] = int32(c.countUncached(m.s))
+		n += int(counts[i])
+	}
+	cc.mu.Lock()
+	e = cc.enc(c.encoding) // clear may have replaced it
+	for i, m := range misses {
+		cc.putLocked(e, m.s, m.k, counts[i])
+	}
+	cc.mu.Unlock()
 	return n
 }

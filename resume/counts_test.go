@@ -21,7 +21,7 @@ func chunkedSum(c *Counter, s string) int {
 // punctuation (and "/"), letters, digits, contractions, non-ASCII letters.
 func trickyText(r *rand.Rand, n int) string {
 	parts := []string{"\n", "\n", "\n\n", "\r\n", " ", "  ", "\t", "/", "//", "!", ".", "#", "[", "]", "-", "`", "```", "'s", "'", "\"",
-		"a", "word", "Word", "WORD", "x1", "123", "4567", "é", "Ünïcode", "日本語", "\u3000", "\u00a0", "\u2028", "🙂", "-> ", "\\n", "{", "}"}
+		"a", "word", "Word", "WORD", "x1", "123", "4567", " b", "a b", "x 1", "it's ", "fooBar ", "  ", " 12 ", "e. N", "é", "Ünïcode", "日本語", "\u3000", "\u00a0", "\u2028", "🙂", "-> ", "\\n", "{", "}"}
 	var b strings.Builder
 	for range n {
 		b.WriteString(parts[r.IntN(len(parts))])

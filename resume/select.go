@@ -747,7 +747,7 @@ func (p *plan) assemble(picks []*pick) *Pack {
 	var b strings.Builder
 	b.WriteString(renderHeader(p.header(len(picks), len(order))))
 	pack := &Pack{
-		SessionID: p.session, Chain: p.chain.Sessions, Budget: p.opts.Budget, Encoding: p.counter.Name(),
+		SessionID: p.session, Chain: slices.Clone(p.chain.Sessions), Budget: p.opts.Budget, Encoding: p.counter.Name(),
 		Exchanges: []Exchange{}, Omitted: len(p.cands) - len(picks), InContext: p.inCtx, Files: []string{},
 	}
 	for _, s := range order {

@@ -27,7 +27,8 @@ func SearchRankerAt(s *search.Searcher, at time.Time) Ranker {
 		// No score floor: the floor decides whether a search shows
 		// anything at all; resume only needs the order, and an exchange
 		// under the floor still beats an unrelated recent one.
-		res, err := s.Search(ctx, search.Query{Text: query, Chain: sessions[0], Limit: min(limit, search.MaxLimit), Now: at, MinScore: &noFloor})
+		res, err := s.Search(ctx, search.Query{Text: query, Chain: sessions[0], Limit: min(limit, search.MaxLimit), Now: at, MinScore: &noFloor,
+			OrderOnly: true})
 		if errors.Is(err, search.ErrEmptyQuery) || errors.Is(err, index.ErrNoFullText) {
 			// No query ranking possible (the full-text index is being
 			// rebuilt and no vector answered): recency alone chooses.

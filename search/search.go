@@ -98,6 +98,13 @@ type Query struct {
 	// (Options.MinScore) in hybrid and BM25 modes, none in vector mode
 	// (see Floor); 0 keeps every result.
 	MinScore *float64
+	// OrderOnly says the caller needs the results' order and rows, not
+	// their scores (resume's ranking). With no floor to apply, the
+	// lexical strength of each result (its text analysed against the
+	// query, which only Score and the floor use) is then not computed:
+	// the results are the same, in the same order, and their Score and
+	// Lexical are those of the semantic side alone.
+	OrderOnly bool
 }
 
 // Result is one found exchange.
@@ -549,7 +556,13 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 		lexicalList(lexIn, o.LexicalWeight*o.TimeWeight), vectorList(vecIn, s.vw*o.TimeWeight),
 	)
 	floor := s.Floor(q)
-	return s.results(ctx, s.score(cands, floor), lts, floor, limit)
+	cands = s.score(cands, floor)
+	if q.OrderOnly && floor <= 0 {
+		for _, c := range cands {
+			c.hasLex = false // results() analyses the texts of those with a BM25 match
+		}
+	}
+	return s.results(ctx, cands, lts, floor, limit)
 }
 
 // score sets the candidates' semantic strength (see score.go) and drops

@@ -540,3 +540,49 @@ func TestVectorsMissing(t *testing.T) {
 		})
 	}
 }
+
+// TestOrderOnly: without a floor, a search that asks for the order only
+// returns the same rows in the same order as one that computes the scores.
+func TestOrderOnly(t *testing.T) {
+	f := newFixture(t)
+	words := strings.Fields(`deploy pipeline cache build docker image layer timeout retry webhook
+		stripe payment invoice database migration index query latency sqlite lock watcher`)
+	rng := rand.New(rand.NewPCG(5, 6))
+	pick := func(n int) string {
+		var b []string
+		for range n {
+			b = append(b, words[rng.IntN(len(words))])
+		}
+		return strings.Join(b, " ")
+	}
+	var lines []string
+	for i := range 400 {
+		lines = append(lines, exchange(fmt.Sprintf("x%d", i), fmt.Sprintf("s%d", i%5), at(i), pick(3+rng.IntN(8)), pick(5+rng.IntN(30))))
+		if i%40 == 0 { // identical texts, collapsed alike
+			lines = append(lines, exchange(fmt.Sprintf("dup%d", i), "s1", at(i), "the same docker question", "the same answer"))
+		}
+	}
+	f.commit(lines...)
+	e := builtin(t, 0)
+	s := searcher(t, f.db, e, drain(t, f.db, e))
+	zero := 0.0
+	for _, text := range []string{"docker build cache timeout", "stripe webhook retry", "the same docker question", "sqlite"} {
+		for _, m := range allModes {
+			for _, chain := range []string{"", "s1"} {
+				q := Query{Text: text, Mode: m, Limit: 200, MinScore: &zero, Chain: chain}
+				full, err := s.Search(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				q.OrderOnly = true
+				order, err := s.Search(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(ids(full), ids(order)) {
+					t.Errorf("%q %s chain %q: order only %v, with scores %v", text, m, chain, ids(order), ids(full))
+				}
+			}
+		}
+	}
+}

@@ -634,8 +634,15 @@ func (w *Watcher) adopt(ctx context.Context, f *os.File, k fileKey, name string,
 		}
 		return t, 0, false
 	}
-	if maybe != 0 && w.hold(name, k, size, maybe) {
-		return nil, 0, true
+	if maybe != 0 {
+		if w.hold(name, k, size, maybe) {
+			return nil, 0, true
+		}
+		if t := w.olderVersion(ctx, f, k, name, maybe, replaces); t != nil {
+			return t, 0, false
+		}
+		w.log.Warn("log starts like an indexed one but holds less than was indexed from it, and other lines: reading it as a new log",
+			"file", name, "size", size, "like_generation", maybe)
 	}
 	return nil, replaces, false
 }
@@ -656,8 +663,6 @@ func (w *Watcher) hold(name string, k fileKey, size int64, like int64) bool {
 		return true
 	}
 	delete(w.pending, name)
-	w.log.Warn("log starts like an indexed one but holds less than was indexed from it (an older version?): reading it as a new log",
-		"file", name, "size", size, "like_generation", like)
 	return false
 }
 
@@ -850,6 +855,13 @@ func (w *Watcher) reload(t *tail) {
 // starts a new one from offset 0 on the same file.
 func (w *Watcher) restart(ctx context.Context, t *tail) error {
 	old := t.gen
+	// An older copy written over it (cp of a backup): its lines were
+	// indexed; only what comes after them is new.
+	if p := w.olderVersion(ctx, t.f, fileKey{old.Dev, old.Ino}, t.name, old.ID, old.ID); p != nil {
+		p.vanishedAt = t.vanishedAt
+		*t = *p
+		return nil
+	}
 	g := Generation{Path: t.name, Dev: old.Dev, Ino: old.Ino}
 	id, err := w.store.CreateGeneration(ctx, g, old.ID)
 	if err != nil {

@@ -224,7 +224,8 @@ type engine struct {
 	searcher *search.Searcher
 	// resumeCache keeps what resume needs between calls (chain links,
 	// timelines and layouts, texts, token counts), checked against the
-	// index before each pack; nil reads everything each time.
+	// index before each pack; nil reads everything each time. The daemon
+	// sets it; a one-off command has nothing to keep.
 	resumeCache *resume.Cache
 }
 
@@ -235,7 +236,7 @@ func newEngine(db *index.DB, emb embed.Embedder, vectors func() *search.Vectors,
 	if err != nil {
 		return nil, err
 	}
-	return &engine{db: db, searcher: s, resumeCache: resume.NewCache(resume.CacheConfig{})}, nil
+	return &engine{db: db, searcher: s}, nil
 }
 
 func (eng *engine) resumeSource() *resume.IndexSource {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/praxis-os/continuity/importer"
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/resume"
 	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/server"
 	"github.com/praxis-os/continuity/watcher"
@@ -223,6 +224,9 @@ func openDaemon(p paths, wf watchFlags, ef embedFlags, log *slog.Logger) (*daemo
 		d.close()
 		return nil, err
 	}
+	// Resume packs are asked again and again of the same chains: the
+	// daemon keeps what does not depend on the query (resume/cache.go).
+	d.eng.resumeCache = resume.NewCache(resume.CacheConfig{})
 	d.w, err = watcher.New(watcher.Config{
 		Dir: p.logs, MaxLineBytes: wf.maxLine, Rescan: wf.rescan, NoNotify: wf.noNotify, Logger: log,
 		OnCommit: func(watcher.Batch) { d.fti.Notify(); d.work.Notify(); d.rej.Notify() },

@@ -40,6 +40,8 @@ text) as lines of a forgotten session. Lines timestamped after the forget
 are new work in that session and are indexed as usual; forget again to
 remove them too.
 
+The forget is recorded in the index: deleting .praxis-os/.cache rebuilds
+the index from the logs, and brings back what they still hold.
 The log lines themselves stay unless --purge-logs, which deletes the log
 files holding only forgotten sessions' lines (a file mixing other sessions
 is left as is and named: rewriting it would re-read everyone else's

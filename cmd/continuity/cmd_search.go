@@ -82,7 +82,11 @@ func printResults(w io.Writer, resp searchResponse, color bool) {
 			t.From.Local().Format("2006-01-02 15:04"), t.To.Local().Format("2006-01-02 15:04"))
 	}
 	if len(resp.Results) == 0 {
-		fmt.Fprintf(w, "nothing relevant found: no past exchange scores %.2f or more (--min-score 0 lists the weakest matches too)\n", resp.MinScore)
+		if resp.MinScore > 0 {
+			fmt.Fprintf(w, "nothing relevant found: no past exchange scores %.2f or more (--min-score 0 lists the weakest matches too)\n", resp.MinScore)
+		} else {
+			fmt.Fprintln(w, "nothing found: no indexed exchange matches (is the daemon running? 'continuity status' tells)")
+		}
 		return
 	}
 	hl := func(s string) string { return s }

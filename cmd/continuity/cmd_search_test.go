@@ -119,6 +119,11 @@ func TestSearchNothingRelevant(t *testing.T) {
 		resp.Results[0].Score <= 0.2 || resp.Results[0].Score > 1 {
 		t.Errorf("sqlite locked: %+v %v", resp, err)
 	}
+	// With no floor, an empty answer cannot be about scores.
+	if out, _, code := w.cli("search", "--min-score", "0", "--mode", "bm25", "quantum"); code != 0 ||
+		!strings.Contains(out, "nothing found: no indexed exchange matches") {
+		t.Errorf("--min-score 0, no match: exit %d, %q", code, out)
+	}
 	if _, errs, code := w.cli("search", "--min-score", "1.5", "sqlite"); code == 0 || !strings.Contains(errs, "min-score") {
 		t.Errorf("--min-score 1.5: exit %d, %s", code, errs)
 	}

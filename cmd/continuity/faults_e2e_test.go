@@ -92,6 +92,65 @@ func TestFaultRestoredLogs(t *testing.T) {
 	showDaemonLog(t, d)
 }
 
+// TestFaultOlderCopyRestored: a log restored from an OLDER backup (it holds
+// the first lines of what was indexed, and less) under a running daemon,
+// by rm + cp and by cp over the live file: its lines are not indexed again,
+// and a line appended after it is indexed once. An older copy whose lines
+// were edited is another log: read whole, nothing lost.
+func TestFaultOlderCopyRestored(t *testing.T) {
+	ws := newWorkspace(t)
+	ws.writeLines("a.jsonl", "a", 0, 200)
+	ws.appendRaw("a.jsonl", []byte("\nnot json, a reject\n"))
+	backup := filepath.Join(t.TempDir(), "a.jsonl")
+	runIn(t, ws.logs, "cp", "a.jsonl", backup)
+	ws.writeLines("a.jsonl", "a", 200, 100)
+	d := ws.startDaemon()
+	defer showDaemonLog(t, d)
+	ws.waitExchanges(300, 30*time.Second)
+
+	total := int64(300)
+	for i, method := range []string{"rm and cp", "cp over the file"} {
+		path := filepath.Join(ws.logs, "a.jsonl")
+		if method == "rm and cp" {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runIn(t, ws.logs, "cp", backup, "a.jsonl")
+		// The copy is held until its size settles (1 s), then judged.
+		time.Sleep(2500 * time.Millisecond)
+		if got := ws.exchanges(); got != total {
+			t.Fatalf("after restoring an older copy by %s: %d exchanges, want %d\n%s", method, got, total, d.stderr)
+		}
+		ws.writeLines("a.jsonl", "a", 1000+i, 1)
+		total++
+		ws.waitExchanges(total, 20*time.Second)
+	}
+	if !strings.Contains(d.stderr.String(), "older copy of one already indexed") {
+		t.Errorf("the daemon did not say it recognised the older copy:\n%s", d.stderr)
+	}
+
+	// Edited: not the same lines, so read as a new log.
+	edited := filepath.Join(t.TempDir(), "edited.jsonl")
+	data, err := os.ReadFile(backup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = []byte(strings.Replace(string(data), "a question 7 ", "a question seven ", 1))
+	if err := os.WriteFile(edited, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runIn(t, ws.logs, "cp", edited, "a.jsonl")
+	total += 200
+	ws.waitExchanges(total, 30*time.Second)
+	time.Sleep(1500 * time.Millisecond)
+	if got := ws.exchanges(); got != total {
+		t.Fatalf("after an edited older copy: %d exchanges, want %d", got, total)
+	}
+	d.alive(t)
+	d.stop(t)
+}
+
 // writeLines appends n idless exchanges of session s to name, one write each.
 func (w *workspace) writeLines(name, s string, from, n int) {
 	w.t.Helper()
