@@ -233,9 +233,39 @@ func (db *DB) StoreVectors(ctx context.Context, identity string, rows []int64, v
 // nanoseconds). It reads one row at a time; vec is fn's to keep. An error
 // from fn stops the walk and is returned as is.
 func (db *DB) EachVector(ctx context.Context, identity string, fn func(row int64, session string, ts int64, vec []float32) error) error {
+	return db.EachVectorIn(ctx, identity, 0, math.MaxInt64, fn)
+}
+
+// VectorRows returns the smallest and largest row that has a vector of
+// identity (0, 0 when none does): two index lookups, so that a caller can
+// cut the rows into ranges read in parallel (EachVectorIn).
+func (db *DB) VectorRows(ctx context.Context, identity string) (lo, hi int64, err error) {
+	err = db.r.QueryRowContext(ctx, `SELECT coalesce((SELECT min(event) FROM vectors WHERE embedder = ?), 0),
+		coalesce((SELECT max(event) FROM vectors WHERE embedder = ?), 0)`, identity, identity).Scan(&lo, &hi)
+	if err != nil {
+		return 0, 0, fmt.Errorf("index: vector rows of %s: %w", identity, err)
+	}
+	return lo, hi, nil
+}
+
+// VectorsUpTo returns how many vectors identity has for rows up to upTo,
+// and the counter that deleting events or vectors bumps: together they
+// tell whether a copy of the vectors taken when they had these values is
+// still the index's (search's snapshot of the vector space).
+func (db *DB) VectorsUpTo(ctx context.Context, identity string, upTo int64) (count, epoch int64, err error) {
+	err = db.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM vectors WHERE embedder = ? AND event <= ?),
+		coalesce((SELECT value FROM counters WHERE name = ?), 0)`, identity, upTo, counterPendingEpoch).Scan(&count, &epoch)
+	if err != nil {
+		return 0, 0, fmt.Errorf("index: vectors of %s up to row %d: %w", identity, upTo, err)
+	}
+	return count, epoch, nil
+}
+
+// EachVectorIn is EachVector for the rows from <= row < to.
+func (db *DB) EachVectorIn(ctx context.Context, identity string, from, to int64, fn func(row int64, session string, ts int64, vec []float32) error) error {
 	rows, err := db.r.QueryContext(ctx, `SELECT v.event, e.session_id, e.ts, v.vec
 		FROM vectors v JOIN events e INDEXED BY events_meta ON e.id = v.event
-		WHERE v.embedder = ? ORDER BY v.event`, identity)
+		WHERE v.embedder = ? AND v.event >= ? AND v.event < ? ORDER BY v.event`, identity, from, to)
 	if err != nil {
 		return fmt.Errorf("index: vectors of %s: %w", identity, err)
 	}

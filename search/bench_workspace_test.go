@@ -34,7 +34,10 @@ func BenchmarkSearchWorkspace(b *testing.B) {
 	if ws == "" {
 		b.Skipf("set %s to a workspace prepared by continuity-bench query --workspace", EnvBenchWorkspace)
 	}
-	db, err := index.Open(filepath.Join(ws, ".praxis-os", ".cache", "continuity"), index.Options{ReadOnly: true})
+	// Opened as the daemon opens it, as the writer: the searcher keeps
+	// term counts between queries only there (Searcher.termDocs). No
+	// daemon may run on the workspace meanwhile.
+	db, err := index.Open(filepath.Join(ws, ".praxis-os", ".cache", "continuity"), index.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -178,7 +181,7 @@ func BenchmarkPreselectWorkspace(b *testing.B) {
 				}
 				return 1
 			}
-			return int(b.idx - a.idx)
+			return int(b.row - a.row)
 		})
 		out := make([]int32, len(h))
 		for i, x := range h {
@@ -194,7 +197,7 @@ func BenchmarkPreselectWorkspace(b *testing.B) {
 		merged.n = n
 		for _, t := range tops {
 			for _, x := range t.h {
-				merged.offer(x.score, x.idx)
+				merged.offer(x.score, x.idx, x.row)
 			}
 		}
 		ex := rows(merged)

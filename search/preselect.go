@@ -15,7 +15,7 @@ import (
 // per vector instead (one bit per component, 64 bytes for 512 components:
 // an eighth of the traffic), keeps the candidates nearest to the query's
 // own sign code in Hamming distance (preselectFactor × n of them, at least
-// preselectFloor), and scores those exactly, as the exact scan would: the
+// preselectFloor, and all those as near as the farthest taken), and scores those exactly, as the exact scan would: the
 // scores are the same, only a vector that the sign codes put outside the
 // candidates can be missed. On the LongMemEval texts at 100k exchanges
 // (uselite vectors, the 100 dev questions), the two-stage top 10 and top
@@ -42,11 +42,14 @@ func preselectWant(n int) int { return max(n*preselectFactor, preselectFloor) }
 // signCode sets the bits of dst (len(code)/64 words, rounded up) to the
 // signs of code: bit j is set when component j is positive.
 func signCode(dst []uint64, code []int8) {
-	clear(dst)
-	for j, c := range code {
-		if c > 0 {
-			dst[j/64] |= 1 << (j % 64)
+	for w := range dst {
+		part := code[min(64*w, len(code)):min(64*w+64, len(code))]
+		var x uint64
+		for k, c := range part {
+			// 1 when c > 0, else 0, without a branch (signs are random).
+			x |= uint64((int32(c)-1)>>31+1) << k
 		}
+		dst[w] = x
 	}
 }
 
@@ -89,14 +92,15 @@ func (v *Vectors) twoStage(q []float32, qi []int16, n, want int, pass func(int) 
 			hist[d] += c
 		}
 	}
-	// The threshold: every vector nearer than t is a candidate, and
-	// those at t in index order until want.
+	// The threshold: every vector at distance t or nearer is a
+	// candidate, t the smallest that gives want (all of distance t, not
+	// the first ones in the space's order, which depends on how it was
+	// loaded: the answer must not).
 	t, below := 0, 0
-	for t <= v.dim && below+hist[t] < want {
+	for t < v.dim && below+hist[t] < want {
 		below += hist[t]
 		t++
 	}
-	atT := want - below // how many at distance t are taken
 
 	// Stage 2: exact scores of the candidates.
 	top := topN{n: n}
@@ -105,14 +109,8 @@ func (v *Vectors) twoStage(q []float32, qi []int16, n, want int, pass func(int) 
 		if int(d) > t {
 			continue
 		}
-		if int(d) == t {
-			if atT == 0 {
-				continue
-			}
-			atT--
-		}
 		dotsInt16Int8(qi, v.vector(i), dot[:])
-		top.offer(float32(dot[0])*v.scale[i], int32(i))
+		top.offer(float32(dot[0])*v.scale[i], int32(i), v.rows[i])
 	}
 	return top
 }

@@ -46,7 +46,7 @@ func rankedIdx(ts ...topN) []int32 {
 		case a.score < b.score:
 			return 1
 		}
-		return int(b.idx - a.idx)
+		return int(b.row - a.row)
 	})
 	out := make([]int32, len(h))
 	for i, x := range h {

@@ -10,8 +10,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-
-	"github.com/praxis-os/continuity/index"
 )
 
 // Vectors is the in-memory vector space of one identity (SpaceIdentity):
@@ -65,6 +63,8 @@ type Vectors struct {
 
 	sessions []string         // session ids, by index
 	sessIdx  map[string]int32 // index of a session id
+
+	mem *blockMem // where blocks and signs live (blockmem.go)
 }
 
 // blockSize is how many vectors one block holds.
@@ -80,29 +80,9 @@ var ErrDimension = errors.New("search: vector dimension mismatch")
 // NewVectors returns an empty space for identity; its dimension is set by
 // the first vector added.
 func NewVectors(identity string) *Vectors {
-	return &Vectors{identity: identity, sessIdx: map[string]int32{}}
-}
-
-// Load builds the space of identity from the vectors stored in db.
-func Load(ctx context.Context, db *index.DB, identity string) (*Vectors, error) {
-	v := NewVectors(identity)
-	batch := make([]vectorDoc, 0, 1024)
-	err := db.EachVector(ctx, identity, func(row int64, session string, ts int64, vec []float32) error {
-		batch = append(batch, vectorDoc{row: row, session: session, ts: ts, vec: vec})
-		if len(batch) == cap(batch) {
-			err := v.add(batch)
-			batch = batch[:0]
-			return err
-		}
-		return nil
-	})
-	if err == nil {
-		err = v.add(batch)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("search: load vectors of %s: %w", identity, err)
-	}
-	return v, nil
+	v := &Vectors{identity: identity, sessIdx: map[string]int32{}, mem: &blockMem{}}
+	runtime.AddCleanup(v, func(m *blockMem) { m.free() }, v.mem)
+	return v
 }
 
 // vectorDoc is one vector to add, with its metadata.
@@ -128,62 +108,118 @@ func (v *Vectors) Len() int {
 // nothing and left out. Nothing is added if a vector has the wrong
 // dimension.
 func (v *Vectors) add(docs []vectorDoc) error {
-	v.mu.Lock()
-	defer v.mu.Unlock()
+	st, err := stage(docs)
+	if err != nil {
+		return fmt.Errorf("%w (space %s)", err, v.identity)
+	}
+	return v.addStaged(st)
+}
+
+// staged is a batch of vectors quantised and sign-coded outside the
+// space's lock (by several loaders at once, see Load).
+type staged struct {
+	dim      int
+	codes    []int8    // n × dim
+	signs    []uint64  // n × words
+	scale    []float32 // n
+	rows     []int64
+	sessions []string
+	ts       []int64
+}
+
+// stage quantises docs, which must all have the same dimension, leaving out
+// the zero ones.
+func stage(docs []vectorDoc) (staged, error) {
 	if len(docs) == 0 {
-		return nil
+		return staged{}, nil
 	}
-	want := v.dim
-	if want == 0 {
-		want = len(docs[0].vec)
+	dim := len(docs[0].vec)
+	if dim == 0 {
+		return staged{}, fmt.Errorf("%w: event %d has no component", ErrDimension, docs[0].row)
 	}
+	words := (dim + 63) / 64
+	st := staged{dim: dim, codes: make([]int8, len(docs)*dim), signs: make([]uint64, len(docs)*words)}
 	for _, d := range docs {
-		if len(d.vec) != want || want == 0 {
-			return fmt.Errorf("%w: event %d has %d components, the space %s has %d", ErrDimension, d.row, len(d.vec), v.identity, want)
+		if len(d.vec) != dim {
+			return staged{}, fmt.Errorf("%w: event %d has %d components, others %d", ErrDimension, d.row, len(d.vec), dim)
 		}
-	}
-	for _, d := range docs {
 		norm := math.Sqrt(float64(dot(d.vec, d.vec)))
 		if norm == 0 || math.IsNaN(norm) || math.IsInf(norm, 0) {
 			continue
 		}
-		if v.dim == 0 {
-			v.dim = len(d.vec)
-		}
+		k := len(st.rows)
+		code := st.codes[k*dim : (k+1)*dim]
+		st.scale = append(st.scale, quantize(code, d.vec, norm))
+		signCode(st.signs[k*words:(k+1)*words], code)
+		st.rows = append(st.rows, d.row)
+		st.sessions = append(st.sessions, d.session)
+		st.ts = append(st.ts, d.ts)
+	}
+	return st, nil
+}
+
+// addStaged appends a staged batch.
+func (v *Vectors) addStaged(st staged) error {
+	if len(st.rows) == 0 {
+		return nil
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.dim == 0 {
+		v.dim, v.words = st.dim, (st.dim+63)/64
+	}
+	if st.dim != v.dim {
+		return fmt.Errorf("%w: event %d has %d components, the space %s has %d", ErrDimension, st.rows[0], st.dim, v.identity, v.dim)
+	}
+	for k, row := range st.rows {
 		i := len(v.rows)
-		if i%blockSize == 0 {
-			v.words = (v.dim + 63) / 64
-			v.blocks = append(v.blocks, make([]int8, blockSize*v.dim))
-			v.signs = append(v.signs, make([]uint64, blockSize*v.words))
+		if i%blockSize == 0 && i/blockSize == len(v.blocks) {
+			codes, signs, err := v.mem.block(blockSize*v.dim, blockSize*v.words)
+			if err != nil {
+				return fmt.Errorf("search: vector space %s: %w", v.identity, err)
+			}
+			v.blocks, v.signs = append(v.blocks, codes), append(v.signs, signs)
 		}
-		v.scale = append(v.scale, quantize(v.vector(i), d.vec, norm))
-		signCode(v.signCode(i), v.vector(i))
-		si, ok := v.sessIdx[d.session]
+		copy(v.vector(i), st.codes[k*v.dim:(k+1)*v.dim])
+		copy(v.signCode(i), st.signs[k*v.words:(k+1)*v.words])
+		si, ok := v.sessIdx[st.sessions[k]]
 		if !ok {
 			si = int32(len(v.sessions))
-			v.sessions = append(v.sessions, d.session)
-			v.sessIdx[d.session] = si
+			v.sessions = append(v.sessions, st.sessions[k])
+			v.sessIdx[st.sessions[k]] = si
 		}
-		v.rows = append(v.rows, d.row)
+		v.scale = append(v.scale, st.scale[k])
+		v.rows = append(v.rows, row)
 		v.session = append(v.session, si)
-		v.ts = append(v.ts, d.ts)
+		v.ts = append(v.ts, st.ts[k])
 	}
 	return nil
 }
 
 // quantize stores the unit vector vec/norm into dst as int8 components
-// and returns their scale: the largest magnitude maps to ±127.
+// and returns their scale: the largest magnitude maps to ±127. (With a
+// multiplication and math.RoundToEven, not a division and math.Round: at
+// start the daemon quantises every stored vector, and that made up 60% of
+// it.)
 func quantize(dst []int8, vec []float32, norm float64) float32 {
-	var m float64
+	var m float32
 	for _, x := range vec {
-		m = max(m, math.Abs(float64(x)))
+		if a := float32(math.Abs(float64(x))); a > m {
+			m = a
+		}
 	}
-	m /= norm
-	scale := m / 127
+	if m == 0 {
+		clear(dst)
+		return 0
+	}
+	inv := float64(127 / m)
+	dst = dst[:len(vec)]
 	for j, x := range vec {
-		dst[j] = int8(math.Round(float64(x) / norm / scale))
+		// RoundToEven is one instruction on amd64 (ROUNDSD), and
+		// branch-free: the signs of the components are random.
+		dst[j] = int8(math.RoundToEven(float64(x) * inv))
 	}
-	return float32(scale)
+	return float32(float64(m) / norm / 127)
 }
 
 // vector is the storage of vector i. Callers hold v.mu.
@@ -224,8 +260,7 @@ func (v *Vectors) RemoveSession(session string) {
 		n++
 	}
 	v.rows, v.session, v.ts, v.scale = v.rows[:n], v.session[:n], v.ts[:n], v.scale[:n]
-	v.blocks = v.blocks[:(n+blockSize-1)/blockSize]
-	v.signs = v.signs[:len(v.blocks)]
+	// Blocks past the last vector stay mapped for the next ones.
 	// The session keeps its index (other vectors refer to indexes by
 	// position) but has no vector left.
 }
@@ -317,7 +352,7 @@ func (v *Vectors) Query(ctx context.Context, q []float32, n int, f vectorFilter)
 		if c := cmp.Compare(b.score, a.score); c != 0 {
 			return c
 		}
-		return cmp.Compare(v.rows[b.idx], v.rows[a.idx])
+		return cmp.Compare(b.row, a.row)
 	})
 	all = all[:min(n, len(all))]
 	hits := make([]VectorHit, len(all))
@@ -346,7 +381,7 @@ func (v *Vectors) exact(sq sparseQuery, sparse bool, qi []int16, n int, pass fun
 			case sparse:
 				for i := lo; i < hi; i++ {
 					if pass(i) {
-						t.offer(sq.dotInt8(v.vector(i))*v.scale[i], int32(i))
+						t.offer(sq.dotInt8(v.vector(i))*v.scale[i], int32(i), v.rows[i])
 					}
 				}
 			case unfiltered:
@@ -357,7 +392,7 @@ func (v *Vectors) exact(sq sparseQuery, sparse bool, qi []int16, n int, pass fun
 					out := dots[:end-i]
 					dotsInt16Int8(qi, v.blocks[i/blockSize][o:o+len(out)*v.dim], out)
 					for k, d := range out {
-						t.offer(float32(d)*v.scale[i+k], int32(i+k))
+						t.offer(float32(d)*v.scale[i+k], int32(i+k), v.rows[i+k])
 					}
 					i = end
 				}
@@ -366,7 +401,7 @@ func (v *Vectors) exact(sq sparseQuery, sparse bool, qi []int16, n int, pass fun
 				for i := lo; i < hi; i++ {
 					if pass(i) {
 						dotsInt16Int8(qi, v.vector(i), dot[:])
-						t.offer(float32(dot[0])*v.scale[i], int32(i))
+						t.offer(float32(dot[0])*v.scale[i], int32(i), v.rows[i])
 					}
 				}
 			}
@@ -382,10 +417,18 @@ func (v *Vectors) exact(sq sparseQuery, sparse bool, qi []int16, n int, pass fun
 	return tops
 }
 
-// scoredIdx is a vector's index with its similarity to the query.
+// scoredIdx is a vector's index and row with its similarity to the query.
 type scoredIdx struct {
 	score float32
 	idx   int32
+	row   int64
+}
+
+// worse orders scoredIdx as the results do, best last: by similarity,
+// then the earlier row (ties go to the later row), so that which of equal
+// vectors make the cut does not depend on the order of the space.
+func (a scoredIdx) worse(b scoredIdx) bool {
+	return a.score < b.score || a.score == b.score && a.row < b.row
 }
 
 // topN keeps the n best scoredIdx offered, in a min-heap.
@@ -394,12 +437,13 @@ type topN struct {
 	h minHeap
 }
 
-func (t *topN) offer(score float32, idx int32) {
+func (t *topN) offer(score float32, idx int32, row int64) {
+	s := scoredIdx{score, idx, row}
 	switch {
 	case len(t.h) < t.n:
-		heap.Push(&t.h, scoredIdx{score, idx})
-	case score > t.h[0].score:
-		t.h[0] = scoredIdx{score, idx}
+		heap.Push(&t.h, s)
+	case t.h[0].worse(s):
+		t.h[0] = s
 		heap.Fix(&t.h, 0)
 	}
 }
@@ -407,7 +451,7 @@ func (t *topN) offer(score float32, idx int32) {
 type minHeap []scoredIdx
 
 func (h minHeap) Len() int           { return len(h) }
-func (h minHeap) Less(i, j int) bool { return h[i].score < h[j].score }
+func (h minHeap) Less(i, j int) bool { return h[i].worse(h[j]) }
 func (h minHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *minHeap) Push(x any)        { *h = append(*h, x.(scoredIdx)) }
 func (h *minHeap) Pop() any {

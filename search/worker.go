@@ -380,7 +380,7 @@ func (w *Worker) prepare(ctx context.Context) (*Vectors, error) {
 	}
 	id := SpaceIdentity(w.emb)
 	start := time.Now()
-	v, err := Load(ctx, w.db, id)
+	v, err := LoadLogged(ctx, w.db, id, w.log)
 	if err != nil {
 		return nil, err
 	}

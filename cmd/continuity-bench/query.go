@@ -94,6 +94,16 @@ func measureQuery(ctx context.Context, bin, ws string, n, nq int) error {
 		emb = "the default"
 	}
 	fmt.Printf("%d exchanges, embedder %s, %d queries through the daemon socket\n", n, emb, nq)
+	cache := filepath.Join(ws, ".praxis-os", ".cache", "continuity")
+	if snaps, _ := filepath.Glob(filepath.Join(cache, "vectors-*.snap")); len(snaps) > 0 {
+		for _, p := range snaps {
+			if fi, err := os.Stat(p); err == nil {
+				fmt.Printf("vector snapshot present: %s (%.1f MiB): the space is read from it, then what is newer from SQLite\n", filepath.Base(p), float64(fi.Size())/(1<<20))
+			}
+		}
+	} else {
+		fmt.Println("no vector snapshot: the space is loaded from SQLite (the daemon then writes one in the background)")
+	}
 	start := time.Now()
 	d := exec.CommandContext(ctx, bin, "daemon", "--root", ws, "--log-level", "warn")
 	d.Stderr = os.Stderr
@@ -101,7 +111,7 @@ func measureQuery(ctx context.Context, bin, ws string, n, nq int) error {
 		return err
 	}
 	defer func() { d.Process.Signal(syscall.SIGTERM); d.Wait() }()
-	c := server.NewClient(server.SocketPath(filepath.Join(ws, ".praxis-os", ".cache", "continuity")))
+	c := server.NewClient(server.SocketPath(cache))
 	// Answering = the socket answers a search (BM25 at least); ready = a
 	// vector search answers with results (the space is loaded).
 	var answering time.Duration
