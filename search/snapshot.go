@@ -219,6 +219,31 @@ func writeSnapshot(ctx context.Context, db *index.DB, v *Vectors) error {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
+	// A forget that ran between the check and the rename removed the
+	// snapshots before this one was in place: it must not stay behind
+	// with the forgotten sessions' ids and vectors.
+	if _, after, err := db.VectorsUpTo(ctx, v.identity, 0); err != nil || after != before {
+		os.Remove(path)
+		return fmt.Errorf("snapshot: the index changed while it was written; not kept")
+	}
+	return nil
+}
+
+// RemoveSnapshots deletes every snapshot of db's vector spaces. Forget
+// calls it: a stale snapshot is never used, but it would keep the
+// forgotten sessions' ids and vectors on disk until the next one replaces
+// it.
+func RemoveSnapshots(db *index.DB) error {
+	dir := filepath.Dir(db.Path())
+	files, err := filepath.Glob(filepath.Join(dir, "vectors-*.snap"))
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove vector snapshot: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -120,6 +120,19 @@ func TestSnapshot(t *testing.T) {
 	}
 	same("snapshot plus newer vectors", v)
 
+	// Forget removes it (it holds the sessions' ids and vectors).
+	if err := RemoveSnapshots(f.db); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("snapshot still there after RemoveSnapshots: %v", err)
+	}
+	if v, err = Load(ctx, f.db, id); err != nil {
+		t.Fatal(err)
+	}
+	same("after the snapshot was removed", v)
+	waitValid("no snapshot written again")
+
 	// A deleted session makes the snapshot stale.
 	if _, err := f.db.DeleteSession(ctx, "s2"); err != nil {
 		t.Fatal(err)

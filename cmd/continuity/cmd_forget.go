@@ -253,6 +253,9 @@ func forget(ctx context.Context, db *index.DB, vecs func() *search.Vectors, req 
 			}
 		}
 	}
+	if err := search.RemoveSnapshots(db); err != nil {
+		return resp, fmt.Errorf("forget: %w", err)
+	}
 	return resp, nil
 }
 
