@@ -540,3 +540,59 @@ func TestVectorsMissing(t *testing.T) {
 		})
 	}
 }
+
+// TestFloorGate: the default floor is a gate on the query: once one result
+// reaches it, weaker results down to tailShare of it are kept; a query
+// none of whose results reaches it returns nothing; an explicit MinScore
+// cuts every result; and the gate does not depend on the limit.
+func TestFloorGate(t *testing.T) {
+	f := newFixture(t)
+	f.commit(
+		exchange("strong", "s", at(0), "rotate the signing keys of the webhook endpoint", "done"),
+		exchange("weak", "s", at(1), "the webhook fired twice", "ok"),
+		exchange("x1", "s", at(2), "bump the go version", "ok"),
+		exchange("x2", "s", at(3), "fix the flaky upload test", "ok"),
+		exchange("x3", "s", at(4), "add dark mode", "ok"),
+		exchange("x4", "s", at(5), "profile the slow endpoint", "ok"),
+	)
+	s, err := New(Config{DB: f.db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := 0.0
+	score := func(q, id string) float64 {
+		res, err := s.Search(ctx, Query{Text: q, Mode: ModeLexical, MinScore: &zero})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if r.ID == id {
+				return r.Score
+			}
+		}
+		return 0
+	}
+	const q = "rotate signing keys webhook"
+	gate := DefaultOptions.MinScore
+	if st, wk := score(q, "strong"), score(q, "weak"); st < gate || wk >= gate || wk < gate*tailShare {
+		t.Fatalf("fixture: strong %.3f, weak %.3f; want strong >= %.2f > weak >= %.2f", st, wk, gate, gate*tailShare)
+	}
+	for _, limit := range []int{1, 2, 10} {
+		res, err := s.Search(ctx, Query{Text: q, Mode: ModeLexical, Limit: limit})
+		want := []string{"strong", "weak"}[:min(limit, 2)]
+		if err != nil || !slices.Equal(ids(res), want) {
+			t.Errorf("default floor, limit %d: %v, %v; want %v", limit, ids(res), err, want)
+		}
+	}
+	if res, err := s.Search(ctx, Query{Text: q, Mode: ModeLexical, MinScore: &gate}); err != nil || !slices.Equal(ids(res), []string{"strong"}) {
+		t.Errorf("explicit floor %.2f: %v, %v; want only strong", gate, ids(res), err)
+	}
+	// Only the weak one matches: it is under the gate, so nothing.
+	const weakOnly = "twice quantum entanglement photosynthesis"
+	if wk := score(weakOnly, "weak"); wk >= gate || wk < gate*tailShare {
+		t.Fatalf("fixture: weak %.3f for the weak query, want in [%.2f, %.2f)", wk, gate*tailShare, gate)
+	}
+	if res, err := s.Search(ctx, Query{Text: weakOnly, Mode: ModeLexical}); err != nil || len(res) != 0 {
+		t.Errorf("no result reaches the gate: %v, %v; want nothing", ids(res), err)
+	}
+}

@@ -166,12 +166,15 @@ func evaluateRetrieval(ctx context.Context, c *config, qs []question, vs []varia
 // dumpScores writes one query's results, with their score components, as
 // a JSON line (--dump-scores): the material to calibrate scores and floor.
 func dumpScores(w io.Writer, q question, v variant, kind, text string, res []search.Result, evidence []string) error {
+	isEvidence := func(id string) bool { return slices.Contains(evidence, q.canon(id)) }
 	type row struct {
 		Rank     int     `json:"rank"`
 		Evidence bool    `json:"evidence,omitempty"`
 		Score    float64 `json:"score"`
 		Lexical  float64 `json:"lexical"`
 		Semantic float64 `json:"semantic"`
+		Fused    float64 `json:"fused"`
+		Cosine   float64 `json:"cosine"`
 	}
 	out := struct {
 		QID     string `json:"qid"`
@@ -180,8 +183,8 @@ func dumpScores(w io.Writer, q question, v variant, kind, text string, res []sea
 		Query   string `json:"query"`
 		Results []row  `json:"results"`
 	}{QID: q.QID, Variant: v.Name, Kind: kind, Query: text, Results: []row{}}
-	for i, r := range res[:min(len(res), 20)] {
-		out.Results = append(out.Results, row{Rank: i + 1, Evidence: slices.Contains(evidence, r.ID), Score: r.Score, Lexical: r.Lexical, Semantic: r.Semantic})
+	for i, r := range res[:min(len(res), 50)] {
+		out.Results = append(out.Results, row{Rank: i + 1, Evidence: isEvidence(r.ID), Score: r.Score, Lexical: r.Lexical, Semantic: r.Semantic, Fused: r.Fused, Cosine: r.Cosine})
 	}
 	b, err := json.Marshal(out)
 	if err != nil {

@@ -164,41 +164,14 @@ func (e *Encoder) Tokenizer() *Tokenizer {
 // white space gets a zero vector (similar to nothing). It fails only when
 // ctx is cancelled.
 func (e *Encoder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	if err := e.init(); err != nil {
-		return nil, err
-	}
 	out := make([][]float32, len(texts))
 	flat := make([]float32, len(texts)*Dimension)
-	// owner[i] is the text chunk i belongs to.
-	var chunks [][]int32
-	var owner []int
-	for i, t := range texts {
+	for i := range texts {
 		out[i] = flat[i*Dimension : (i+1)*Dimension : (i+1)*Dimension]
-		if isBlank(t) {
-			continue
-		}
-		for _, c := range e.Chunks(t) {
-			chunks = append(chunks, c)
-			owner = append(owner, i)
-		}
 	}
-	vecs := make([]float32, len(chunks)*Dimension)
-	ws, _ := e.pool.Get().(*workspace)
-	if ws == nil {
-		ws = &workspace{}
-	}
-	defer e.pool.Put(ws)
-	for lo := 0; lo < len(chunks); {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		hi, n := lo, 0
-		for hi < len(chunks) && (hi == lo || n+len(chunks[hi]) <= batchTokens) {
-			n += len(chunks[hi])
-			hi++
-		}
-		e.forward(ws, chunks[lo:hi], vecs[lo*Dimension:hi*Dimension])
-		lo = hi
+	vecs, owner, err := e.chunkVectors(ctx, texts)
+	if err != nil {
+		return nil, err
 	}
 	// Mean of the chunk vectors of each text, normalised.
 	for c, i := range owner {
@@ -221,6 +194,58 @@ func (e *Encoder) Embed(ctx context.Context, texts []string) ([][]float32, error
 		}
 	}
 	return out, nil
+}
+
+// EmbedChunks returns the vectors of the chunks of each text (see Chunks),
+// in order, each of unit length: Embed's vector of a text is their
+// normalised mean. A blank text has none.
+func (e *Encoder) EmbedChunks(ctx context.Context, texts []string) ([][][]float32, error) {
+	vecs, owner, err := e.chunkVectors(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][][]float32, len(texts))
+	for c, i := range owner {
+		out[i] = append(out[i], vecs[c*Dimension:(c+1)*Dimension:(c+1)*Dimension])
+	}
+	return out, nil
+}
+
+// chunkVectors embeds the chunks of texts: vecs holds one vector per
+// chunk, owner[c] is the text chunk c belongs to.
+func (e *Encoder) chunkVectors(ctx context.Context, texts []string) (vecs []float32, owner []int, err error) {
+	if err := e.init(); err != nil {
+		return nil, nil, err
+	}
+	var chunks [][]int32
+	for i, t := range texts {
+		if isBlank(t) {
+			continue
+		}
+		for _, c := range e.Chunks(t) {
+			chunks = append(chunks, c)
+			owner = append(owner, i)
+		}
+	}
+	vecs = make([]float32, len(chunks)*Dimension)
+	ws, _ := e.pool.Get().(*workspace)
+	if ws == nil {
+		ws = &workspace{}
+	}
+	defer e.pool.Put(ws)
+	for lo := 0; lo < len(chunks); {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		hi, n := lo, 0
+		for hi < len(chunks) && (hi == lo || n+len(chunks[hi]) <= batchTokens) {
+			n += len(chunks[hi])
+			hi++
+		}
+		e.forward(ws, chunks[lo:hi], vecs[lo*Dimension:hi*Dimension])
+		lo = hi
+	}
+	return vecs, owner, nil
 }
 
 // Chunks returns the token chunks of text that Embed embeds: all its
