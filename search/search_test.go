@@ -3,6 +3,7 @@ package search
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -594,5 +595,55 @@ func TestFloorGate(t *testing.T) {
 	}
 	if res, err := s.Search(ctx, Query{Text: weakOnly, Mode: ModeLexical}); err != nil || len(res) != 0 {
 		t.Errorf("no result reaches the gate: %v, %v; want nothing", ids(res), err)
+	}
+}
+
+// TestMoreSpacesMax: with further vector spaces (Config.More, several
+// vectors per exchange), an exchange's similarity is the largest over the
+// spaces, and an exchange found only through a further space is found.
+func TestMoreSpacesMax(t *testing.T) {
+	f := newFixture(t)
+	f.commit(
+		exchange("a", "s", at(0), "what broke?", "the kubernetes liveness probe killed the pod during startup"),
+		exchange("b", "s", at(1), "bump the go version", "done"),
+		exchange("c", "s", at(2), "liveness probe tuning", "raised the initial delay"),
+	)
+	base := builtin(t, 256)
+	user, err := WithTextRecipe(base, TextUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	both, err := WithTextRecipe(base, TextUserAI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wu := drain(t, f.db, user)
+	wb := drain(t, f.db, both) // prunes the first space's rows in the index; its memory stays
+	q := Query{Text: "liveness probe killed the pod", Mode: ModeVector, Limit: 10}
+	cosines := func(cfg Config) map[string]float64 {
+		s, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, r := range res {
+			out[r.ID] = r.Cosine
+		}
+		return out
+	}
+	cu := cosines(Config{DB: f.db, Embedder: user, Vectors: wu.Vectors, Options: noFloor})
+	cb := cosines(Config{DB: f.db, Embedder: both, Vectors: wb.Vectors, Options: noFloor})
+	cm := cosines(Config{DB: f.db, Embedder: user, Vectors: wu.Vectors, More: []func() *Vectors{wb.Vectors}, Options: noFloor})
+	if cb["a"] <= cu["a"] {
+		t.Fatalf("fixture: a's cosine %v with its answer, %v without; want higher with", cb["a"], cu["a"])
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		if want := max(cu[id], cb[id]); math.Abs(cm[id]-want) > 1e-9 {
+			t.Errorf("%s: cosine %v with both spaces, want the larger of %v and %v", id, cm[id], cu[id], cb[id])
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -78,37 +79,84 @@ func (c chunkEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 	return out, nil
 }
 
+// chunkMean is the normalised mean of the chunk vectors of chunk
+// embedders 1..8 (--more chunkmean): the same vector as the model's own
+// embedding of the text (uselite embeds up to 8 chunks and averages
+// them), built from the chunk caches so that mean and max are measured on
+// the same chunk vectors, embedded once.
+type chunkMean struct {
+	chunks []embed.Embedder
+	id     string
+	dim    int
+}
+
+func (c chunkMean) Identity() string { return c.id }
+func (c chunkMean) Dimension() int   { return c.dim }
+func (c chunkMean) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i := range out {
+		out[i] = make([]float32, c.dim)
+	}
+	for _, ch := range c.chunks {
+		vs, err := ch.Embed(ctx, texts)
+		if err != nil {
+			return nil, err
+		}
+		for i, v := range vs {
+			for j, x := range v {
+				out[i][j] += x
+			}
+		}
+	}
+	for _, v := range out {
+		var ss float64
+		for _, x := range v {
+			ss += float64(x) * float64(x)
+		}
+		if ss > 0 {
+			inv := float32(1 / math.Sqrt(ss))
+			for j := range v {
+				v[j] *= inv
+			}
+		}
+	}
+	return out, nil
+}
+
+// chunkEmbs are the cached chunk embedders 1..8, built on first use and
+// shared by --text and --more, so that a process embeds each text's
+// chunks once.
+var chunkEmbs []embed.Embedder
+
 // moreEmbedders builds the embedders of the --more spaces: recipes
-// (user, user+ai, user+date, user+prev) of the same model, or chunkN (the
-// N-th chunk of the user+ai text), behind the on-disk cache.
+// (user, user+ai, user+date, user+prev) of the same model; chunkN (the
+// N-th chunk of the user+ai text, N 1 to 8); chunkmean (their mean: the
+// user+ai vector, from the same chunk vectors) — each behind the on-disk
+// cache.
 func moreEmbedders(list string, provider string, dim, chunks int, cache bool, stderr io.Writer) ([]embed.Embedder, error) {
 	if list == "" {
 		return nil, nil
 	}
 	var out []embed.Embedder
-	var base embed.Embedder
-	memo := &chunkMemo{m: map[string][][]float32{}}
-	for _, name := range strings.Split(list, ",") {
-		name = strings.TrimSpace(name)
-		if n, ok := strings.CutPrefix(name, "chunk"); ok {
-			k, err := strconv.Atoi(n)
-			if err != nil || k < 1 {
-				return nil, fmt.Errorf("--more %q: want chunkN, N >= 1", name)
-			}
-			if base == nil {
-				cfg, err := embed.ConfigFromEnv()
-				if err != nil {
-					return nil, err
-				}
-				cfg.Provider, cfg.Dimension, cfg.Chunks = provider, dim, chunks
-				if base, err = embed.New(cfg); err != nil {
-					return nil, err
-				}
-			}
-			ch, ok := base.(chunker)
-			if !ok {
-				return nil, fmt.Errorf("--more %s: embedder %s has no chunk vectors", name, base.Identity())
-			}
+	chunkSet := func() ([]embed.Embedder, error) {
+		if chunkEmbs != nil {
+			return chunkEmbs, nil
+		}
+		cfg, err := embed.ConfigFromEnv()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Provider, cfg.Dimension, cfg.Chunks = provider, dim, chunks
+		base, err := embed.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		ch, ok := base.(chunker)
+		if !ok {
+			return nil, fmt.Errorf("embedder %s has no chunk vectors", base.Identity())
+		}
+		memo := &chunkMemo{m: map[string][][]float32{}}
+		for k := 1; k <= 8; k++ {
 			var e embed.Embedder = chunkEmbedder{enc: ch, base: base.Identity(), dim: base.Dimension(), n: k, memo: memo}
 			if cache && os.Getenv(EnvCache) != "off" {
 				dir, err := defaultCacheDir()
@@ -121,16 +169,42 @@ func moreEmbedders(list string, provider string, dim, chunks int, cache bool, st
 				}
 				e = ce
 			}
-			e, err = search.WithTextRecipe(e, search.TextUserAI)
+			chunkEmbs = append(chunkEmbs, e)
+		}
+		return chunkEmbs, nil
+	}
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		var e embed.Embedder
+		switch n, isChunk := strings.CutPrefix(name, "chunk"); {
+		case name == "chunkmean":
+			cs, err := chunkSet()
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("--more %s: %w", name, err)
+			}
+			id := cs[0].Identity()
+			e = chunkMean{chunks: cs, id: strings.Replace(id, "-chunk1:", "-chunkmean:", 1), dim: cs[0].Dimension()}
+		case isChunk:
+			k, err := strconv.Atoi(n)
+			if err != nil || k < 1 || k > 8 {
+				return nil, fmt.Errorf("--more %q: want chunk1 to chunk8 or chunkmean", name)
+			}
+			cs, err := chunkSet()
+			if err != nil {
+				return nil, fmt.Errorf("--more %s: %w", name, err)
+			}
+			e = cs[k-1]
+		default:
+			e, err := newEmbedder(provider, dim, chunks, name, cache, stderr)
+			if err != nil {
+				return nil, fmt.Errorf("--more %s: %w", name, err)
 			}
 			out = append(out, e)
 			continue
 		}
-		e, err := newEmbedder(provider, dim, chunks, name, cache, stderr)
+		e, err := search.WithTextRecipe(e, search.TextUserAI)
 		if err != nil {
-			return nil, fmt.Errorf("--more %s: %w", name, err)
+			return nil, err
 		}
 		out = append(out, e)
 	}
