@@ -105,7 +105,21 @@ func paraphraseSearch(t *testing.T, opts Options) (*Searcher, embed.Embedder) {
 	}
 	f.commit(lines...)
 	w := drain(t, f.db, e)
-	s, err := New(Config{DB: f.db, Embedder: e, Vectors: w.Vectors, Options: opts})
+	cfg := Config{DB: f.db, Embedder: e, Vectors: w.Vectors, Options: opts}
+	// PARAPHRASE_MORE: a further space of another recipe, max similarity
+	// (two vectors per exchange; see Config.More).
+	if r := os.Getenv("PARAPHRASE_MORE"); r != "" {
+		base, err := embed.New(embed.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := WithTextRecipe(base, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.More = append(cfg.More, drain(t, f.db, m).Vectors)
+	}
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
