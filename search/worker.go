@@ -379,6 +379,13 @@ func SpaceIdentity(e embed.Embedder) string { return e.Identity() + "#" + recipe
 // half: vector any@5/all@5 1.000/0.900 with user text against 0.950/0.800
 // with both (first 128 tokens), hybrid all@5 1.000 against 0.950. BM25
 // searches both either way.
+//
+// TextUserDate and TextUserPrev (issue 14 item 4: dates in the embedded
+// text; expansion with the neighbouring exchange) were measured against
+// TextUser and lost (hybrid any@5, default floor): dates, coding set tune
+// 0.500 vs 0.545, heldout 0.440 vs 0.460, paraphrase test 18 vs 20 of 32
+// by vectors; previous exchange, dev tune all@5 0.733 vs 0.778 and vector
+// any@5 0.800 vs 0.844, paraphrase 15 of 32. They stay for evaluation.
 func embedText(recipe string, e index.Event, prev string) string {
 	if recipe == TextUserAI {
 		return index.EmbedText(e.User, e.AI)

@@ -11,10 +11,15 @@
 // text's vector is the normalised mean of the chunk vectors. The cosine of
 // a query with that mean is proportional to the mean of its cosines with
 // the chunks, so one vector per text keeps the index and the search as they
-// are. (A max over chunk similarities would need several vectors per
-// exchange; not measured.) With the worker's default recipe, the user's
-// text, chunking rarely matters: on the first 20 tune questions of the dev
-// set, 1 chunk and 8 chunks give the same recall.
+// are. With the worker's default recipe, the user's text, chunking rarely
+// matters: on the first 20 tune questions of the dev set, 1 chunk and 8
+// chunks give the same recall. Where texts are long (the user+ai recipe),
+// the max over chunk similarities (EmbedChunks, one vector per chunk)
+// ranks better than this mean — coding set, vector-only any@5 0.250 vs
+// 0.182 (tune) and 0.140 vs 0.140 (heldout, any@10 0.220 vs 0.160), hybrid
+// 0.523 vs 0.477 and 0.520 vs 0.460 — but the user+ai recipe itself loses
+// to the user text on the dev set, so the default keeps one mean vector
+// per exchange (see continuity-eval --more chunk1,…,chunk8).
 //
 // The dense layers run on an AVX2/FMA assembly micro-kernel (gemm_amd64.s;
 // a portable Go kernel elsewhere) over pre-packed weights, shared among
