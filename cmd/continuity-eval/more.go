@@ -158,16 +158,10 @@ func moreEmbedders(list string, provider string, dim, chunks int, cache bool, st
 		memo := &chunkMemo{m: map[string][][]float32{}}
 		for k := 1; k <= 8; k++ {
 			var e embed.Embedder = chunkEmbedder{enc: ch, base: base.Identity(), dim: base.Dimension(), n: k, memo: memo}
-			if cache && os.Getenv(EnvCache) != "off" {
-				dir, err := defaultCacheDir()
-				if err != nil {
+			if cache {
+				if e, err = withDiskCache(e); err != nil {
 					return nil, err
 				}
-				ce, err := newCachedEmbedder(e, dir)
-				if err != nil {
-					return nil, err
-				}
-				e = ce
 			}
 			chunkEmbs = append(chunkEmbs, e)
 		}
@@ -209,4 +203,22 @@ func moreEmbedders(list string, provider string, dim, chunks int, cache bool, st
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// withDiskCache puts e behind the evaluation's on-disk vector cache (see
+// cache.go), unless $CONTINUITY_EVAL_CACHE is "off". The one place
+// more.go touches the cache.
+func withDiskCache(e embed.Embedder) (embed.Embedder, error) {
+	if os.Getenv(EnvCache) == "off" {
+		return e, nil
+	}
+	dir, err := defaultCacheDir()
+	if err != nil {
+		return nil, err
+	}
+	ce, err := newCachedEmbedder(e, dir)
+	if err != nil {
+		return nil, err
+	}
+	return ce, nil
 }
