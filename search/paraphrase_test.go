@@ -105,6 +105,11 @@ func paraphraseSearch(t *testing.T, opts Options) (*Searcher, embed.Embedder) {
 	}
 	f.commit(lines...)
 	w := drain(t, f.db, e)
+	if c := os.Getenv("PARAPHRASE_COHORT"); c != "" { // measure Options.CohortMargin
+		if _, err := fmt.Sscan(c, &opts.CohortMargin); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cfg := Config{DB: f.db, Embedder: e, Vectors: w.Vectors, Options: opts}
 	// PARAPHRASE_MORE: a further space of another recipe, max similarity
 	// (two vectors per exchange; see Config.More).

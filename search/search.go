@@ -175,6 +175,12 @@ type Options struct {
 	// MinScore is the floor of the results' scores when a query sets none
 	// (Query.MinScore): 0 means DefaultMinScore, negative no floor.
 	MinScore float64
+	// CohortMargin, when positive, lowers the embedder's "unrelated"
+	// cosine level for a query to its largest cosine with a fixed cohort
+	// of everyday texts (cohort.go) plus this margin, when that is lower:
+	// a query far from everything unrelated gets credit for weaker
+	// similarities. For evaluation.
+	CohortMargin float64
 	// MaxTermShare leaves out of the BM25 query the terms held by more
 	// than this share of all exchanges (keeping the rarest ones if that
 	// would leave none): FTS5 scores every match of every term, and a term
@@ -341,6 +347,7 @@ func (o Options) withDefaults() Options {
 		d.MinScore = o.MinScore
 	}
 	d.KeepFillerWords = o.KeepFillerWords
+	d.CohortMargin = o.CohortMargin
 	d.Expansion = o.Expansion
 	return d
 }
@@ -378,14 +385,15 @@ type Config struct {
 
 // Searcher answers queries. It is safe for concurrent use.
 type Searcher struct {
-	df    dfCache
-	db    *index.DB
-	emb   embed.Embedder
-	space func() *Vectors
-	more  []func() *Vectors
-	opts  Options
-	vw    float64 // vector weight in the fusion
-	log   *slog.Logger
+	df     dfCache
+	cohort cohort
+	db     *index.DB
+	emb    embed.Embedder
+	space  func() *Vectors
+	more   []func() *Vectors
+	opts   Options
+	vw     float64 // vector weight in the fusion
+	log    *slog.Logger
 }
 
 // New returns a Searcher.
@@ -476,6 +484,7 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 	// The vector side runs concurrently with BM25.
 	type vecAnswer struct {
 		hits, inSpan []VectorHit
+		qv           []float32 // the query's vector, nil when not embedded
 		err          error
 	}
 	var vch chan vecAnswer
@@ -488,7 +497,7 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 			}
 			var a vecAnswer
 			var lists [][]VectorHit
-			if lists, a.err = s.vectorCandidates(ctx, q.Text, depth, filters...); a.err == nil {
+			if lists, a.qv, a.err = s.vectorCandidates(ctx, q.Text, depth, filters...); a.err == nil {
 				a.hits = lists[0]
 				if inSpan != nil {
 					a.inSpan = lists[1]
@@ -530,12 +539,13 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 		}
 	}
 	var vec, vecIn []VectorHit
+	var qv []float32
 	vecOK := false
 	if vch != nil {
 		a := <-vch
 		switch {
 		case a.err == nil:
-			vec, vecIn, vecOK = a.hits, a.inSpan, true
+			vec, vecIn, qv, vecOK = a.hits, a.inSpan, a.qv, true
 		case q.Mode == ModeVector:
 			return nil, a.err
 		default:
@@ -559,13 +569,18 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 		lexicalList(lexIn, o.LexicalWeight*o.TimeWeight), vectorList(vecIn, s.vw*o.TimeWeight),
 	)
 	gate, each := s.floors(q)
-	return s.results(ctx, s.score(cands, each), lts, gate, each, limit)
+	cal := calibrationFor(s.emb)
+	if s.opts.CohortMargin > 0 && qv != nil {
+		if top, ok := s.cohortTop(ctx, qv); ok {
+			cal.unrelated = min(cal.unrelated, top+s.opts.CohortMargin)
+		}
+	}
+	return s.results(ctx, s.score(cands, each, cal), lts, gate, each, limit)
 }
 
 // score sets the candidates' semantic strength (see score.go) and drops
 // those that cannot reach floor: without a BM25 match, their score is V.
-func (s *Searcher) score(cands []*candidate, floor float64) []*candidate {
-	cal := calibrationFor(s.emb)
+func (s *Searcher) score(cands []*candidate, floor float64, cal calibration) []*candidate {
 	out := cands[:0]
 	for _, c := range cands {
 		if c.hasVec {
@@ -694,21 +709,21 @@ func vectorsMissing(e embed.Embedder, v *Vectors) string {
 }
 
 // vectorCandidates embeds the query once and returns its nearest
-// neighbours under each filter, in order; nothing when there is no vector
-// space of the embedder's identity (none yet, or still being built for a
-// new embedder).
-func (s *Searcher) vectorCandidates(ctx context.Context, text string, depth int, filters ...index.Filter) ([][]VectorHit, error) {
+// neighbours under each filter, in order, and the query's vector; nothing
+// when there is no vector space of the embedder's identity (none yet, or
+// still being built for a new embedder).
+func (s *Searcher) vectorCandidates(ctx context.Context, text string, depth int, filters ...index.Filter) ([][]VectorHit, []float32, error) {
 	out := make([][]VectorHit, len(filters))
 	if s.emb == nil || s.space == nil {
-		return out, nil
+		return out, nil, nil
 	}
 	v := s.space()
 	if vectorsMissing(s.emb, v) != "" {
-		return out, nil
+		return out, nil, nil
 	}
 	qv, err := s.emb.Embed(ctx, []string{text})
 	if err != nil {
-		return nil, fmt.Errorf("search: embed query: %w", err)
+		return nil, nil, fmt.Errorf("search: embed query: %w", err)
 	}
 	for i, f := range filters {
 		vf := vectorFilter{sessions: f.Sessions}
@@ -719,7 +734,7 @@ func (s *Searcher) vectorCandidates(ctx context.Context, text string, depth int,
 			vf.until = f.Until.UnixNano()
 		}
 		if out[i], err = v.Query(ctx, qv[0], depth, vf); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(s.more) == 0 {
 			continue
@@ -735,7 +750,7 @@ func (s *Searcher) vectorCandidates(ctx context.Context, text string, depth int,
 			}
 			hs, err := mv.Query(ctx, qv[0], depth, vf)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			for _, h := range hs {
 				if c, ok := best[h.Row]; !ok || h.Score > c {
@@ -755,7 +770,7 @@ func (s *Searcher) vectorCandidates(ctx context.Context, text string, depth int,
 		})
 		out[i] = merged[:min(depth, len(merged))]
 	}
-	return out, nil
+	return out, qv[0], nil
 }
 
 // fuse combines the candidate lists into one ranking, best first. With a

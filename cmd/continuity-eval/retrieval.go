@@ -35,19 +35,22 @@ func defaultVariants() []variant {
 // extraVariants are the variants --variants can add by name: settings
 // tried against the defaults, side by side in the same run.
 var extraVariants = map[string]variant{
-	"depth50":  {Name: "hybrid, depth 50", Mode: search.ModeHybrid, Options: search.Options{Depth: 50}},
-	"depth100": {Name: "hybrid, depth 100", Mode: search.ModeHybrid, Options: search.Options{Depth: 100}},
-	"vw0.3":    {Name: "hybrid, vector weight 0.3", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.3}},
-	"vw0.5":    {Name: "hybrid, vector weight 0.5", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.5}},
-	"vw0.7":    {Name: "hybrid, vector weight 0.7", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.7}},
-	"vw1":      {Name: "hybrid, vector weight 1", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 1}},
-	"vw1.5":    {Name: "hybrid, vector weight 1.5", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 1.5}},
-	"vw0.4":    {Name: "hybrid, vector weight 0.4", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.4}},
-	"rrfk5":    {Name: "hybrid, rrf k 5", Mode: search.ModeHybrid, Options: search.Options{RRFK: 5}},
-	"rm3":      {Name: "hybrid, rm3 (10 terms)", Mode: search.ModeHybrid, Options: search.Options{Expansion: 10}},
-	"rm3bm25":  {Name: "bm25, rm3 (10 terms)", Mode: search.ModeLexical, Options: search.Options{Expansion: 10}},
-	"rrfk30":   {Name: "hybrid, rrf k 30", Mode: search.ModeHybrid, Options: search.Options{RRFK: 30}},
-	"rrfk60":   {Name: "hybrid, rrf k 60", Mode: search.ModeHybrid, Options: search.Options{RRFK: 60}},
+	"depth50":    {Name: "hybrid, depth 50", Mode: search.ModeHybrid, Options: search.Options{Depth: 50}},
+	"depth100":   {Name: "hybrid, depth 100", Mode: search.ModeHybrid, Options: search.Options{Depth: 100}},
+	"vw0.3":      {Name: "hybrid, vector weight 0.3", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.3}},
+	"vw0.5":      {Name: "hybrid, vector weight 0.5", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.5}},
+	"vw0.7":      {Name: "hybrid, vector weight 0.7", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.7}},
+	"vw1":        {Name: "hybrid, vector weight 1", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 1}},
+	"vw1.5":      {Name: "hybrid, vector weight 1.5", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 1.5}},
+	"vw0.4":      {Name: "hybrid, vector weight 0.4", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.4}},
+	"rrfk5":      {Name: "hybrid, rrf k 5", Mode: search.ModeHybrid, Options: search.Options{RRFK: 5}},
+	"rm3":        {Name: "hybrid, rm3 (10 terms)", Mode: search.ModeHybrid, Options: search.Options{Expansion: 10}},
+	"rm3bm25":    {Name: "bm25, rm3 (10 terms)", Mode: search.ModeLexical, Options: search.Options{Expansion: 10}},
+	"rrfk30":     {Name: "hybrid, rrf k 30", Mode: search.ModeHybrid, Options: search.Options{RRFK: 30}},
+	"rrfk60":     {Name: "hybrid, rrf k 60", Mode: search.ModeHybrid, Options: search.Options{RRFK: 60}},
+	"cohort0.1":  {Name: "hybrid, cohort level +0.1", Mode: search.ModeHybrid, Options: search.Options{CohortMargin: 0.1}},
+	"cohort0.15": {Name: "hybrid, cohort level +0.15", Mode: search.ModeHybrid, Options: search.Options{CohortMargin: 0.15}},
+	"cohort0.2":  {Name: "hybrid, cohort level +0.2", Mode: search.ModeHybrid, Options: search.Options{CohortMargin: 0.2}},
 }
 
 // selectVariants returns the variants named in list (comma-separated:
