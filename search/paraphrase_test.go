@@ -84,15 +84,16 @@ var paraphrases = []struct{ user, ai, query string }{
 // 70%: not reached yet.
 const paraphraseFloor = 0.60
 
-// TestParaphraseVectors: with the default embedder, vector search alone
-// finds a coding exchange from a question in other words: the target in
-// the top 3 for at least paraphraseFloor of the pairs.
-func TestParaphraseVectors(t *testing.T) {
+// paraphraseSearch indexes the paraphrase exchanges, embedded with the
+// default embedder (PARAPHRASE_TEXT: another text recipe), and returns a
+// searcher with opts.
+func paraphraseSearch(t *testing.T, opts Options) (*Searcher, embed.Embedder) {
+	t.Helper()
 	e, err := embed.New(embed.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := os.Getenv("PARAPHRASE_TEXT"); r != "" { // TextUserAI: measure the other recipe
+	if r := os.Getenv("PARAPHRASE_TEXT"); r != "" { // measure another recipe
 		if e, err = WithTextRecipe(e, r); err != nil {
 			t.Fatal(err)
 		}
@@ -103,27 +104,102 @@ func TestParaphraseVectors(t *testing.T) {
 		lines = append(lines, exchange(fmt.Sprintf("p%d", i), fmt.Sprintf("s%d", i%5), at(i), p.user, p.ai))
 	}
 	f.commit(lines...)
-	s := searcher(t, f.db, e, drain(t, f.db, e))
+	w := drain(t, f.db, e)
+	if c := os.Getenv("PARAPHRASE_COHORT"); c != "" { // measure Options.CohortMargin
+		if _, err := fmt.Sscan(c, &opts.CohortMargin); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := Config{DB: f.db, Embedder: e, Vectors: w.Vectors, Options: opts}
+	// PARAPHRASE_MORE: a further space of another recipe, max similarity
+	// (two vectors per exchange; see Config.More).
+	if r := os.Getenv("PARAPHRASE_MORE"); r != "" {
+		base, err := embed.New(embed.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := WithTextRecipe(base, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.More = append(cfg.More, drain(t, f.db, m).Vectors)
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, e
+}
+
+// rankOf is the 0-based rank of id in rs, -1 when absent.
+func rankOf(rs []Result, id string) int {
+	for i, r := range rs {
+		if r.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestParaphraseVectors: with the default embedder, vector search alone
+// finds a coding exchange from a question in other words: the target in
+// the top 3 for at least paraphraseFloor of the pairs.
+func TestParaphraseVectors(t *testing.T) {
+	s, e := paraphraseSearch(t, noFloor)
 	hits := 0
 	for i, p := range paraphrases {
 		res, err := s.Search(ctx, Query{Text: p.query, Mode: ModeVector, Limit: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := fmt.Sprintf("p%d", i)
-		found := false
-		for _, r := range res {
-			found = found || r.ID == want
-		}
-		if found {
+		if rankOf(res, fmt.Sprintf("p%d", i)) >= 0 {
 			hits++
 		} else {
-			t.Logf("missed: %q -> %v (want %s: %q)", p.query, ids(res), want, p.user)
+			t.Logf("missed: %q -> %v (want p%d: %q)", p.query, ids(res), i, p.user)
 		}
 	}
 	share := float64(hits) / float64(len(paraphrases))
-	t.Logf("%d of %d paraphrases (%.0f%%) in the top 3 by vectors alone (%s)", hits, len(paraphrases), 100*share, e.Identity())
+	t.Logf("%d of %d paraphrases (%.0f%%) in the top 3 by vectors alone (%s)", hits, len(paraphrases), 100*share, SpaceIdentity(e))
 	if len(paraphrases) < 30 || share < paraphraseFloor {
 		t.Errorf("%d of %d in the top 3, want at least %.0f%% of at least 30", hits, len(paraphrases), 100*paraphraseFloor)
+	}
+}
+
+// paraphraseShownFloor guards what a user running plain `continuity
+// search "<paraphrase>"` (hybrid, default floor, limit 10) sees: measured
+// 19 of 32 targets shown (13 in the top 3) with the floor as a gate
+// (Floor); 14 (11) when the floor cut every result.
+const paraphraseShownFloor = 0.55
+
+// TestParaphraseSearchDefaults: plain hybrid search with the defaults, as
+// a user runs it, shows the target of a paraphrased question, and still
+// nothing for queries about nothing in the history.
+func TestParaphraseSearchDefaults(t *testing.T) {
+	s, e := paraphraseSearch(t, Options{})
+	shown, top3 := 0, 0
+	for i, p := range paraphrases {
+		res, err := s.Search(ctx, Query{Text: p.query, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch r := rankOf(res, fmt.Sprintf("p%d", i)); {
+		case r < 0:
+			t.Logf("not shown: %q -> %d results (want p%d: %q)", p.query, len(res), i, p.user)
+		case r < 3:
+			top3++
+			fallthrough
+		default:
+			shown++
+		}
+	}
+	t.Logf("%d of %d targets shown by plain hybrid search, %d in the top 3 (%s)", shown, len(paraphrases), top3, SpaceIdentity(e))
+	if float64(shown) < paraphraseShownFloor*float64(len(paraphrases)) {
+		t.Errorf("%d of %d targets shown, want at least %.0f%%", shown, len(paraphrases), 100*paraphraseShownFloor)
+	}
+	for _, q := range []string{"quantum entanglement photosynthesis", "zygomorphic flowers of the xerophytic bromeliad",
+		"byzantine iconoclasm liturgical chant", "tardigrade cryptobiosis desiccation", "pangolin scale keratin smuggling", "medieval falconry jesses and hoods"} {
+		if res, err := s.Search(ctx, Query{Text: q, Limit: 10}); err != nil || len(res) != 0 {
+			t.Errorf("%q: %v, %v; want nothing", q, ids(res), err)
+		}
 	}
 }

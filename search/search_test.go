@@ -3,6 +3,7 @@ package search
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -583,6 +584,112 @@ func TestOrderOnly(t *testing.T) {
 					t.Errorf("%q %s chain %q: order only %v, with scores %v", text, m, chain, ids(order), ids(full))
 				}
 			}
+		}
+	}
+}
+
+// TestFloorGate: the default floor is a gate on the query: once one result
+// reaches it, weaker results down to tailShare of it are kept; a query
+// none of whose results reaches it returns nothing; an explicit MinScore
+// cuts every result; and the gate does not depend on the limit.
+func TestFloorGate(t *testing.T) {
+	f := newFixture(t)
+	f.commit(
+		exchange("strong", "s", at(0), "rotate the signing keys of the webhook endpoint", "done"),
+		exchange("weak", "s", at(1), "the webhook fired twice", "ok"),
+		exchange("x1", "s", at(2), "bump the go version", "ok"),
+		exchange("x2", "s", at(3), "fix the flaky upload test", "ok"),
+		exchange("x3", "s", at(4), "add dark mode", "ok"),
+		exchange("x4", "s", at(5), "profile the slow endpoint", "ok"),
+	)
+	s, err := New(Config{DB: f.db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := 0.0
+	score := func(q, id string) float64 {
+		res, err := s.Search(ctx, Query{Text: q, Mode: ModeLexical, MinScore: &zero})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if r.ID == id {
+				return r.Score
+			}
+		}
+		return 0
+	}
+	const q = "rotate signing keys webhook"
+	gate := DefaultOptions.MinScore
+	if st, wk := score(q, "strong"), score(q, "weak"); st < gate || wk >= gate || wk < gate*tailShare {
+		t.Fatalf("fixture: strong %.3f, weak %.3f; want strong >= %.2f > weak >= %.2f", st, wk, gate, gate*tailShare)
+	}
+	for _, limit := range []int{1, 2, 10} {
+		res, err := s.Search(ctx, Query{Text: q, Mode: ModeLexical, Limit: limit})
+		want := []string{"strong", "weak"}[:min(limit, 2)]
+		if err != nil || !slices.Equal(ids(res), want) {
+			t.Errorf("default floor, limit %d: %v, %v; want %v", limit, ids(res), err, want)
+		}
+	}
+	if res, err := s.Search(ctx, Query{Text: q, Mode: ModeLexical, MinScore: &gate}); err != nil || !slices.Equal(ids(res), []string{"strong"}) {
+		t.Errorf("explicit floor %.2f: %v, %v; want only strong", gate, ids(res), err)
+	}
+	// Only the weak one matches: it is under the gate, so nothing.
+	const weakOnly = "twice quantum entanglement photosynthesis"
+	if wk := score(weakOnly, "weak"); wk >= gate || wk < gate*tailShare {
+		t.Fatalf("fixture: weak %.3f for the weak query, want in [%.2f, %.2f)", wk, gate*tailShare, gate)
+	}
+	if res, err := s.Search(ctx, Query{Text: weakOnly, Mode: ModeLexical}); err != nil || len(res) != 0 {
+		t.Errorf("no result reaches the gate: %v, %v; want nothing", ids(res), err)
+	}
+}
+
+// TestMoreSpacesMax: with further vector spaces (Config.More, several
+// vectors per exchange), an exchange's similarity is the largest over the
+// spaces, and an exchange found only through a further space is found.
+func TestMoreSpacesMax(t *testing.T) {
+	f := newFixture(t)
+	f.commit(
+		exchange("a", "s", at(0), "what broke?", "the kubernetes liveness probe killed the pod during startup"),
+		exchange("b", "s", at(1), "bump the go version", "done"),
+		exchange("c", "s", at(2), "liveness probe tuning", "raised the initial delay"),
+	)
+	base := builtin(t, 256)
+	user, err := WithTextRecipe(base, TextUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	both, err := WithTextRecipe(base, TextUserAI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wu := drain(t, f.db, user)
+	wb := drain(t, f.db, both) // prunes the first space's rows in the index; its memory stays
+	q := Query{Text: "liveness probe killed the pod", Mode: ModeVector, Limit: 10}
+	cosines := func(cfg Config) map[string]float64 {
+		s, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, r := range res {
+			out[r.ID] = r.Cosine
+		}
+		return out
+	}
+	cu := cosines(Config{DB: f.db, Embedder: user, Vectors: wu.Vectors, Options: noFloor})
+	cb := cosines(Config{DB: f.db, Embedder: both, Vectors: wb.Vectors, Options: noFloor})
+	cm := cosines(Config{DB: f.db, Embedder: user, Vectors: wu.Vectors, More: []func() *Vectors{wb.Vectors}, Options: noFloor})
+	if cb["a"] <= cu["a"] {
+		t.Fatalf("fixture: a's cosine %v with its answer, %v without; want higher with", cb["a"], cu["a"])
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		if want := max(cu[id], cb[id]); math.Abs(cm[id]-want) > 1e-9 {
+			t.Errorf("%s: cosine %v with both spaces, want the larger of %v and %v", id, cm[id], cu[id], cb[id])
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -291,5 +292,60 @@ func TestTruncate(t *testing.T) {
 		if got := truncate(tc.s, tc.n); got != tc.want {
 			t.Errorf("truncate(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
 		}
+	}
+}
+
+// recordingEmbedder records the texts it embeds.
+type recordingEmbedder struct {
+	embed.Embedder
+	mu    sync.Mutex
+	texts []string
+}
+
+func (r *recordingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	r.mu.Lock()
+	r.texts = append(r.texts, texts...)
+	r.mu.Unlock()
+	return r.Embedder.Embed(ctx, texts)
+}
+
+// TestTextRecipes: what the worker embeds of an exchange under each text
+// recipe; the context recipe takes the previous exchange of the same
+// session (by time), never another session's.
+func TestTextRecipes(t *testing.T) {
+	for _, tc := range []struct {
+		recipe string
+		want   []string
+	}{
+		{TextUser, []string{"deploy it", "is it up?", "other session", "the answer alone"}},
+		{TextUserAI, []string{"deploy it\n\ndeployed", "is it up?\n\nyes", "other session\n\nok", "the answer alone"}},
+		{TextUserDate, []string{"Saturday 1 March 2025: deploy it", "Saturday 1 March 2025: is it up?", "Saturday 1 March 2025: other session", "Saturday 1 March 2025: the answer alone"}},
+		{TextUserPrev, []string{"deploy it", "deploy it\n\nis it up?", "other session", "is it up?\n\nthe answer alone"}},
+	} {
+		t.Run(tc.recipe, func(t *testing.T) {
+			f := newFixture(t)
+			f.commit(
+				exchange("a", "s1", at(0), "deploy it", "deployed"),
+				exchange("c", "s2", at(1), "other session", "ok"),
+				exchange("b", "s1", at(2), "is it up?", "yes"),
+				exchange("d", "s1", at(3), "", "the answer alone"),
+			)
+			rec := &recordingEmbedder{Embedder: builtin(t, 64)}
+			e, err := WithTextRecipe(rec, tc.recipe)
+			if err != nil {
+				t.Fatal(err)
+			}
+			drain(t, f.db, e)
+			got := sorted(rec.texts)
+			if want := sorted(tc.want); !slices.Equal(got, want) {
+				t.Errorf("embedded %q, want %q", got, want)
+			}
+			if !strings.HasSuffix(SpaceIdentity(e), "#"+tc.recipe) {
+				t.Errorf("space identity %s does not name the recipe", SpaceIdentity(e))
+			}
+		})
+	}
+	if _, err := WithTextRecipe(builtin(t, 64), "user+everything"); err == nil {
+		t.Error("unknown recipe accepted")
 	}
 }

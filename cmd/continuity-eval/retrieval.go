@@ -35,19 +35,22 @@ func defaultVariants() []variant {
 // extraVariants are the variants --variants can add by name: settings
 // tried against the defaults, side by side in the same run.
 var extraVariants = map[string]variant{
-	"depth50":  {Name: "hybrid, depth 50", Mode: search.ModeHybrid, Options: search.Options{Depth: 50}},
-	"depth100": {Name: "hybrid, depth 100", Mode: search.ModeHybrid, Options: search.Options{Depth: 100}},
-	"vw0.3":    {Name: "hybrid, vector weight 0.3", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.3}},
-	"vw0.5":    {Name: "hybrid, vector weight 0.5", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.5}},
-	"vw0.7":    {Name: "hybrid, vector weight 0.7", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.7}},
-	"vw1":      {Name: "hybrid, vector weight 1", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 1}},
-	"vw1.5":    {Name: "hybrid, vector weight 1.5", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 1.5}},
-	"vw0.4":    {Name: "hybrid, vector weight 0.4", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.4}},
-	"rrfk5":    {Name: "hybrid, rrf k 5", Mode: search.ModeHybrid, Options: search.Options{RRFK: 5}},
-	"rm3":      {Name: "hybrid, rm3 (10 terms)", Mode: search.ModeHybrid, Options: search.Options{Expansion: 10}},
-	"rm3bm25":  {Name: "bm25, rm3 (10 terms)", Mode: search.ModeLexical, Options: search.Options{Expansion: 10}},
-	"rrfk30":   {Name: "hybrid, rrf k 30", Mode: search.ModeHybrid, Options: search.Options{RRFK: 30}},
-	"rrfk60":   {Name: "hybrid, rrf k 60", Mode: search.ModeHybrid, Options: search.Options{RRFK: 60}},
+	"depth50":    {Name: "hybrid, depth 50", Mode: search.ModeHybrid, Options: search.Options{Depth: 50}},
+	"depth100":   {Name: "hybrid, depth 100", Mode: search.ModeHybrid, Options: search.Options{Depth: 100}},
+	"vw0.3":      {Name: "hybrid, vector weight 0.3", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.3}},
+	"vw0.5":      {Name: "hybrid, vector weight 0.5", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.5}},
+	"vw0.7":      {Name: "hybrid, vector weight 0.7", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.7}},
+	"vw1":        {Name: "hybrid, vector weight 1", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 1}},
+	"vw1.5":      {Name: "hybrid, vector weight 1.5", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 1.5}},
+	"vw0.4":      {Name: "hybrid, vector weight 0.4", Mode: search.ModeHybrid, Options: search.Options{VectorWeight: 0.4}},
+	"rrfk5":      {Name: "hybrid, rrf k 5", Mode: search.ModeHybrid, Options: search.Options{RRFK: 5}},
+	"rm3":        {Name: "hybrid, rm3 (10 terms)", Mode: search.ModeHybrid, Options: search.Options{Expansion: 10}},
+	"rm3bm25":    {Name: "bm25, rm3 (10 terms)", Mode: search.ModeLexical, Options: search.Options{Expansion: 10}},
+	"rrfk30":     {Name: "hybrid, rrf k 30", Mode: search.ModeHybrid, Options: search.Options{RRFK: 30}},
+	"rrfk60":     {Name: "hybrid, rrf k 60", Mode: search.ModeHybrid, Options: search.Options{RRFK: 60}},
+	"cohort0.1":  {Name: "hybrid, cohort level +0.1", Mode: search.ModeHybrid, Options: search.Options{CohortMargin: 0.1}},
+	"cohort0.15": {Name: "hybrid, cohort level +0.15", Mode: search.ModeHybrid, Options: search.Options{CohortMargin: 0.15}},
+	"cohort0.2":  {Name: "hybrid, cohort level +0.2", Mode: search.ModeHybrid, Options: search.Options{CohortMargin: 0.2}},
 }
 
 // selectVariants returns the variants named in list (comma-separated:
@@ -166,12 +169,15 @@ func evaluateRetrieval(ctx context.Context, c *config, qs []question, vs []varia
 // dumpScores writes one query's results, with their score components, as
 // a JSON line (--dump-scores): the material to calibrate scores and floor.
 func dumpScores(w io.Writer, q question, v variant, kind, text string, res []search.Result, evidence []string) error {
+	isEvidence := func(id string) bool { return slices.Contains(evidence, q.canon(id)) }
 	type row struct {
 		Rank     int     `json:"rank"`
 		Evidence bool    `json:"evidence,omitempty"`
 		Score    float64 `json:"score"`
 		Lexical  float64 `json:"lexical"`
 		Semantic float64 `json:"semantic"`
+		Fused    float64 `json:"fused"`
+		Cosine   float64 `json:"cosine"`
 	}
 	out := struct {
 		QID     string `json:"qid"`
@@ -180,8 +186,8 @@ func dumpScores(w io.Writer, q question, v variant, kind, text string, res []sea
 		Query   string `json:"query"`
 		Results []row  `json:"results"`
 	}{QID: q.QID, Variant: v.Name, Kind: kind, Query: text, Results: []row{}}
-	for i, r := range res[:min(len(res), 20)] {
-		out.Results = append(out.Results, row{Rank: i + 1, Evidence: slices.Contains(evidence, r.ID), Score: r.Score, Lexical: r.Lexical, Semantic: r.Semantic})
+	for i, r := range res[:min(len(res), 50)] {
+		out.Results = append(out.Results, row{Rank: i + 1, Evidence: isEvidence(r.ID), Score: r.Score, Lexical: r.Lexical, Semantic: r.Semantic, Fused: r.Fused, Cosine: r.Cosine})
 	}
 	b, err := json.Marshal(out)
 	if err != nil {

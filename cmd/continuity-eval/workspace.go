@@ -23,6 +23,7 @@ type workspace struct {
 	db     *index.DB
 	worker *search.Worker
 	emb    embed.Embedder
+	more   []func() *search.Vectors
 
 	indexTime, embedTime time.Duration
 }
@@ -76,13 +77,29 @@ func buildWorkspace(ctx context.Context, emb embed.Embedder, what string, fill f
 	if err := ws.worker.Drain(ctx); err != nil {
 		return nil, fmt.Errorf("embed %s: %w", what, err)
 	}
+	for _, e := range moreSpaces {
+		w, err := search.NewWorker(search.WorkerConfig{DB: ws.db, Embedder: e, BatchSize: 256})
+		if err != nil {
+			return nil, err
+		}
+		// Each drain prunes the other spaces' vectors from the index;
+		// those loaded in memory stay searchable.
+		if err := w.Drain(ctx); err != nil {
+			return nil, fmt.Errorf("embed %s for %s: %w", what, search.SpaceIdentity(e), err)
+		}
+		ws.more = append(ws.more, w.Vectors)
+	}
 	ws.embedTime = time.Since(start)
 	return ws, nil
 }
 
+// moreSpaces are the embedders of the further vector spaces searched with
+// the main one, largest similarity wins (--more): set once by run.
+var moreSpaces []embed.Embedder
+
 // searcher returns a Searcher over the workspace with the given options.
 func (ws *workspace) searcher(opts search.Options) (*search.Searcher, error) {
-	return search.New(search.Config{DB: ws.db, Embedder: ws.emb, Vectors: ws.worker.Vectors, Options: opts})
+	return search.New(search.Config{DB: ws.db, Embedder: ws.emb, Vectors: ws.worker.Vectors, More: ws.more, Options: opts})
 }
 
 func (ws *workspace) close() {

@@ -205,7 +205,7 @@ type searchIn struct {
 	Until   string `json:"until,omitempty" jsonschema:"only exchanges before this time: RFC 3339 or a date"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"most results (default 10, at most 200)"`
 	// MinScore: a pointer, so that 0 (keep everything) differs from absent.
-	MinScore *float64 `json:"min_score,omitempty" jsonschema:"leave out results whose score (a relevance estimate from 0 to 1, comparable across queries) is under this; default 0.2, 0 keeps every match however weak"`
+	MinScore *float64 `json:"min_score,omitempty" jsonschema:"leave out results whose score (a relevance estimate from 0 to 1, comparable across queries) is under this; absent: a query none of whose results scores 0.2 finds nothing, and results down to 0.1 are kept once one does; 0 keeps every match however weak"`
 }
 
 type emptyIn struct{}

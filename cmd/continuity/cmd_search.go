@@ -36,7 +36,7 @@ without hiding the others; --since and --until bound the time strictly.
 	fs.IntVar(&req.Limit, "limit", search.DefaultLimit, fmt.Sprintf("most results (1 to %d)", search.MaxLimit))
 	fs.StringVar(&req.AsOf, "as-of", "", `read the query's relative times ("two weeks ago", "last Saturday") as of this time, not now (RFC 3339 or YYYY-MM-DD)`)
 	fs.StringVar(&req.Mode, "mode", "hybrid", "ranking: hybrid, bm25 (lexical only) or vector (vectors only)")
-	minScore := fs.Float64("min-score", search.DefaultMinScore, "leave out results scoring under this, 0 to 1 (0 keeps every match, however weak; --mode vector has no floor unless given); a score estimates relevance the same way for every query (see protocol.md, \"Search scores\")")
+	minScore := fs.Float64("min-score", search.DefaultMinScore, "leave out results scoring under this, 0 to 1 (0 keeps every match, however weak). Not given: a query none of whose results scores 0.2 finds nothing, and once one does, results down to 0.1 are kept; --mode vector has no floor unless given. A score estimates relevance the same way for every query (see protocol.md, \"Search scores\")")
 	asJSON := fs.Bool("json", false, `print JSON: {"query", "results": [{"id","session_id","timestamp","user","ai","score","file","line"}], "min_score", "time_span": {"phrase","from","to"} when the query names a time, "vectors_missing": why vectors took no part, when they did not}`)
 	var ef embedFlags
 	ef.register(fs)

@@ -108,3 +108,49 @@ func TestEmbedCancelled(t *testing.T) {
 		t.Error("Embed with a cancelled context: no error")
 	}
 }
+
+// TestEmbedChunks: the chunk vectors are unit vectors, one per chunk, none
+// for a blank text, and their normalised mean is Embed's vector.
+func TestEmbedChunks(t *testing.T) {
+	e, err := newLoaded(Options{MaxChunks: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("the watcher remembers the committed offset of every log file. ", 60)
+	texts := []string{" ", "hello world", long}
+	chunks, err := e.EmbedChunks(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vecs, err := e.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int{0, 1, 3} {
+		if len(chunks[i]) != want || len(e.Chunks(texts[i])) != want && i > 0 {
+			t.Fatalf("text %d: %d chunk vectors, want %d", i, len(chunks[i]), want)
+		}
+		if want == 0 {
+			continue
+		}
+		mean := make([]float64, Dimension)
+		for _, c := range chunks[i] {
+			var n float64
+			for j, a := range c {
+				mean[j] += float64(a)
+				n += float64(a) * float64(a)
+			}
+			if math.Abs(n-1) > 1e-4 {
+				t.Errorf("text %d: chunk norm² %v, want 1", i, n)
+			}
+		}
+		var dot, mm float64
+		for j, a := range vecs[i] {
+			dot += mean[j] * float64(a)
+			mm += mean[j] * mean[j]
+		}
+		if cos := dot / math.Sqrt(mm); cos < 0.99999 {
+			t.Errorf("text %d: mean of chunk vectors vs Embed: cosine %v", i, cos)
+		}
+	}
+}
