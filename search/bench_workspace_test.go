@@ -30,22 +30,10 @@ const EnvBenchWorkspace = "CONTINUITY_BENCH_WORKSPACE"
 // query's embedding alone, which hybrid and vector searches include;
 // "bm25" is the baseline the others are compared with in the same run.
 func BenchmarkSearchWorkspace(b *testing.B) {
-	ws := os.Getenv(EnvBenchWorkspace)
-	if ws == "" {
-		b.Skipf("set %s to a workspace prepared by continuity-bench query --workspace", EnvBenchWorkspace)
-	}
 	// Opened as the daemon opens it, as the writer: the searcher keeps
 	// term counts between queries only there (Searcher.termDocs). No
 	// daemon may run on the workspace meanwhile.
-	db, err := index.Open(filepath.Join(ws, ".praxis-os", ".cache", "continuity"), index.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	e, err := embed.New(embed.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	ws, db, e := openBenchWorkspace(b, index.Options{})
 	start := time.Now()
 	v, err := Load(ctx, db, SpaceIdentity(e))
 	if err != nil {
@@ -93,19 +81,7 @@ func BenchmarkSearchWorkspace(b *testing.B) {
 // BenchmarkLoadWorkspace measures Load, the daemon's start-to-ready, on a
 // workspace continuity-bench prepared (see BenchmarkSearchWorkspace).
 func BenchmarkLoadWorkspace(b *testing.B) {
-	ws := os.Getenv(EnvBenchWorkspace)
-	if ws == "" {
-		b.Skipf("set %s to a workspace prepared by continuity-bench query --workspace", EnvBenchWorkspace)
-	}
-	db, err := index.Open(filepath.Join(ws, ".praxis-os", ".cache", "continuity"), index.Options{ReadOnly: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	e, err := embed.New(embed.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, db, e := openBenchWorkspace(b, index.Options{ReadOnly: true})
 	for b.Loop() {
 		v, err := Load(ctx, db, SpaceIdentity(e))
 		if err != nil {
@@ -147,19 +123,7 @@ func benchQuestions() []string {
 // continuity-bench prepared and the embedded LongMemEval questions, and
 // the time of each path.
 func BenchmarkPreselectWorkspace(b *testing.B) {
-	ws := os.Getenv(EnvBenchWorkspace)
-	if ws == "" {
-		b.Skipf("set %s to a workspace prepared by continuity-bench query --workspace", EnvBenchWorkspace)
-	}
-	db, err := index.Open(filepath.Join(ws, ".praxis-os", ".cache", "continuity"), index.Options{ReadOnly: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	e, err := embed.New(embed.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, db, e := openBenchWorkspace(b, index.Options{ReadOnly: true})
 	v, err := Load(ctx, db, SpaceIdentity(e))
 	if err != nil {
 		b.Fatal(err)
@@ -229,4 +193,23 @@ func BenchmarkPreselectWorkspace(b *testing.B) {
 		})
 	}
 	b.ReportMetric(recall[10], "recall@10")
+}
+
+// openBenchWorkspace opens the index of the workspace named by
+// EnvBenchWorkspace (skipping without one) and the default embedder.
+func openBenchWorkspace(b *testing.B, opts index.Options) (string, *index.DB, embed.Embedder) {
+	ws := os.Getenv(EnvBenchWorkspace)
+	if ws == "" {
+		b.Skipf("set %s to a workspace prepared by continuity-bench query --workspace", EnvBenchWorkspace)
+	}
+	db, err := index.Open(filepath.Join(ws, ".praxis-os", ".cache", "continuity"), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	e, err := embed.New(embed.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ws, db, e
 }

@@ -125,15 +125,8 @@ func writeLogsKind(logs string, n int, kind string) (int64, error) {
 		var user, ai string
 		if kind == dataShort {
 			user, ai = text(rng, 20+rng.IntN(100)), text(rng, 60+rng.IntN(300))
-		} else if c != nil {
-			p := c.pairs[i%len(c.pairs)]
-			user, ai = p[0], p[1]
 		} else {
-			size := 200 + rng.IntN(1800)
-			if rng.IntN(50) == 0 {
-				size = 4000 + rng.IntN(28000)
-			}
-			user, ai = text(rng, size/4), text(rng, size-size/4)
+			user, ai = longExchange(rng, c, i)
 		}
 		line, _ := json.Marshal(map[string]string{
 			"type": "exchange", "session_id": fmt.Sprintf("bench%d", i%files), "id": fmt.Sprintf("b-%d", i),
@@ -152,4 +145,19 @@ func writeLogsKind(logs string, n int, kind string) (int64, error) {
 		fs[i].Close()
 	}
 	return total, nil
+}
+
+// longExchange is the i-th exchange of the long kind: the corpus's i-th
+// pair (repeated) when there is a corpus, else synthetic long-tailed text
+// (200 to 2,000 bytes, one in 50 from 4 to 32 KB).
+func longExchange(rng *rand.Rand, c *corpus, i int) (user, ai string) {
+	if c != nil {
+		p := c.pairs[i%len(c.pairs)]
+		return p[0], p[1]
+	}
+	size := 200 + rng.IntN(1800)
+	if rng.IntN(50) == 0 {
+		size = 4000 + rng.IntN(28000)
+	}
+	return text(rng, size/4), text(rng, size-size/4)
 }

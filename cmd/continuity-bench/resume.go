@@ -111,17 +111,7 @@ func writeResumeLogs(logs string, n int) (int64, error) {
 					return 0, err
 				}
 			}
-			var user, ai string
-			if corp != nil {
-				p := corp.pairs[next%len(corp.pairs)]
-				user, ai = p[0], p[1]
-			} else {
-				size := 200 + rng.IntN(1800)
-				if rng.IntN(50) == 0 {
-					size = 4000 + rng.IntN(28000)
-				}
-				user, ai = text(rng, size/4), text(rng, size-size/4)
-			}
+			user, ai := longExchange(rng, corp, next)
 			ev := map[string]any{"type": "exchange", "session_id": s.id, "id": fmt.Sprintf("b-%d", next),
 				"timestamp": ts(i + 1), "user": user, "ai": ai}
 			if next%3 == 0 {

@@ -216,5 +216,9 @@ func withDiskCache(e embed.Embedder) (embed.Embedder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return embedcache.New(e, dir)
+	ce, err := embedcache.New(e, dir)
+	if err != nil {
+		return nil, err // not a nil *Embedder in a non-nil interface
+	}
+	return ce, nil
 }
