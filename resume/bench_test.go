@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/search"
 )
 
@@ -56,21 +57,7 @@ func BenchmarkResume(b *testing.B) {
 			defer db.Close()
 			// Hybrid ranking, as the daemon does: the builtin embedder's
 			// vectors, built once (kept in the index between runs).
-			emb, err := embed.New(embed.Config{Provider: embed.ProviderBuiltin})
-			if err != nil {
-				b.Fatal(err)
-			}
-			w, err := search.NewWorker(search.WorkerConfig{DB: db, Embedder: emb, BatchSize: 512})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := w.Drain(ctx); err != nil {
-				b.Fatal(err)
-			}
-			s, err := search.New(search.Config{DB: db, Embedder: emb, Vectors: w.Vectors})
-			if err != nil {
-				b.Fatal(err)
-			}
+			s := hybridSearcher(b, db, embed.ProviderBuiltin)
 			for _, cached := range []bool{true, false} {
 				name := "nocache"
 				if cached {
@@ -203,21 +190,7 @@ func BenchmarkResumeWorkspace(b *testing.B) {
 	if os.Getenv("CONTINUITY_EMBEDDER") == "hash" {
 		provider = embed.ProviderBuiltin
 	}
-	emb, err := embed.New(embed.Config{Provider: provider})
-	if err != nil {
-		b.Fatal(err)
-	}
-	w, err := search.NewWorker(search.WorkerConfig{DB: db, Embedder: emb, BatchSize: 512})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := w.Drain(ctx); err != nil {
-		b.Fatal(err)
-	}
-	s, err := search.New(search.Config{DB: db, Embedder: emb, Vectors: w.Vectors})
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := hybridSearcher(b, db, provider)
 	src := &IndexSource{DB: db, Ranker: SearchRanker(s), Cache: NewCache(CacheConfig{})}
 	vocab := strings.Fields("what did we decide about the database schema migration and how should the retry logic work for the deploy when tests fail on the build server with a timeout error in the parser")
 	r := rand.New(rand.NewPCG(1, 2))
@@ -258,4 +231,25 @@ func BenchmarkResumeWorkspace(b *testing.B) {
 			})
 		})
 	}
+}
+
+// hybridSearcher is a searcher over db ranking as the daemon does, with
+// the vectors of provider computed (or completed) first.
+func hybridSearcher(b *testing.B, db *index.DB, provider string) *search.Searcher {
+	emb, err := embed.New(embed.Config{Provider: provider})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := search.NewWorker(search.WorkerConfig{DB: db, Embedder: emb, BatchSize: 512})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Drain(ctx); err != nil {
+		b.Fatal(err)
+	}
+	s, err := search.New(search.Config{DB: db, Embedder: emb, Vectors: w.Vectors})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
 }

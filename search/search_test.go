@@ -425,22 +425,7 @@ func drainFullText(t *testing.T, db *index.DB) {
 // that disagree, where a depth tied to the limit changed the head.
 func TestRankDoesNotDependOnLimit(t *testing.T) {
 	f := newFixture(t)
-	words := strings.Fields(`deploy pipeline cache build docker image layer timeout retry webhook
-		stripe payment invoice database migration index query latency sqlite lock watcher
-		token budget resume session search vector fusion ranking stemmer kernel memory leak`)
-	rng := rand.New(rand.NewPCG(1, 2))
-	pick := func(n int) string {
-		var b []string
-		for range n {
-			b = append(b, words[rng.IntN(len(words))])
-		}
-		return strings.Join(b, " ")
-	}
-	var lines []string
-	for i := range 600 {
-		lines = append(lines, exchange(fmt.Sprintf("x%d", i), fmt.Sprintf("s%d", i%7), at(i), pick(3+rng.IntN(8)), pick(5+rng.IntN(30))))
-	}
-	f.commit(lines...)
+	f.commit(wordExchanges(rand.New(rand.NewPCG(1, 2)), codingWords, 600, 7, 0)...)
 	e := builtin(t, 0)
 	s := searcher(t, f.db, e, drain(t, f.db, e))
 	for _, text := range []string{"docker build cache timeout", "stripe webhook retry", "sqlite lock latency in the watcher", "memory"} {
@@ -546,24 +531,8 @@ func TestVectorsMissing(t *testing.T) {
 // returns the same rows in the same order as one that computes the scores.
 func TestOrderOnly(t *testing.T) {
 	f := newFixture(t)
-	words := strings.Fields(`deploy pipeline cache build docker image layer timeout retry webhook
-		stripe payment invoice database migration index query latency sqlite lock watcher`)
-	rng := rand.New(rand.NewPCG(5, 6))
-	pick := func(n int) string {
-		var b []string
-		for range n {
-			b = append(b, words[rng.IntN(len(words))])
-		}
-		return strings.Join(b, " ")
-	}
-	var lines []string
-	for i := range 400 {
-		lines = append(lines, exchange(fmt.Sprintf("x%d", i), fmt.Sprintf("s%d", i%5), at(i), pick(3+rng.IntN(8)), pick(5+rng.IntN(30))))
-		if i%40 == 0 { // identical texts, collapsed alike
-			lines = append(lines, exchange(fmt.Sprintf("dup%d", i), "s1", at(i), "the same docker question", "the same answer"))
-		}
-	}
-	f.commit(lines...)
+	// Every 40th exchange is followed by one of identical texts (collapsed alike).
+	f.commit(wordExchanges(rand.New(rand.NewPCG(5, 6)), codingWords[:21], 400, 5, 40)...)
 	e := builtin(t, 0)
 	s := searcher(t, f.db, e, drain(t, f.db, e))
 	zero := 0.0
@@ -692,4 +661,31 @@ func TestMoreSpacesMax(t *testing.T) {
 			t.Errorf("%s: cosine %v with both spaces, want the larger of %v and %v", id, cm[id], cu[id], cb[id])
 		}
 	}
+}
+
+// codingWords are the words of wordExchanges' random texts.
+var codingWords = strings.Fields(`deploy pipeline cache build docker image layer timeout retry webhook
+	stripe payment invoice database migration index query latency sqlite lock watcher
+	token budget resume session search vector fusion ranking stemmer kernel memory leak`)
+
+// wordExchanges returns n exchanges x0..x(n-1) of random words, spread
+// over sessions s0..s(sessions-1), one an hour. With dupEvery > 0, every
+// dupEvery-th is followed by an exchange dup<i> of session s1 holding the
+// same texts each time.
+func wordExchanges(rng *rand.Rand, words []string, n, sessions, dupEvery int) []string {
+	pick := func(k int) string {
+		var b []string
+		for range k {
+			b = append(b, words[rng.IntN(len(words))])
+		}
+		return strings.Join(b, " ")
+	}
+	var lines []string
+	for i := range n {
+		lines = append(lines, exchange(fmt.Sprintf("x%d", i), fmt.Sprintf("s%d", i%sessions), at(i), pick(3+rng.IntN(8)), pick(5+rng.IntN(30))))
+		if dupEvery > 0 && i%dupEvery == 0 {
+			lines = append(lines, exchange(fmt.Sprintf("dup%d", i), "s1", at(i), "the same docker question", "the same answer"))
+		}
+	}
+	return lines
 }
