@@ -346,6 +346,12 @@ func TestMCPDefersToDaemon(t *testing.T) {
 	if s := m.stderr.String(); strings.Contains(s, "indexing in-process") || !strings.Contains(s, "another process indexes") {
 		t.Errorf("the MCP server did not defer to the daemon; stderr:\n%s", s)
 	}
+	// The daemon's log reaches the test through a pipe, copied by another
+	// goroutine: the line can come after the answer. Wait for it.
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(d.stderr.String(), "name=sessions") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if !strings.Contains(d.stderr.String(), "name=sessions") {
 		t.Errorf("list_sessions was not answered through the daemon; daemon stderr:\n%s", d.stderr)
 	}
