@@ -181,7 +181,7 @@ func benchLatency(ctx context.Context, bin, tmp string, n int) error {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	probe, err := db.Prepare(`SELECT count(*) FROM events WHERE producer_id = ?`)
+	probe, err := db.Prepare(`SELECT count(*) FROM events WHERE event_id = ?`)
 	if err != nil {
 		return err
 	}
