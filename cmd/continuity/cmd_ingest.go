@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/praxis-os/continuity/index"
@@ -58,6 +60,11 @@ them in the background.`)
 	defer lock.Close()
 	defer db.Close()
 
+	// Until the events are stored and searchable; not for the vectors
+	// (the embedder's model lives on the heap).
+	restoreGC := ingestGC()
+	defer restoreGC()
+
 	var lines, bytes int64
 	prog := newProgress(e, backlog(p.logs))
 	start := time.Now()
@@ -97,6 +104,7 @@ them in the background.`)
 	fmt.Fprintf(e.stderr, "ingested %d lines (%.1f MiB) in %s (%.0f lines/s; events stored in %s, full-text index done %s later)\n",
 		lines, float64(bytes)/(1<<20), el.Round(time.Millisecond), float64(lines)/max(el.Seconds(), 1e-9),
 		stored.Round(time.Millisecond), (el - stored).Round(time.Millisecond))
+	restoreGC()
 	if *noEmbed {
 		return nil
 	}
@@ -122,6 +130,37 @@ them in the background.`)
 	st := work.Status()
 	fmt.Fprintf(e.stderr, "embedded %d exchanges with %s in %s\n", st.Stored, st.Identity, time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// Garbage collection during a backfill. Ingest allocates much short-lived
+// memory (lines, parsed events, terms, values for SQLite) around a small
+// live heap: 4-15 MiB on short exchanges, where Go's default (GOGC=100)
+// collects about 60 times per 100k lines, 7 % of ingest's CPU by
+// GODEBUG=gctrace (CPU per 100k short lines went from 4.0 to 3.6 s,
+// mean of 6 alternating runs). So ingest lets the heap grow to 5 times
+// the live heap, but no further than a soft limit of 96 MiB of Go memory:
+// on LongMemEval texts, whose live heap reaches ~50 MiB, the limit binds
+// and it collects about as before, keeping the peak RSS of 100k lines
+// near 200 MB (the budget is 250). GOGC or GOMEMLIMIT set in the
+// environment are left alone.
+const (
+	ingestGCPercent   = 400
+	ingestMemoryLimit = 96 << 20
+)
+
+// ingestGC applies the settings above, unless the environment sets its
+// own, and returns what puts the previous ones back (once, however many
+// times it is called).
+func ingestGC() (restore func()) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	percent := debug.SetGCPercent(ingestGCPercent)
+	limit := debug.SetMemoryLimit(ingestMemoryLimit)
+	return sync.OnceFunc(func() {
+		debug.SetGCPercent(percent)
+		debug.SetMemoryLimit(limit)
+	})
 }
 
 // backlog is the total size of the logs: an upper bound of what is left.
