@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -122,7 +124,16 @@ them in the background.`)
 	// ingest or the daemon, which embeds in the background.
 	fmt.Fprintf(e.stderr, "computing vectors with %s (Ctrl-C stops this and leaves them pending for the daemon; --no-embed skips it)\n", emb.Identity())
 	start = time.Now()
-	if err := work.Drain(ctx); err != nil {
+	if err := removeSnapshotTemps(p.cache); err != nil {
+		return err
+	}
+	ectx, stopEmbed := context.WithCancel(ctx)
+	err = work.Drain(ectx)
+	stopEmbed()
+	if serr := settleSnapshots(p.cache, snapshotSettleTimeout); serr != nil && err == nil {
+		err = serr
+	}
+	if err != nil {
 		// The events are indexed and searchable lexically; the vectors stay
 		// pending for the next ingest or the daemon.
 		return fmt.Errorf("embedding with %s (events are indexed; vectors stay pending): %w", emb.Identity(), err)
@@ -161,6 +172,64 @@ func ingestGC() (restore func()) {
 		debug.SetGCPercent(percent)
 		debug.SetMemoryLimit(limit)
 	})
+}
+
+// The embedding phase loads the vector space (search.Load), which, after
+// reading many vectors from the index, writes a snapshot of it for the
+// next start in the background: into a temporary file, renamed into place
+// when complete. A one-shot ingest must not exit in the middle and leave
+// that file behind (the next writer would remove it, but until then it
+// holds up to hundreds of MB of vectors, forgotten sessions' included).
+// So when the phase ends, ingest cancels the writer, which notices at its
+// next look at the index and removes its file, and waits for that: the
+// next daemon start loads from the index and writes the snapshot then.
+//
+// Only the holder of the index lock writes snapshots, so a temporary file
+// found before the phase is a killed process's leftover.
+const snapshotTempPattern = ".vectors-*.tmp"
+
+// snapshotSettleTimeout bounds the wait: a writer notices the cancel once
+// it has written its file (600 MB at 1M exchanges).
+const snapshotSettleTimeout = 2 * time.Minute
+
+// removeSnapshotTemps removes temporary snapshot files in dir.
+func removeSnapshotTemps(dir string) error {
+	tmps, err := filepath.Glob(filepath.Join(dir, snapshotTempPattern))
+	if err != nil {
+		return err
+	}
+	for _, t := range tmps {
+		if err := os.Remove(t); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove an unfinished vector snapshot: %w", err)
+		}
+	}
+	return nil
+}
+
+// settleSnapshots waits until no temporary snapshot file is in dir (a
+// cancelled writer removes its own), seen three times 20 ms apart (a
+// writer that got past its first look at the index creates its file at
+// once); after timeout it removes what is left and says so.
+func settleSnapshots(dir string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for quiet := 0; quiet < 3; time.Sleep(20 * time.Millisecond) {
+		tmps, err := filepath.Glob(filepath.Join(dir, snapshotTempPattern))
+		if err != nil {
+			return err
+		}
+		if len(tmps) > 0 {
+			quiet = 0
+		} else {
+			quiet++
+		}
+		if time.Now().After(deadline) {
+			if err := removeSnapshotTemps(dir); err != nil {
+				return err
+			}
+			return fmt.Errorf("a vector snapshot was still being written after %s; removed", timeout)
+		}
+	}
+	return nil
 }
 
 // backlog is the total size of the logs: an upper bound of what is left.
