@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/internal/synth"
 	"github.com/praxis-os/continuity/server"
 )
 
@@ -157,14 +158,14 @@ func measureQuery(ctx context.Context, bin, ws string, n, nq int) error {
 		fmt.Printf("daemon RSS when ready: %.1f MiB\n", float64(rss)/1024)
 	}
 
-	rng := rand.New(rand.NewPCG(9, 9))
+	gen := synth.New(rand.New(rand.NewPCG(9, 9)))
 	queries := make([]string, nq)
 	corp := loadCorpus()
 	for i := range queries {
 		if corp != nil && len(corp.questions) > 0 {
 			queries[i] = corp.questions[i%len(corp.questions)]
 		} else {
-			queries[i] = strings.TrimSpace(text(rng, 20+rng.IntN(40)))
+			queries[i] = strings.TrimSpace(gen.Text(20 + gen.Rand().IntN(40)))
 		}
 	}
 	lat := func(name string, req func(q string) any) ([]time.Duration, error) {
