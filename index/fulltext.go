@@ -410,8 +410,7 @@ func (db *DB) catchUpFullText(ctx context.Context) error {
 // A reader sees the watermark the writer last committed.
 func (db *DB) FullTextPending(ctx context.Context) (int64, error) {
 	var n int64
-	err := db.r.QueryRowContext(ctx, `SELECT
-		(SELECT count(*) FROM events WHERE type = 'exchange' AND id > (SELECT value FROM ft.state WHERE key = ?))
+	err := db.r.QueryRowContext(ctx, `SELECT `+countExchangesAfter(`(SELECT value FROM ft.state WHERE key = ?1)`)+`
 		+ (SELECT count(*) FROM fulltext_deletes)`, stateWatermark).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("index: full-text pending: %w", db.fullTextError(err))

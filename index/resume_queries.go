@@ -72,7 +72,7 @@ type TimelineEntry struct {
 // It reads indexes only, never the events' rows (which hold the texts and
 // would make a long chain cost a page read per few events): the sessions'
 // events from events_session_ts (session, time, row id), and which of all
-// events are not exchanges from events_type, both in one read snapshot.
+// events are not exchanges from events_other, both in one read snapshot.
 func (db *DB) Timeline(ctx context.Context, sessions []string) (out []TimelineEntry, err error) {
 	defer func() {
 		if err != nil {
@@ -101,10 +101,10 @@ func (db *DB) Timeline(ctx context.Context, sessions []string) (out []TimelineEn
 			return nil, err
 		}
 	}
-	// Events that are not exchanges are few: their types from the type
-	// index (two range scans around 'exchange').
+	// Events that are not exchanges are few, and the only ones indexed
+	// by type (events_other).
 	other := map[int64]string{}
-	err = resumeEachRow(ctx, tx, `SELECT id, type FROM events WHERE type < 'exchange' OR type > 'exchange'`, nil,
+	err = resumeEachRow(ctx, tx, otherEventsSQL, nil,
 		func(rows *sql.Rows) error {
 			var id int64
 			var typ string

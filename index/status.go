@@ -71,19 +71,25 @@ func (db *DB) Status(ctx context.Context) (st Status, err error) {
 	defer tx.Rollback()
 
 	st.EventsByType = map[string]int64{}
-	if err := eachRow(ctx, tx, `SELECT type, count(*) FROM events GROUP BY type`, func(rows *sql.Rows) error {
+	if err := tx.QueryRowContext(ctx, countEventsSQL).Scan(&st.Events); err != nil {
+		return Status{}, err
+	}
+	st.Exchanges = st.Events
+	if err := eachRow(ctx, tx, otherTypesSQL, func(rows *sql.Rows) error {
 		var typ string
 		var n int64
 		if err := rows.Scan(&typ, &n); err != nil {
 			return err
 		}
 		st.EventsByType[typ] = n
-		st.Events += n
+		st.Exchanges -= n
 		return nil
 	}); err != nil {
 		return Status{}, err
 	}
-	st.Exchanges = st.EventsByType[logformat.TypeExchange]
+	if st.Exchanges > 0 {
+		st.EventsByType[logformat.TypeExchange] = st.Exchanges
+	}
 
 	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM rejects),
 		(SELECT count(*) FROM forgotten), (SELECT count(*) FROM rejects WHERE kind = ?)`, KindForgotten).

@@ -68,10 +68,7 @@ func (db *DB) PendingEmbeddings(ctx context.Context, identity string, limit int)
 		return nil, err
 	}
 	from := db.pendingFrom(identity, epoch)
-	rows, err := tx.QueryContext(ctx, `SELECT id, coalesce(user, ''), coalesce(ai, '') FROM events
-		WHERE type = 'exchange' AND id >= ?
-		AND NOT EXISTS (SELECT 1 FROM vectors WHERE event = events.id AND embedder = ?)
-		ORDER BY id LIMIT ?`, from, identity, limit)
+	rows, err := tx.QueryContext(ctx, pendingEmbeddingsSQL, from, identity, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -101,6 +98,21 @@ func (db *DB) PendingEmbeddings(ctx context.Context, identity string, limit int)
 	db.setPendingFrom(identity, epoch, from)
 	return items, nil
 }
+
+// pendingEmbeddingsSQL lists the exchanges from a row id on (parameter 1)
+// without a vector of an identity (2), at most a number (3).
+//
+// It walks row ids in events_meta and reads a row (its texts) only for
+// one it returns: whether an exchange has its vector and whether an event
+// is not an exchange are both decided from indexes (vectors' key,
+// events_other), and SQLite reads a row only for the columns it returns.
+// A test on the type itself would read every row from the start (and the
+// start is row 0 in a new process). typecounts_test.go checks the plan.
+const pendingEmbeddingsSQL = `SELECT id, coalesce(user, ''), coalesce(ai, '') FROM events INDEXED BY events_meta
+	WHERE id >= ?
+	AND NOT EXISTS (SELECT 1 FROM vectors WHERE event = events.id AND embedder = ?)
+	AND id NOT IN (` + otherIDsSQL + `)
+	ORDER BY id LIMIT ?`
 
 // counterPendingEpoch counts the operations that may make exchanges
 // pending again below a row PendingEmbeddings remembered: deleting
@@ -146,7 +158,7 @@ func (db *DB) CountPending(ctx context.Context, identity string) (int64, error) 
 	// Vectors are only stored for exchanges and leave with them, so the
 	// difference of two index-only counts is exact.
 	var n int64
-	err := db.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM events WHERE type = 'exchange')
+	err := db.r.QueryRowContext(ctx, `SELECT `+countExchangesSQL+`
 		- (SELECT count(*) FROM vectors WHERE embedder = ?)`, identity).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("index: count pending embeddings for %s: %w", identity, err)

@@ -22,12 +22,14 @@ import (
 // (done = every event durable and full-text searchable; vectors are left
 // pending for the daemon), against the naive loader (naive.go) in Go and
 // in Python on the same files in the same run, for each kind of data.
-// embed also times computing the pending vectors with the default
-// embedder (slow with a model: off by default).
+// compare, when set, is a second binary measured in the same rounds (on
+// its own copy of the logs; the two ingests in alternating order), for a
+// before/after within a round. embed also times computing the pending
+// vectors with the default embedder (slow with a model: off by default).
 //
 // Each of runs rounds measures the loaders and ingest again, one after
 // the other, on a fresh workspace: a ratio is only taken within a round.
-func benchIngest(ctx context.Context, bin, tmp string, n int, kinds []string, runs int, embed bool) error {
+func benchIngest(ctx context.Context, bin, compare, tmp string, n int, kinds []string, runs int, embed bool) error {
 	for _, kind := range kinds {
 		if kind != dataShort && kind != dataCorpus {
 			return fmt.Errorf("--data %q: want %s or %s (comma-separated)", kind, dataShort, dataCorpus)
@@ -45,7 +47,7 @@ func benchIngest(ctx context.Context, bin, tmp string, n int, kinds []string, ru
 				fmt.Printf("-- run %d of %d\n", r, runs)
 			}
 			dir := filepath.Join(tmp, kind, fmt.Sprintf("run%d", r))
-			if err := benchIngestRun(ctx, bin, src, dir, n, size, embed && r == runs); err != nil {
+			if err := benchIngestRun(ctx, bin, compare, r%2 == 0, src, dir, n, size, embed && r == runs); err != nil {
 				return fmt.Errorf("%s: %w", kind, err)
 			}
 			if err := os.RemoveAll(dir); err != nil {
@@ -56,7 +58,41 @@ func benchIngest(ctx context.Context, bin, tmp string, n int, kinds []string, ru
 	return nil
 }
 
-func benchIngestRun(ctx context.Context, bin, src, tmp string, n int, size int64, embed bool) error {
+// ingestRun is one `continuity ingest --no-embed` of n lines.
+type ingestRun struct {
+	el   time.Duration
+	cpu  time.Duration // user + system
+	rss  int64         // KiB
+	rate float64       // lines/s
+}
+
+// runIngest copies the logs of src into a new workspace ws and ingests
+// them with bin. Ingest's own report (events stored, full-text index done)
+// goes to stderr.
+func runIngest(ctx context.Context, bin, src, ws string, n int) (ingestRun, error) {
+	logs := filepath.Join(ws, ".praxis-os", ".conversations")
+	if err := os.MkdirAll(filepath.Dir(logs), 0o700); err != nil {
+		return ingestRun{}, err
+	}
+	if err := exec.CommandContext(ctx, "cp", "-r", src, logs).Run(); err != nil {
+		return ingestRun{}, fmt.Errorf("copy logs: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "%s: ", bin)
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, bin, "ingest", "--no-embed", "--log-level", "warn", "--root", ws)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		return ingestRun{}, fmt.Errorf("ingest (%s): %w", bin, err)
+	}
+	r := ingestRun{el: time.Since(start), cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(),
+		rss: cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss}
+	r.rate = float64(n) / r.el.Seconds()
+	return r, nil
+}
+
+// benchIngestRun is one round: the naive loaders, then ingest with bin
+// (and compare, when set: before bin when compareFirst).
+func benchIngestRun(ctx context.Context, bin, compare string, compareFirst bool, src, tmp string, n int, size int64, embed bool) error {
 	ws := filepath.Join(tmp, "ws")
 	logs := filepath.Join(ws, ".praxis-os", ".conversations")
 	if err := os.MkdirAll(filepath.Dir(logs), 0o700); err != nil {
@@ -80,35 +116,56 @@ func benchIngestRun(ctx context.Context, bin, src, tmp string, n int, size int64
 	if err != nil {
 		return err
 	}
-	start := time.Now()
-	cmd := exec.CommandContext(ctx, bin, "ingest", "--no-embed", "--log-level", "warn", "--root", ws)
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("ingest: %w", err)
+	// The loaders read the logs in place; each ingest gets a workspace
+	// of its own.
+	if err := os.RemoveAll(ws); err != nil {
+		return err
 	}
-	el := time.Since(start)
-	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB
-	rate := float64(n) / el.Seconds()
+	var cmp ingestRun
+	if compare != "" && compareFirst {
+		if cmp, err = runIngest(ctx, compare, src, filepath.Join(tmp, "ws-compare"), n); err != nil {
+			return err
+		}
+	}
+	ing, err := runIngest(ctx, bin, src, ws, n)
+	if err != nil {
+		return err
+	}
+	if compare != "" && !compareFirst {
+		if cmp, err = runIngest(ctx, compare, src, filepath.Join(tmp, "ws-compare"), n); err != nil {
+			return err
+		}
+	}
 	fmt.Printf("read + json.Valid each line (one core):        %8.0f lines/s\n", base)
 	fmt.Printf("naive loader, Go (json + SQLite + FTS5, 1 tx): %8.0f lines/s, CPU %.1f s\n", goRate, goCPU.Seconds())
 	if pyOK {
 		fmt.Printf("naive loader, Python (json.loads + sqlite3):   %8.0f lines/s, CPU %.1f s\n", pyRate, pyCPU.Seconds())
 	}
-	ingCPU := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	fmt.Printf("continuity ingest --no-embed (durable + FTS):  %8.0f lines/s (%.1f MiB/s), %s, CPU %.1f s, peak RSS %.1f MiB\n",
-		rate, float64(size)/(1<<20)/el.Seconds(), el.Round(time.Millisecond), ingCPU.Seconds(), float64(rss)/1024)
-	fmt.Printf("ratio ingest/naive Go: %.2f", rate/goRate)
-	if pyOK {
-		fmt.Printf("   ingest/naive Python: %.2f", rate/pyRate)
+	report := func(label string, r ingestRun) {
+		fmt.Printf("%-46s %8.0f lines/s (%.1f MiB/s), %s, CPU %.1f s, peak RSS %.1f MiB\n", label,
+			r.rate, float64(size)/(1<<20)/r.el.Seconds(), r.el.Round(time.Millisecond), r.cpu.Seconds(), float64(r.rss)/1024)
+		fmt.Printf("  ratio ingest/naive Go: %.2f", r.rate/goRate)
+		if pyOK {
+			fmt.Printf("   ingest/naive Python: %.2f", r.rate/pyRate)
+		}
+		fmt.Println()
 	}
-	fmt.Println()
+	report("continuity ingest --no-embed (durable + FTS):", ing)
+	if compare != "" {
+		order := "after"
+		if compareFirst {
+			order = "before"
+		}
+		report(fmt.Sprintf("--compare ingest (ran %s --bin's):", order), cmp)
+		fmt.Printf("  --bin / --compare: rate %.2f, CPU %.2f\n", ing.rate/cmp.rate, ing.cpu.Seconds()/cmp.cpu.Seconds())
+	}
 	fmt.Printf("load average (1, 5, 15 min): %s\n", loadAvg())
 	if !embed {
 		return nil
 	}
 	// The vectors left pending, computed by a second run with the
 	// default embedder (embed + store).
-	start = time.Now()
+	start := time.Now()
 	emb := exec.CommandContext(ctx, bin, "ingest", "--log-level", "warn", "--root", ws)
 	emb.Stderr = os.Stderr
 	if err := emb.Run(); err != nil {
@@ -181,7 +238,7 @@ func benchLatency(ctx context.Context, bin, tmp string, n int) error {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	probe, err := db.Prepare(`SELECT count(*) FROM events WHERE producer_id = ?`)
+	probe, err := db.Prepare(`SELECT count(*) FROM events WHERE event_id = ?`)
 	if err != nil {
 		return err
 	}

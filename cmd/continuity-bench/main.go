@@ -33,6 +33,7 @@ func main() {
 	keep := fs.Bool("keep", false, "keep the temporary workspace")
 	data := fs.String("data", "short,longmemeval", "ingest: kinds of lines, comma-separated: short (~300-byte exchanges), longmemeval (the LongMemEval conversations, repeated)")
 	runs := fs.Int("runs", 1, "ingest: rounds of (naive loaders, ingest), each with its own ratios")
+	compare := fs.String("compare", "", "ingest: a second continuity binary (say, main's) measured in the same rounds as --bin, on its own copy of the logs, the two in alternating order; ratios of --bin to it are printed")
 	embed := fs.Bool("embed", false, "ingest: also time computing the vectors with the default embedder")
 	vectors := fs.String("vectors", vectorsSeed, "query: how exchanges get their vectors: seed (each distinct text embedded once, through the embedding cache shared with continuity-eval, and stored under the daemon's space identity) or embed (ingest embeds every exchange with the model, ~100/s)")
 	prepareOnly := fs.Bool("prepare", false, "query: prepare the --workspace (logs, ingest, vectors) and stop, to measure it later")
@@ -60,7 +61,7 @@ func main() {
 	ctx := context.Background()
 	switch os.Args[1] {
 	case "ingest":
-		err = benchIngest(ctx, *bin, tmp, or(*lines, 100000), strings.Split(*data, ","), max(*runs, 1), *embed)
+		err = benchIngest(ctx, *bin, *compare, tmp, or(*lines, 100000), strings.Split(*data, ","), max(*runs, 1), *embed)
 	case "latency":
 		err = benchLatency(ctx, *bin, tmp, or(*lines, 1000))
 	case "query":

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -13,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/internal/synth"
 	"github.com/praxis-os/continuity/server"
 )
 
@@ -28,6 +32,10 @@ import (
 // ws is the workspace; one that a previous run prepared (its size file
 // says so) is measured again as it is, without ingesting or seeding.
 func benchQuery(ctx context.Context, bin, ws string, n int, vectors string, nq int, prepareOnly bool) error {
+	// Before a preparation that may take a while.
+	if err := checkNoDaemon(ctx, ws, filepath.Join(ws, ".praxis-os", ".cache", "continuity")); err != nil {
+		return err
+	}
 	sizeFile := filepath.Join(ws, "continuity-bench-size")
 	if b, err := os.ReadFile(sizeFile); err == nil {
 		m, err := strconv.Atoi(strings.TrimSpace(string(b)))
@@ -104,18 +112,29 @@ func measureQuery(ctx context.Context, bin, ws string, n, nq int) error {
 	} else {
 		fmt.Println("no vector snapshot: the space is loaded from SQLite (the daemon then writes one in the background)")
 	}
+	if err := checkNoDaemon(ctx, ws, cache); err != nil {
+		return err
+	}
 	start := time.Now()
 	d := exec.CommandContext(ctx, bin, "daemon", "--root", ws, "--log-level", "warn")
 	d.Stderr = os.Stderr
 	if err := d.Start(); err != nil {
 		return err
 	}
-	defer func() { d.Process.Signal(syscall.SIGTERM); d.Wait() }()
+	exited := make(chan error, 1)
+	go func() { exited <- d.Wait() }()
+	defer func() { d.Process.Signal(syscall.SIGTERM); <-exited }()
 	c := server.NewClient(server.SocketPath(cache))
 	// Answering = the socket answers a search (BM25 at least); ready = a
 	// vector search answers with results (the space is loaded).
 	var answering time.Duration
 	for {
+		select {
+		case err := <-exited:
+			exited <- err // for the deferred wait
+			return fmt.Errorf("the daemon (%s) exited before it was ready: %v", bin, err)
+		default:
+		}
 		var out struct{ Results []any }
 		err := c.Call(ctx, "search", map[string]any{"query": "sqlite commit", "mode": "vector", "limit": 1}, &out)
 		if err == nil && answering == 0 {
@@ -130,20 +149,23 @@ func measureQuery(ctx context.Context, bin, ws string, n, nq int) error {
 		time.Sleep(5 * time.Millisecond)
 	}
 	ready := time.Since(start)
+	if err := checkServedBy(ctx, c, d.Process.Pid); err != nil {
+		return err
+	}
 	fmt.Printf("daemon start-to-answering (socket up, BM25 searchable): %s\n", answering.Round(time.Millisecond))
 	fmt.Printf("daemon start-to-ready (vector space loaded, nothing re-embedded): %s\n", ready.Round(time.Millisecond))
 	if rss, err := vmRSS(d.Process.Pid); err == nil {
 		fmt.Printf("daemon RSS when ready: %.1f MiB\n", float64(rss)/1024)
 	}
 
-	rng := rand.New(rand.NewPCG(9, 9))
+	gen := synth.New(rand.New(rand.NewPCG(9, 9)))
 	queries := make([]string, nq)
 	corp := loadCorpus()
 	for i := range queries {
 		if corp != nil && len(corp.questions) > 0 {
 			queries[i] = corp.questions[i%len(corp.questions)]
 		} else {
-			queries[i] = strings.TrimSpace(text(rng, 20+rng.IntN(40)))
+			queries[i] = strings.TrimSpace(gen.Text(20 + gen.Rand().IntN(40)))
 		}
 	}
 	lat := func(name string, req func(q string) any) ([]time.Duration, error) {
@@ -239,4 +261,44 @@ func procStatus(pid int, field string) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no %s for pid %d", field, pid)
+}
+
+// checkNoDaemon fails when a continuity process already holds the
+// workspace: the daemon the bench starts could not take the index lock and
+// would exit, and the figures would be another process's (another binary,
+// perhaps, with its caches warm).
+func checkNoDaemon(ctx context.Context, ws, cache string) error {
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var pong struct {
+		PID int `json:"pid"`
+	}
+	if err := server.NewClient(server.SocketPath(cache)).Call(cctx, "ping", struct{}{}, &pong); err == nil {
+		return fmt.Errorf("a continuity daemon (pid %d) already serves %s: the bench measures the daemon it starts "+
+			"(--bin), so stop that one first (kill %d)", pong.PID, ws, pong.PID)
+	}
+	if _, err := os.Stat(cache); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	l, err := index.AcquireLock(cache)
+	if err != nil {
+		return fmt.Errorf("%s is in use: %w; the bench measures the daemon it starts (--bin), so stop that process first", ws, err)
+	}
+	return l.Close()
+}
+
+// checkServedBy fails unless the daemon answering on the socket is the
+// process pid (the one the bench started).
+func checkServedBy(ctx context.Context, c *server.Client, pid int) error {
+	var pong struct {
+		PID int `json:"pid"`
+	}
+	if err := c.Call(ctx, "ping", struct{}{}, &pong); err != nil {
+		return fmt.Errorf("ping the daemon: %w", err)
+	}
+	if pong.PID != pid {
+		return fmt.Errorf("the socket is served by pid %d, not by the daemon the bench started (pid %d): "+
+			"stop the other one and run the bench again", pong.PID, pid)
+	}
+	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/praxis-os/continuity/internal/synth"
 	"github.com/praxis-os/continuity/server"
 )
 
@@ -75,7 +76,7 @@ func writeResumeLogs(logs string, n int) (int64, error) {
 			ss = append(ss, s)
 		}
 	}
-	rng := rand.New(rand.NewPCG(1, 1))
+	gen := synth.New(rand.New(rand.NewPCG(1, 1)))
 	corp := loadCorpus()
 	var total int64
 	next := 0
@@ -111,7 +112,7 @@ func writeResumeLogs(logs string, n int) (int64, error) {
 					return 0, err
 				}
 			}
-			user, ai := longExchange(rng, corp, next)
+			user, ai := longExchange(gen, corp, next)
 			ev := map[string]any{"type": "exchange", "session_id": s.id, "id": fmt.Sprintf("b-%d", next),
 				"timestamp": ts(i + 1), "user": user, "ai": ai}
 			if next%3 == 0 {

@@ -1,20 +1,19 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/praxis-os/continuity/internal/synth"
 )
 
 // BenchmarkIngest runs `continuity ingest --no-embed` in-process on a fresh
-// workspace of short exchange lines (about 300 bytes), so that the ingest
-// path can be profiled:
+// workspace of short exchange lines (about 390 bytes) or long ones, so that
+// the ingest path can be profiled:
 //
 //	go test -tags sqlite_fts5 ./cmd/continuity -run '^$' -bench Ingest -benchtime 3x -cpuprofile /tmp/cpu.out
 //
@@ -61,56 +60,19 @@ func runCLIb(b *testing.B, args ...string) (string, string, int) {
 	return out.String(), errb.String(), code
 }
 
-// benchLogs writes n exchange lines over 10 session files: short ones
-// (a 20–120-byte question, a 60–360-byte answer) or long ones (0.5–4 KB).
+// benchLogs writes n exchange lines over 10 session files, the data of
+// continuity-bench's kinds (internal/synth): short ones (a 20–120-byte
+// question, a 60–360-byte answer, the "short" kind) or long-tailed ones
+// (200 bytes to 2 KB, one in 50 up to 32 KB: its synthetic stand-in for
+// LongMemEval).
 func benchLogs(b *testing.B, logs string, n int, long bool) {
-	if err := os.MkdirAll(logs, 0o700); err != nil {
+	gen := synth.New(rand.New(rand.NewPCG(1, 1)))
+	next := gen.ShortExchange
+	if long {
+		next = gen.LongExchange
+	}
+	if _, err := synth.WriteLogs(logs, n, func(int) (string, string) { return next() }); err != nil {
 		b.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	words := strings.Fields(`the build fails because cgo needs gcc install it and run again watcher tails each file
-		from a durable offset sqlite commit transaction fsync session resume context window token budget search index
-		vector embedding error handling retry backoff daemon socket config flag parse json line refactor function test
-		benchmark latency throughput memory profile goroutine`)
-	vocab := make([]string, 20000)
-	for i := range vocab {
-		vocab[i] = fmt.Sprintf("w%x", i*2654435761%1000003)
-	}
-	z := rand.NewZipf(rng, 1.1, 1, uint64(len(vocab)-1))
-	text := func(size int) string {
-		var sb strings.Builder
-		for sb.Len() < size {
-			if rng.IntN(4) == 0 {
-				sb.WriteString(words[rng.IntN(len(words))])
-			} else {
-				sb.WriteString(vocab[z.Uint64()])
-			}
-			sb.WriteByte(' ')
-		}
-		return sb.String()
-	}
-	ws := make([]*bufio.Writer, 10)
-	for i := range ws {
-		f, err := os.Create(filepath.Join(logs, fmt.Sprintf("s%d.jsonl", i)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer f.Close()
-		ws[i] = bufio.NewWriter(f)
-	}
-	for i := 0; i < n; i++ {
-		u, a := 20+rng.IntN(100), 60+rng.IntN(300)
-		if long {
-			u, a = 100+rng.IntN(400), 400+rng.IntN(3600)
-		}
-		line, _ := json.Marshal(map[string]string{"type": "exchange", "session_id": fmt.Sprintf("s%d", i%10),
-			"id": fmt.Sprintf("b-%d", i), "timestamp": "2026-11-01T10:00:00Z", "user": text(u), "ai": text(a)})
-		ws[i%10].Write(append(line, '\n'))
-	}
-	for _, w := range ws {
-		if err := w.Flush(); err != nil {
-			b.Fatal(err)
-		}
 	}
 }
 
