@@ -94,12 +94,8 @@ func BenchmarkLoadWorkspace(b *testing.B) {
 // benchQuestions are the LongMemEval questions when the dataset is
 // there, else a few coding questions.
 func benchQuestions() []string {
-	dir := os.Getenv("CONTINUITY_EVAL_DATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "data", "longmemeval-s-dev")
-	}
 	var qs []string
-	if data, err := os.ReadFile(filepath.Join(dir, "queries.jsonl")); err == nil {
+	if data, err := os.ReadFile(filepath.Join(evalDataDir(), "queries.jsonl")); err == nil {
 		for _, l := range strings.Split(string(data), "\n") {
 			var x struct{ Question string }
 			if json.Unmarshal([]byte(l), &x) == nil && x.Question != "" {
@@ -116,6 +112,15 @@ func benchQuestions() []string {
 		}
 	}
 	return qs
+}
+
+// evalDataDir is the LongMemEval dev set: $CONTINUITY_EVAL_DATA, or
+// ../shared/data/longmemeval-s-dev beside the repository.
+func evalDataDir() string {
+	if dir := os.Getenv("CONTINUITY_EVAL_DATA"); dir != "" {
+		return dir
+	}
+	return filepath.Join("..", "..", "shared", "data", "longmemeval-s-dev")
 }
 
 // BenchmarkPreselectWorkspace measures how much of the exact top k the
