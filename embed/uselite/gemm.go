@@ -2,6 +2,7 @@ package uselite
 
 import (
 	"sync"
+	"sync/atomic"
 )
 
 // The matrix products of the dense layers, C = A·W with W a fixed weight
@@ -47,13 +48,31 @@ func (w *packed) mul(c, a []float32, m, threads int) {
 		w.mulPanels(c, a, m, 0, panels)
 		return
 	}
-	var wg sync.WaitGroup
-	for t := 0; t < threads; t++ {
-		lo, hi := t*panels/threads, (t+1)*panels/threads
-		wg.Go(func() { w.mulPanels(c, a, m, lo, hi) })
+	// The panels are claimed a few at a time from a shared counter, and
+	// the calling goroutine works too: when a helper does not get a core
+	// (a search's BM25 holds the other one), the caller does its share
+	// instead of waiting for it. Each panel is computed the same way
+	// whoever claims it.
+	var next atomic.Int64
+	work := func() {
+		for {
+			lo := int(next.Add(claimPanels)) - claimPanels
+			if lo >= panels {
+				return
+			}
+			w.mulPanels(c, a, m, lo, min(lo+claimPanels, panels))
+		}
 	}
+	var wg sync.WaitGroup
+	for t := 1; t < threads; t++ {
+		wg.Go(work)
+	}
+	work()
 	wg.Wait()
 }
+
+// claimPanels is how many panels a goroutine of mul claims at once.
+const claimPanels = 2
 
 // mulPanels computes the columns of panels [p0, p1) of c.
 func (w *packed) mulPanels(c, a []float32, m, p0, p1 int) {
