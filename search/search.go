@@ -884,7 +884,7 @@ func (s *Searcher) results(ctx context.Context, cands []*candidate, lts []lexTer
 		for _, c := range cands[start:end] {
 			rows = append(rows, c.row)
 		}
-		evs, err := s.db.EventsByRows(ctx, rows)
+		evs, err := s.db.ExchangesByRows(ctx, rows)
 		if err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}
