@@ -94,7 +94,7 @@ func (w *packed) mulPanels(c, a []float32, m, p0, p1 int) {
 				kernel6x16(a[i*K:], K, panel, c[i*N+p*panelWidth:], N, K)
 			}
 			if tail > 0 {
-				kernel6x16(padA[:], K, panel, padC[:], panelWidth, K)
+				kernelTail(tail, padA[:], K, panel, padC[:], panelWidth, K)
 				for r := 0; r < tail; r++ {
 					copy(c[(full+r)*N+p*panelWidth:(full+r)*N+(p+1)*panelWidth], padC[r*panelWidth:(r+1)*panelWidth])
 				}
