@@ -218,17 +218,18 @@ var DefaultOptions = Options{
 
 // lexicalMatch is the BM25 query for text: the index terms of its words
 // (queryTerms, indexTerms) less those too common to be worth scoring
-// (Options.MaxTermShare); and those terms weighed for the lexical
-// strength (see score.go).
-func (s *Searcher) lexicalMatch(ctx context.Context, text string) (match string, lts []lexTerm) {
-	terms := indexTerms(queryTerms(text, !s.opts.KeepFillerWords))
+// (Options.MaxTermShare), and their MATCH expression; and those terms
+// weighed for the lexical strength (see score.go). lv, when not nil, is
+// the bm25 engine, current: it counts the terms' documents.
+func (s *Searcher) lexicalMatch(ctx context.Context, text string, lv *lexView) (terms []analyze.Term, match string, lts []lexTerm) {
+	terms = indexTerms(queryTerms(text, !s.opts.KeepFillerWords))
 	var keys []string
 	for _, t := range terms {
 		if t.Key != "" {
 			keys = append(keys, t.Key)
 		}
 	}
-	docs, total, err := s.termDocs(ctx, keys)
+	docs, total, err := s.termDocs(ctx, keys, lv)
 	if err != nil {
 		// Counts only prune and scale: search without them.
 		s.log.Debug("term document counts", "err", err)
@@ -241,7 +242,7 @@ func (s *Searcher) lexicalMatch(ctx context.Context, text string) (match string,
 	if share > 0 && len(terms) > 1 && total > 0 {
 		terms = dropCommon(terms, docs, total, share)
 	}
-	return analyze.MatchAny(terms), lexTerms(terms, docs, total)
+	return terms, analyze.MatchAny(terms), lexTerms(terms, docs, total)
 }
 
 // dropCommon removes the terms held by more than share of the total
@@ -280,11 +281,16 @@ type dfCache struct {
 // dfCacheMax bounds the cache: past it, it starts afresh.
 const dfCacheMax = 50000
 
-// termDocs is db.TermDocs through the cache. Only a process that writes
-// the full-text index can tell when it changes, so only there (in the
-// daemon) are counts kept; they are dropped at each change, and so are
-// always those the index gives now.
-func (s *Searcher) termDocs(ctx context.Context, stems []string) (map[string]int64, int64, error) {
+// termDocs is db.TermDocs through the cache, or the bm25 engine's counts
+// when it is current (lv not nil: the same counts, read from memory).
+// Only a process that writes the full-text index can tell when it
+// changes, so only there (in the daemon) are counts kept; they are
+// dropped at each change, and so are always those the index gives now.
+func (s *Searcher) termDocs(ctx context.Context, stems []string, lv *lexView) (map[string]int64, int64, error) {
+	if lv != nil {
+		docs, total := lv.docFreq(stems)
+		return docs, total, nil
+	}
 	state, ok := s.db.FullTextState()
 	if !ok {
 		return s.db.TermDocs(ctx, stems)
@@ -385,7 +391,10 @@ type Config struct {
 	// the largest over the spaces that hold it. For evaluation (issue 14:
 	// "two vectors per exchange, max similarity"); their identities are
 	// not checked against Embedder's.
-	More    []func() *Vectors
+	More []func() *Vectors
+	// Lexicon, when set, answers the BM25 queries of plain words in place
+	// of FTS5 whenever it is current (see Lexicon); nil means FTS5 always.
+	Lexicon *Lexicon
 	Options Options
 	Logger  *slog.Logger
 }
@@ -398,6 +407,7 @@ type Searcher struct {
 	emb    embed.Embedder
 	space  func() *Vectors
 	more   []func() *Vectors
+	lex    *Lexicon
 	opts   Options
 	vw     float64 // vector weight in the fusion
 	log    *slog.Logger
@@ -408,7 +418,7 @@ func New(cfg Config) (*Searcher, error) {
 	if cfg.DB == nil {
 		return nil, errors.New("search: no index")
 	}
-	s := &Searcher{db: cfg.DB, emb: cfg.Embedder, space: cfg.Vectors, more: cfg.More, opts: cfg.Options.withDefaults(), log: cfg.Logger}
+	s := &Searcher{db: cfg.DB, emb: cfg.Embedder, space: cfg.Vectors, more: cfg.More, lex: cfg.Lexicon, opts: cfg.Options.withDefaults(), log: cfg.Logger}
 	s.vw = s.opts.vectorWeight(cfg.Embedder)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -517,8 +527,12 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 	var lexErr error
 	var lts []lexTerm
 	if q.Mode != ModeVector {
+		// The bm25 engine, when it holds what FTS5 holds, answers the
+		// queries of plain words (lexical).
+		lv := s.lex.view(ctx)
+		var terms []analyze.Term
 		var m string
-		if m, lts = s.lexicalMatch(ctx, q.Text); m != "" {
+		if terms, m, lts = s.lexicalMatch(ctx, q.Text, lv); m != "" {
 			// The words naming a time ("two weeks ago") say when, not
 			// what: the lexical strength leaves them out.
 			now := q.Now
@@ -527,23 +541,24 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 			}
 			if ref, ok := ParseTimeRef(q.Text, now); ok {
 				if rest := strings.Replace(strings.ToLower(q.Text), ref.Phrase, " ", 1); strings.TrimSpace(rest) != "" {
-					if _, l := s.lexicalMatch(ctx, rest); len(l) > 0 {
+					if _, _, l := s.lexicalMatch(ctx, rest, lv); len(l) > 0 {
 						lts = l
 					}
 				}
 			}
 			w := [2]float64{s.opts.UserWeight, s.opts.AIWeight}
-			lex, lexErr = s.db.Lexical(ctx, m, w, f, depth)
+			lex, lexErr = s.lexical(ctx, lv, terms, m, w, f, depth)
 			if lexErr == nil && s.opts.Expansion > 0 {
 				if m2 := s.expand(ctx, lexTermsOf(lts), lex, s.opts.Expansion); m2 != "" {
-					m = m2
+					m, terms = m2, nil
 					lex, lexErr = s.db.Lexical(ctx, m, w, f, depth)
 				}
 			}
 			if lexErr == nil && inSpan != nil {
-				lexIn, lexErr = s.db.Lexical(ctx, m, w, *inSpan, depth)
+				lexIn, lexErr = s.lexical(ctx, lv, terms, m, w, *inSpan, depth)
 			}
 		}
+		lv.release()
 	}
 	var vec, vecIn []VectorHit
 	var qv []float32
@@ -589,6 +604,41 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 		}
 	}
 	return s.results(ctx, cands, lts, gate, each, limit)
+}
+
+// lexical is db.Lexical(ctx, match, w, f, limit), answered by the bm25
+// engine (lv, when not nil) if terms, the terms of match, are all single
+// index terms (plain words: not a CJK phrase or prefix), and by FTS5
+// otherwise or if the engine fails.
+func (s *Searcher) lexical(ctx context.Context, lv *lexView, terms []analyze.Term, match string, w [2]float64, f index.Filter, limit int) ([]index.LexicalHit, error) {
+	if keys, ok := singleTerms(terms); ok && lv != nil {
+		hits, ok, err := lv.search(keys, w, f, limit)
+		if err == nil && ok {
+			return hits, nil
+		}
+		if err != nil {
+			s.log.Warn("bm25 engine failed; FTS5 answers", "err", err)
+		}
+	}
+	return s.db.Lexical(ctx, match, w, f, limit)
+}
+
+// singleTerms returns the index terms of terms (their Key) when each is
+// exactly one index term, the quoted stem, as analyze.MatchAny gives it to
+// FTS5; ok is false when one is not (a CJK phrase of bigrams, a prefix
+// query) or there are none.
+func singleTerms(terms []analyze.Term) (keys []string, ok bool) {
+	if len(terms) == 0 {
+		return nil, false
+	}
+	keys = make([]string, len(terms))
+	for i, t := range terms {
+		if t.Key == "" || strings.ContainsAny(t.Key, "\" \t\n") || t.Expr != `"`+t.Key+`"` {
+			return nil, false
+		}
+		keys[i] = t.Key
+	}
+	return keys, true
 }
 
 // score sets the candidates' semantic strength (see score.go) and drops
