@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/praxis-os/continuity/bm25"
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/logformat"
 )
 
 // A Lexicon keeps a bm25.Index (package bm25: FTS5's BM25 computed outside
@@ -51,6 +54,7 @@ type Lexicon struct {
 	db  *index.DB
 	dir string
 	log *slog.Logger
+	cfg LexiconConfig
 
 	kick chan struct{}
 
@@ -73,6 +77,10 @@ type Lexicon struct {
 	buildStart atomic.Int64 // unix ns of the current build's start, 0 when none
 	lastBuild  atomic.Int64 // duration of the last complete build, ns
 	lastErr    atomic.Pointer[string]
+
+	// answered and fellBack count the plain-word BM25 queries the engine
+	// answered and those FTS5 answered because it was not current.
+	answered, fellBack atomic.Int64
 }
 
 // lexState is one open engine.
@@ -109,16 +117,31 @@ func LexiconDir(db *index.DB) string {
 	return filepath.Join(filepath.Dir(db.Path()), LexiconDirName)
 }
 
-// NewLexicon returns a Lexicon for db, which must be open for writing; it
-// opens nothing until Run, Open or CatchUp. log may be nil.
-func NewLexicon(db *index.DB, log *slog.Logger) (*Lexicon, error) {
-	if db == nil || db.ReadOnly() {
+// LexiconConfig sets up a Lexicon.
+type LexiconConfig struct {
+	// DB is the index, open for writing.
+	DB     *index.DB
+	Logger *slog.Logger
+	// FlushDocs: added exchanges are made durable when this many wait
+	// (or after lexFlushAge); 0 means 50,000.
+	FlushDocs int
+	// StepPause is a pause after each feeding step of a long catch-up:
+	// for the tests that stop a daemon while it builds the engine.
+	StepPause time.Duration
+}
+
+// NewLexicon returns a Lexicon; it opens nothing until Run or CatchUp.
+func NewLexicon(cfg LexiconConfig) (*Lexicon, error) {
+	if cfg.DB == nil || cfg.DB.ReadOnly() {
 		return nil, errors.New("search: the bm25 engine needs the index open for writing")
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Lexicon{db: db, dir: LexiconDir(db), log: log, kick: make(chan struct{}, 1)}, nil
+	if cfg.FlushDocs <= 0 {
+		cfg.FlushDocs = lexFlushDocs
+	}
+	return &Lexicon{db: cfg.DB, dir: LexiconDir(cfg.DB), log: cfg.Logger, cfg: cfg, kick: make(chan struct{}, 1)}, nil
 }
 
 // Notify tells the Lexicon that events were committed (or deleted). It
@@ -180,81 +203,102 @@ func (l *Lexicon) setErr(err error) {
 
 // CatchUp opens the engine if needed (building it again when the index's
 // deletion epoch moved) and feeds it every event committed before the
-// call.
+// call. It takes the writer's lock one step at a time, so that a forget
+// (Drop) or a search's own catch-up never waits for a whole build.
 func (l *Lexicon) CatchUp(ctx context.Context) error {
 	m, err := l.db.ChangeMark(ctx)
 	if err != nil {
 		return err
 	}
-	l.wmu.Lock()
-	defer l.wmu.Unlock()
-	return l.catchUpLocked(ctx, m.Seq, -1)
+	for {
+		l.wmu.Lock()
+		done, err := l.stepLocked(ctx, m.Seq)
+		l.wmu.Unlock()
+		if err != nil || done {
+			return err
+		}
+		if l.cfg.StepPause > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(l.cfg.StepPause):
+			}
+		}
+	}
 }
 
-// catchUpLocked makes the engine current up to row seq (every event
-// committed when seq was read), reading at most maxSteps steps (negative:
-// no limit). Callers hold wmu.
-func (l *Lexicon) catchUpLocked(ctx context.Context, seq int64, maxSteps int) error {
+// stepLocked runs one step towards making the engine current up to row
+// seq (every event committed when seq was read): it opens the engine if
+// needed, then reads up to lexStep events. done is true when the engine
+// is current (or closed, or held by Drop). Callers hold wmu.
+func (l *Lexicon) stepLocked(ctx context.Context, seq int64) (done bool, err error) {
 	if l.closed.Load() || l.held.Load() {
-		return nil
+		return true, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
 	}
 	st, err := l.openLocked(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
-	if st.mark.Load() >= seq {
-		return nil
+	from := st.mark.Load()
+	if from >= seq {
+		return true, l.builtLocked(st)
 	}
-	if start := l.buildStart.Load(); start == 0 && seq-st.mark.Load() > lexSyncLag {
+	if l.buildStart.Load() == 0 && seq-from > lexSyncLag {
 		l.buildStart.Store(time.Now().UnixNano())
 		l.building.Store(true)
-		l.log.Info("bm25 engine: catching up with the index; searches use FTS5 until it has", "from_row", st.mark.Load(), "to_row", seq)
+		l.log.Info("bm25 engine: catching up with the index; searches use FTS5 until it has", "from_row", from, "to_row", seq)
 	}
-	for steps := 0; maxSteps < 0 || steps < maxSteps; steps++ {
-		if err := ctx.Err(); err != nil {
-			return err
+	docs, last, err := l.db.ExchangeDocs(ctx, from, lexStep)
+	if err != nil {
+		return false, err
+	}
+	if len(docs) > 0 {
+		bd := make([]bm25.Doc, len(docs))
+		for i, d := range docs {
+			bd[i] = bm25.Doc{Row: d.Row, Session: d.Session, TS: d.TS, User: d.User, AI: d.AI}
 		}
-		from := st.mark.Load()
-		docs, last, err := l.db.ExchangeDocs(ctx, from, lexStep)
-		if err != nil {
-			return err
+		if err := st.ix.Add(bd); err != nil {
+			return false, fmt.Errorf("bm25 engine: add rows %d..%d: %w", docs[0].Row, docs[len(docs)-1].Row, err)
 		}
-		if len(docs) > 0 {
-			bd := make([]bm25.Doc, len(docs))
-			for i, d := range docs {
-				bd[i] = bm25.Doc{Row: d.Row, Session: d.Session, TS: d.TS, User: d.User, AI: d.AI}
-			}
-			if err := st.ix.Add(bd); err != nil {
-				return fmt.Errorf("bm25 engine: add rows %d..%d: %w", docs[0].Row, docs[len(docs)-1].Row, err)
-			}
-			if l.unflushed == 0 {
-				l.dirtySince = time.Now()
-			}
-			l.unflushed += len(docs)
+		if l.unflushed == 0 {
+			l.dirtySince = time.Now()
 		}
-		if last == from {
-			// Nothing above the mark: every event committed before
-			// seq was read has been read (rows above it may come from
-			// later commits, and are read next time).
-			st.mark.Store(max(from, seq))
-			break
-		}
+		l.unflushed += len(docs)
+	}
+	if last == from {
+		// Nothing above the mark: every event committed before seq was
+		// read has been read (rows above it come from later commits,
+		// and are read next time).
+		st.mark.Store(max(from, seq))
+	} else {
 		st.mark.Store(last)
-		if l.unflushed >= lexFlushDocs {
-			if err := l.flushLocked(); err != nil {
-				return err
-			}
+	}
+	if l.unflushed >= l.cfg.FlushDocs {
+		if err := l.flushLocked(); err != nil {
+			return false, err
 		}
 	}
-	if st.mark.Load() >= seq && l.building.Load() {
-		took := time.Duration(time.Now().UnixNano() - l.buildStart.Load())
-		l.lastBuild.Store(int64(took))
-		l.buildStart.Store(0)
-		l.building.Store(false)
-		l.log.Info("bm25 engine: caught up; searches of plain words use it", "docs", st.ix.Len(), "took", took.Round(time.Millisecond))
-		return l.flushLocked()
+	if st.mark.Load() >= seq {
+		return true, l.builtLocked(st)
 	}
-	return nil
+	return false, nil
+}
+
+// builtLocked ends a build once the engine is current: it is logged and
+// flushed. Callers hold wmu.
+func (l *Lexicon) builtLocked(st *lexState) error {
+	if !l.building.Load() {
+		return nil
+	}
+	took := time.Duration(time.Now().UnixNano() - l.buildStart.Load())
+	l.lastBuild.Store(int64(took))
+	l.buildStart.Store(0)
+	l.building.Store(false)
+	l.log.Info("bm25 engine: caught up; searches of plain words use it", "docs", st.ix.Len(), "took", took.Round(time.Millisecond))
+	return l.flushLocked()
 }
 
 // openLocked returns the open engine, opening it (or building it anew,
@@ -364,7 +408,7 @@ func (l *Lexicon) Flush() error {
 func (l *Lexicon) flushIfDue(force bool) error {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
-	if l.unflushed == 0 || !force && l.unflushed < lexFlushDocs && time.Since(l.dirtySince) < lexFlushAge {
+	if l.unflushed == 0 || !force && l.unflushed < l.cfg.FlushDocs && time.Since(l.dirtySince) < lexFlushAge {
 		return nil
 	}
 	return l.flushLocked()
@@ -429,7 +473,10 @@ func (l *Lexicon) view(ctx context.Context) *lexView {
 			return nil
 		}
 		l.wmu.Lock()
-		err := l.catchUpLocked(ctx, m.Seq, 2*lexSyncLag/lexStep+2)
+		var err error
+		for i, done := 0, false; !done && err == nil && i < 2*lexSyncLag/lexStep+2; i++ {
+			done, err = l.stepLocked(ctx, m.Seq)
+		}
 		l.wmu.Unlock()
 		if err != nil {
 			l.log.Warn("bm25 engine: catching up for a search failed; FTS5 answers", "err", err)
@@ -455,6 +502,14 @@ func (v *lexView) release() {
 // query order). ok is false when the filter is one the engine cannot
 // express exactly; FTS5 must answer then.
 func (v *lexView) search(terms []string, weights [2]float64, f index.Filter, limit int) (hits []index.LexicalHit, ok bool, err error) {
+	if f.Types != nil && !slices.Contains(f.Types, logformat.TypeExchange) {
+		return nil, true, nil // it holds exchanges only, as FTS5
+	}
+	for _, w := range weights {
+		if math.IsNaN(w) || math.IsInf(w, 0) {
+			return nil, false, nil // FTS5 says why
+		}
+	}
 	var bf bm25.Filter
 	if f.Sessions != nil {
 		bf.Sessions = f.Sessions
@@ -511,7 +566,12 @@ type LexiconStatus struct {
 	// BuildSeconds is how long its last build (a catch-up of more than
 	// a few thousand events) took, 0 when none.
 	BuildSeconds float64 `json:"build_seconds,omitempty"`
-	Error        string  `json:"error,omitempty"` // its last failure, until a step succeeds
+	// Answered and FellBack count the plain-word BM25 queries it
+	// answered, and those FTS5 answered because it was not current, since
+	// the daemon started.
+	Answered int64  `json:"answered"`
+	FellBack int64  `json:"fell_back"`
+	Error    string `json:"error,omitempty"` // its last failure, until a step succeeds
 }
 
 // Status reports the engine's state.
@@ -520,6 +580,7 @@ func (l *Lexicon) Status(ctx context.Context) LexiconStatus {
 	if e := l.lastErr.Load(); e != nil {
 		s.Error = *e
 	}
+	s.Answered, s.FellBack = l.answered.Load(), l.fellBack.Load()
 	if d := l.lastBuild.Load(); d > 0 {
 		s.BuildSeconds = time.Duration(d).Seconds()
 	}

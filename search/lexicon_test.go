@@ -156,7 +156,7 @@ func first8[T any](s []T) []T { return s[:min(len(s), 8)] }
 
 func newTestLexicon(t *testing.T, db *index.DB) *Lexicon {
 	t.Helper()
-	l, err := NewLexicon(db, nil)
+	l, err := NewLexicon(LexiconConfig{DB: db})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -611,14 +611,18 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 // index terms (plain words: not a CJK phrase or prefix), and by FTS5
 // otherwise or if the engine fails.
 func (s *Searcher) lexical(ctx context.Context, lv *lexView, terms []analyze.Term, match string, w [2]float64, f index.Filter, limit int) ([]index.LexicalHit, error) {
-	if keys, ok := singleTerms(terms); ok && lv != nil {
-		hits, ok, err := lv.search(keys, w, f, limit)
-		if err == nil && ok {
-			return hits, nil
+	if keys, ok := singleTerms(terms); ok && s.lex != nil {
+		if lv != nil {
+			hits, ok, err := lv.search(keys, w, f, limit)
+			if err == nil && ok {
+				s.lex.answered.Add(1)
+				return hits, nil
+			}
+			if err != nil {
+				s.log.Warn("bm25 engine failed; FTS5 answers", "err", err)
+			}
 		}
-		if err != nil {
-			s.log.Warn("bm25 engine failed; FTS5 answers", "err", err)
-		}
+		s.lex.fellBack.Add(1)
 	}
 	return s.db.Lexical(ctx, match, w, f, limit)
 }

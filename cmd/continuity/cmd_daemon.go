@@ -222,7 +222,7 @@ func openDaemon(p paths, wf watchFlags, ef embedFlags, log *slog.Logger) (*daemo
 	d.fti = index.NewFullTextIndexer(db, log)
 	// BM25 of plain words from the bm25 engine once it holds what FTS5
 	// holds (search/lexicon.go); built and kept up in the background.
-	if d.lex, err = search.NewLexicon(db, log); err != nil {
+	if d.lex, err = search.NewLexicon(lexiconConfig(db, log)); err != nil {
 		d.close()
 		return nil, err
 	}

@@ -51,6 +51,9 @@ func lexiconLine(st *search.LexiconStatus, daemon bool) string {
 	default:
 		s = st.State
 	}
+	if st.Answered+st.FellBack > 0 {
+		s += fmt.Sprintf("; %d queries answered, %d left to FTS5", st.Answered, st.FellBack)
+	}
 	if st.BuildSeconds > 0 {
 		s += fmt.Sprintf("; last build %.1fs", st.BuildSeconds)
 	}
