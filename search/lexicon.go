@@ -100,9 +100,10 @@ const (
 	lexSyncLag = 5000
 	// lexFlushDocs and lexFlushAge: added docs are made durable when
 	// this many wait, or when the oldest has waited this long. A crash
-	// loses nothing but the time to add them again.
+	// loses nothing but the time to add them again; each flush seals a
+	// segment file, which every search then reads: not too often.
 	lexFlushDocs = 50_000
-	lexFlushAge  = 10 * time.Second
+	lexFlushAge  = time.Minute
 	// lexIdlePoll: an idle Run looks for new events this often without
 	// being notified.
 	lexIdlePoll = time.Second
@@ -326,6 +327,9 @@ func (l *Lexicon) openLocked(ctx context.Context) (*lexState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bm25 engine: open %s: %w", l.dir, err)
 	}
+	if why := ix.Reset(); why != nil {
+		l.log.Info("bm25 engine: its files were not usable; building it anew", "why", why)
+	}
 	// A directory of this identity holds the exchanges up to its
 	// watermark, less none: one that does not (damaged, half-copied) is
 	// built again.
@@ -531,6 +535,9 @@ func (v *lexView) search(terms []string, weights [2]float64, f index.Filter, lim
 		weights = [2]float64{1, 1}
 	}
 	bh, err := v.st.ix.Search(terms, weights, bf, limit)
+	if errors.Is(err, bm25.ErrNotOneTerm) {
+		return nil, false, nil // a term FTS5 reads as a phrase: it answers
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -541,16 +548,20 @@ func (v *lexView) search(terms []string, weights [2]float64, f index.Filter, lim
 	return hits, true, nil
 }
 
-// docFreq is index.DB.TermDocs from the engine.
-func (v *lexView) docFreq(terms []string) (map[string]int64, int64) {
-	n, total := v.st.ix.DocFreq(terms)
+// docFreq is index.DB.TermDocs from the engine; it fails (bm25.ErrNotOneTerm)
+// when a term is not one index term to FTS5 either.
+func (v *lexView) docFreq(terms []string) (map[string]int64, int64, error) {
+	n, total, err := v.st.ix.DocFreq(terms)
+	if err != nil {
+		return nil, 0, err
+	}
 	out := make(map[string]int64, len(terms))
 	for i, t := range terms {
 		if n[i] > 0 {
 			out[t] = n[i]
 		}
 	}
-	return out, total
+	return out, total, nil
 }
 
 // LexiconStatus is the engine's state, for `continuity status`.

@@ -125,7 +125,10 @@ func checkLexiconExact(t *testing.T, db *index.DB, l *Lexicon, rng *rand.Rand, q
 			t.Fatalf("%q (terms %q) filter %+v weights %v limit %d:\nengine %v\nFTS5   %v", text, keys, f, w, limit, first8(got), first8(want))
 		}
 		// The documents counts dropCommon uses.
-		docs, total := lv.docFreq(keys)
+		docs, total, err := lv.docFreq(keys)
+		if err != nil {
+			t.Fatal(err)
+		}
 		wd, wt, err := db.TermDocs(ctx, keys)
 		if err != nil {
 			t.Fatal(err)

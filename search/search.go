@@ -288,8 +288,9 @@ const dfCacheMax = 50000
 // dropped at each change, and so are always those the index gives now.
 func (s *Searcher) termDocs(ctx context.Context, stems []string, lv *lexView) (map[string]int64, int64, error) {
 	if lv != nil {
-		docs, total := lv.docFreq(stems)
-		return docs, total, nil
+		if docs, total, err := lv.docFreq(stems); err == nil {
+			return docs, total, nil
+		}
 	}
 	state, ok := s.db.FullTextState()
 	if !ok {

@@ -109,6 +109,12 @@ func (w *workspace) waitBM25(docs int) search.LexiconStatus {
 		st = w.status()
 		return st.BM25 != nil && st.BM25.State == "ready" && st.BM25.Docs == docs && st.LagBytes == 0 && st.EmbedPending == 0
 	})
+	// Hybrid answers compare only once the daemon's vector space is
+	// loaded too.
+	eventually(w.t, 30*time.Second, "the daemon's vector space loaded", func() bool {
+		out, _, code := w.cli("search", "--json", "docker")
+		return code == 0 && !strings.Contains(out, "vectors_missing")
+	})
 	return *st.BM25
 }
 
