@@ -123,6 +123,9 @@ type LexiconConfig struct {
 	// DB is the index, open for writing.
 	DB     *index.DB
 	Logger *slog.Logger
+	// Dir is the engine's folder; "" means LexiconDir(DB), where the
+	// daemon keeps it and forget removes it.
+	Dir string
 	// FlushDocs: added exchanges are made durable when this many wait
 	// (or after lexFlushAge); 0 means 50,000.
 	FlushDocs int
@@ -142,7 +145,10 @@ func NewLexicon(cfg LexiconConfig) (*Lexicon, error) {
 	if cfg.FlushDocs <= 0 {
 		cfg.FlushDocs = lexFlushDocs
 	}
-	return &Lexicon{db: cfg.DB, dir: LexiconDir(cfg.DB), log: cfg.Logger, cfg: cfg, kick: make(chan struct{}, 1)}, nil
+	if cfg.Dir == "" {
+		cfg.Dir = LexiconDir(cfg.DB)
+	}
+	return &Lexicon{db: cfg.DB, dir: cfg.Dir, log: cfg.Logger, cfg: cfg, kick: make(chan struct{}, 1)}, nil
 }
 
 // Notify tells the Lexicon that events were committed (or deleted). It
@@ -205,15 +211,50 @@ func (l *Lexicon) setErr(err error) {
 // CatchUp opens the engine if needed (building it again when the index's
 // deletion epoch moved) and feeds it every event committed before the
 // call. It takes the writer's lock one step at a time, so that a forget
-// (Drop) or a search's own catch-up never waits for a whole build.
+// (Drop) or a search's own catch-up never waits for a whole build. A long
+// catch-up (a build) reads and analyses the next step while the engine
+// adds the last one: the two take about as long.
 func (l *Lexicon) CatchUp(ctx context.Context) error {
 	m, err := l.db.ChangeMark(ctx)
 	if err != nil {
 		return err
 	}
-	for {
+	l.wmu.Lock()
+	st, done, err := l.prepareLocked(ctx, m.Seq)
+	l.wmu.Unlock()
+	if err != nil || done {
+		return err
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type step struct {
+		from, last int64
+		docs       []index.ExchangeDoc
+		err        error
+	}
+	steps := make(chan step, 1)
+	go func() {
+		defer close(steps)
+		from := st.mark.Load()
+		for {
+			docs, last, err := l.db.ExchangeDocs(rctx, from, lexStep)
+			select {
+			case steps <- step{from, last, docs, err}:
+			case <-rctx.Done():
+				return
+			}
+			if err != nil || last == from {
+				return
+			}
+			from = last
+		}
+	}()
+	for x := range steps {
+		if x.err != nil {
+			return x.err
+		}
 		l.wmu.Lock()
-		done, err := l.stepLocked(ctx, m.Seq)
+		done, err := l.applyLocked(st, m.Seq, x.from, x.last, x.docs)
 		l.wmu.Unlock()
 		if err != nil || done {
 			return err
@@ -226,6 +267,7 @@ func (l *Lexicon) CatchUp(ctx context.Context) error {
 			}
 		}
 	}
+	return ctx.Err()
 }
 
 // stepLocked runs one step towards making the engine current up to row
@@ -233,28 +275,51 @@ func (l *Lexicon) CatchUp(ctx context.Context) error {
 // needed, then reads up to lexStep events. done is true when the engine
 // is current (or closed, or held by Drop). Callers hold wmu.
 func (l *Lexicon) stepLocked(ctx context.Context, seq int64) (done bool, err error) {
-	if l.closed.Load() || l.held.Load() {
-		return true, nil
+	st, done, err := l.prepareLocked(ctx, seq)
+	if err != nil || done {
+		return done, err
 	}
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
-	st, err := l.openLocked(ctx)
+	from := st.mark.Load()
+	docs, last, err := l.db.ExchangeDocs(ctx, from, lexStep)
 	if err != nil {
 		return false, err
 	}
+	return l.applyLocked(st, seq, from, last, docs)
+}
+
+// prepareLocked returns the engine to feed up to row seq, opening it if
+// needed; done is true when there is nothing to feed (it is current, or
+// closed, or held by Drop). Callers hold wmu.
+func (l *Lexicon) prepareLocked(ctx context.Context, seq int64) (st *lexState, done bool, err error) {
+	if l.closed.Load() || l.held.Load() {
+		return nil, true, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	if st, err = l.openLocked(ctx); err != nil {
+		return nil, false, err
+	}
 	from := st.mark.Load()
 	if from >= seq {
-		return true, l.builtLocked(st)
+		return st, true, l.builtLocked(st)
 	}
 	if l.buildStart.Load() == 0 && seq-from > lexSyncLag {
 		l.buildStart.Store(time.Now().UnixNano())
 		l.building.Store(true)
 		l.log.Info("bm25 engine: catching up with the index; searches use FTS5 until it has", "from_row", from, "to_row", seq)
 	}
-	docs, last, err := l.db.ExchangeDocs(ctx, from, lexStep)
-	if err != nil {
-		return false, err
+	return st, false, nil
+}
+
+// applyLocked adds to st the exchanges docs read from the events in
+// (from, last], and moves its mark; done is true when it is current up
+// to seq, or when the engine changed since the events were read (closed,
+// dropped, or fed by someone else): the caller then stops. Callers hold
+// wmu.
+func (l *Lexicon) applyLocked(st *lexState, seq, from, last int64, docs []index.ExchangeDoc) (done bool, err error) {
+	if l.closed.Load() || l.held.Load() || l.cur.Load() != st || st.mark.Load() != from {
+		return true, nil
 	}
 	if len(docs) > 0 {
 		bd := make([]bm25.Doc, len(docs))
