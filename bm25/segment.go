@@ -414,3 +414,12 @@ func (s *segment) close() error {
 	s.data = nil
 	return err
 }
+
+// unsafeBytes views a []uint64 as bytes (8-byte aligned, for tests that
+// stand in for a mapping).
+func unsafeBytes(u []uint64) []byte {
+	if len(u) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&u[0])), 8*len(u))
+}
