@@ -36,7 +36,7 @@ func fuzzSegment(tb testing.TB) []byte {
 	for i, text := range []string{"alpha beta", "beta gamma gamma", "", "delta alpha alpha alpha", "zeta"} {
 		a.add(tl, &Doc{Row: int64(10 + i), TS: int64(i), User: text, AI: "beta " + text}, uint32(i%2))
 	}
-	if err := writeSegment(dir, 0, tl); err != nil {
+	if _, err := writeSegment(dir, 0, tailSource(tl)); err != nil {
 		tb.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, segName(0)))
