@@ -538,3 +538,56 @@ func TestTokensAgainstFTS5(t *testing.T) {
 		}
 	}
 }
+
+// TestExactAfterMerges flushes after every small batch (a segment each),
+// deleting along the way, so that segments are merged (and tombstones
+// dropped) many times over; answers stay FTS5's, before and after a
+// reopen, and the segment count stays logarithmic.
+func TestExactAfterMerges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	docs := corpus(t, rng, 1500, 2500)
+	fts := openFTS(t)
+	fts.add(t, docs)
+	dir := t.TempDir()
+	ix, err := Open(dir, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var del []int64
+	maxSegs := 0
+	for i := 0; i < len(docs); i += 37 {
+		batch := docs[i:min(i+37, len(docs))]
+		if err := ix.Add(batch); err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if rng.IntN(4) == 0 {
+			r := docs[rng.IntN(i+len(batch))].Row
+			del = append(del, r)
+			if err := ix.Delete([]int64{r}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		maxSegs = max(maxSegs, len(ix.segs))
+	}
+	fts.delete(t, del)
+	t.Logf("%d flushes, at most %d segments, %d at the end", (len(docs)+36)/37, maxSegs, len(ix.segs))
+	if maxSegs > 3*mergeFanIn {
+		t.Fatalf("%d segments at once: merging does not keep up", maxSegs)
+	}
+	compareQueries(t, rng, ix, fts, docs, 200)
+	checkDocFreq(t, ix, fts)
+	ix.Close()
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	ix, err = Open(dir, "m")
+	if err != nil || ix.Reset() != nil {
+		t.Fatal(err, ix.Reset())
+	}
+	defer ix.Close()
+	if len(files) != len(ix.segs)+1 {
+		t.Fatalf("%d files for %d segments and a manifest: %v", len(files), len(ix.segs), files)
+	}
+	compareQueries(t, rng, ix, fts, docs, 150)
+}

@@ -328,16 +328,12 @@ func (ix *Index) seal() error {
 		ix.frozen, ix.frozenDeleted = nil, nil
 		ix.mu.Unlock()
 	}
-	if err := writeSegment(ix.dir, id, t); err != nil {
+	size, err := writeSegment(ix.dir, id, tailSource(t))
+	if err != nil {
 		restore()
 		return err
 	}
-	st, err := os.Stat(filepath.Join(ix.dir, segName(id)))
-	if err != nil {
-		restore()
-		return fmt.Errorf("bm25: %w", err)
-	}
-	s, err := openSegment(ix.dir, id, st.Size())
+	s, err := openSegment(ix.dir, id, size)
 	if err != nil {
 		restore()
 		return err
@@ -358,5 +354,8 @@ func (ix *Index) seal() error {
 		ix.durable = t.docs.rows[n-1]
 	}
 	ix.mu.Unlock()
-	return ix.writeManifest()
+	if err := ix.writeManifest(); err != nil {
+		return err
+	}
+	return ix.merge()
 }

@@ -79,15 +79,52 @@ var hostLittleEndian = func() bool {
 	return *(*byte)(unsafe.Pointer(&x)) == 1
 }()
 
-// writeSegment writes the documents and postings of t (its terms sorted)
-// to dir/segName(id), fsync'd, through a temporary file renamed into
-// place.
-func writeSegment(dir string, id uint64, t *tail) (err error) {
+// segSource is what a segment file is written from: documents, and
+// terms in sorted order with their postings (a sealed tail, or merged
+// segments).
+type segSource struct {
+	docs   *docTable
+	tokens int64
+	nTerms int
+	term   func(i int) string
+	post   func(i int) (size uint64, df uint32)
+	// writePost writes every term's postings, in term order.
+	writePost func(w io.Writer) error
+}
+
+// tailSource is the segment source of a tail.
+func tailSource(t *tail) *segSource {
+	keys := make([]string, 0, len(t.terms))
+	for k := range t.terms {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return &segSource{
+		docs: &t.docs, tokens: t.tokens, nTerms: len(keys),
+		term: func(i int) string { return keys[i] },
+		post: func(i int) (uint64, uint32) {
+			p := &t.post[t.terms[keys[i]]]
+			return uint64(len(p.buf)), p.df
+		},
+		writePost: func(w io.Writer) error {
+			for _, k := range keys {
+				if _, err := w.Write(t.post[t.terms[k]].buf); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}
+
+// writeSegment writes src to dir/segName(id), fsync'd, through a
+// temporary file renamed into place; it returns the file's size.
+func writeSegment(dir string, id uint64, src *segSource) (size int64, err error) {
 	path := filepath.Join(dir, segName(id))
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return fmt.Errorf("bm25: create segment: %w", err)
+		return 0, fmt.Errorf("bm25: create segment: %w", err)
 	}
 	defer func() {
 		if err != nil {
@@ -95,17 +132,16 @@ func writeSegment(dir string, id uint64, t *tail) (err error) {
 			os.Remove(tmp)
 		}
 	}()
-	keys := make([]string, 0, len(t.terms))
-	for k := range t.terms {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	n, nt := t.docs.n(), len(keys)
+	n, nt := src.docs.n(), src.nTerms
 
 	var blobLen, postLen uint64
-	for _, k := range keys {
-		blobLen += uint64(len(k))
-		postLen += uint64(len(t.post[t.terms[k]].buf))
+	for i := range nt {
+		blobLen += uint64(len(src.term(i)))
+		p, _ := src.post(i)
+		postLen += p
+	}
+	if blobLen >= 1<<32 {
+		return 0, fmt.Errorf("bm25: segment terms take %d bytes: over 4 GiB", blobLen)
 	}
 	// Offsets.
 	align := func(x uint64) uint64 { return (x + 7) &^ 7 }
@@ -120,10 +156,10 @@ func writeSegment(dir string, id uint64, t *tail) (err error) {
 	total := pos
 
 	w := bufio.NewWriterSize(f, 1<<20)
-	meta := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	meta := crc32.New(castagnoli)
 	// The header is written last (it holds metaCRC): leave room.
 	if _, err := w.Write(make([]byte, segHeaderSize)); err != nil {
-		return err
+		return 0, err
 	}
 	written := uint64(segHeaderSize)
 	var scratch [8]byte
@@ -135,9 +171,9 @@ func writeSegment(dir string, id uint64, t *tail) (err error) {
 		_, err := w.Write(p)
 		return err
 	}
-	pad := func(to uint64, crc bool) error {
+	pad := func(to uint64) error {
 		if to > written {
-			return out(make([]byte, to-written), crc)
+			return out(make([]byte, to-written), true)
 		}
 		return nil
 	}
@@ -149,52 +185,55 @@ func writeSegment(dir string, id uint64, t *tail) (err error) {
 		binary.LittleEndian.PutUint32(scratch[:4], v)
 		return out(scratch[:4], true)
 	}
+	d := src.docs
 	steps := []func() error{
-		func() error { return each(n, func(i int) error { return put64(uint64(t.docs.rows[i])) }) },
-		func() error { return each(n, func(i int) error { return put64(uint64(t.docs.ts[i])) }) },
-		func() error { return each(n, func(i int) error { return put32(t.docs.lens[i]) }) },
-		func() error { return each(n, func(i int) error { return put32(t.docs.sess[i]) }) },
+		func() error { return each(n, func(i int) error { return put64(uint64(d.rows[i])) }) },
+		func() error { return each(n, func(i int) error { return put64(uint64(d.ts[i])) }) },
+		func() error { return each(n, func(i int) error { return put32(d.lens[i]) }) },
+		func() error { return each(n, func(i int) error { return put32(d.sess[i]) }) },
 		func() error {
 			o := uint32(0)
 			if err := put32(0); err != nil {
 				return err
 			}
-			return each(nt, func(i int) error { o += uint32(len(keys[i])); return put32(o) })
+			return each(nt, func(i int) error { o += uint32(len(src.term(i))); return put32(o) })
 		},
 		func() error {
 			o := uint64(0)
 			if err := put64(0); err != nil {
 				return err
 			}
-			return each(nt, func(i int) error { o += uint64(len(t.post[t.terms[keys[i]]].buf)); return put64(o) })
+			return each(nt, func(i int) error { p, _ := src.post(i); o += p; return put64(o) })
 		},
-		func() error { return each(nt, func(i int) error { return put32(t.post[t.terms[keys[i]]].df) }) },
-		func() error { return each(nt, func(i int) error { return out([]byte(keys[i]), true) }) },
-		func() error { return each(nt, func(i int) error { return out(t.post[t.terms[keys[i]]].buf, false) }) },
-	}
-	if blobLen >= 1<<32 {
-		return fmt.Errorf("bm25: segment terms take %d bytes: over 4 GiB", blobLen)
+		func() error { return each(nt, func(i int) error { _, df := src.post(i); return put32(df) }) },
+		func() error { return each(nt, func(i int) error { return out([]byte(src.term(i)), true) }) },
+		func() error {
+			cw := &countWriter{w: w}
+			err := src.writePost(cw)
+			written += cw.n
+			return err
+		},
 	}
 	for i, step := range steps {
-		if err := pad(off[i], true); err != nil {
-			return err
+		if err := pad(off[i]); err != nil {
+			return 0, err
 		}
 		if err := step(); err != nil {
-			return err
+			return 0, fmt.Errorf("bm25: write segment: %w", err)
 		}
 	}
 	if written != total {
-		return fmt.Errorf("bm25: segment writer: wrote %d bytes, planned %d", written, total)
+		return 0, fmt.Errorf("bm25: segment writer: wrote %d bytes, planned %d", written, total)
 	}
 	if err := w.Flush(); err != nil {
-		return fmt.Errorf("bm25: write segment: %w", err)
+		return 0, fmt.Errorf("bm25: write segment: %w", err)
 	}
 	h := make([]byte, segHeaderSize)
 	copy(h, segMagic)
 	le := binary.LittleEndian
 	le.PutUint32(h[8:], uint32(n))
 	le.PutUint32(h[12:], uint32(nt))
-	le.PutUint64(h[16:], uint64(t.tokens))
+	le.PutUint64(h[16:], uint64(src.tokens))
 	for i, o := range off {
 		le.PutUint64(h[24+8*i:], o)
 	}
@@ -203,18 +242,29 @@ func writeSegment(dir string, id uint64, t *tail) (err error) {
 	le.PutUint32(h[112:], meta.Sum32())
 	le.PutUint32(h[116:], crc32.Checksum(h[:116], castagnoli))
 	if _, err := f.WriteAt(h, 0); err != nil {
-		return fmt.Errorf("bm25: write segment header: %w", err)
+		return 0, fmt.Errorf("bm25: write segment header: %w", err)
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("bm25: sync segment: %w", err)
+		return 0, fmt.Errorf("bm25: sync segment: %w", err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("bm25: close segment: %w", err)
+		return 0, fmt.Errorf("bm25: close segment: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("bm25: install segment: %w", err)
+		return 0, fmt.Errorf("bm25: install segment: %w", err)
 	}
-	return syncDir(dir)
+	return int64(total), syncDir(dir)
+}
+
+type countWriter struct {
+	w io.Writer
+	n uint64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += uint64(n)
+	return n, err
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -413,4 +463,13 @@ func (s *segment) close() error {
 	err := unix.Munmap(s.data)
 	s.data = nil
 	return err
+}
+
+// unsafeBytes views a []uint64 as bytes (8-byte aligned, for tests that
+// stand in for a mapping).
+func unsafeBytes(u []uint64) []byte {
+	if len(u) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&u[0])), 8*len(u))
 }
