@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"math"
 	"os"
@@ -175,7 +176,10 @@ func (l *Lexicon) Run(ctx context.Context) error {
 	const maxPause = 30 * time.Second
 	pause := time.Second
 	for {
-		err := l.CatchUp(ctx)
+		err := l.checkDir()
+		if err == nil {
+			err = l.CatchUp(ctx)
+		}
 		if err == nil {
 			err = l.flushIfDue(false)
 		}
@@ -446,6 +450,22 @@ func (l *Lexicon) dropLocked() error {
 		return fmt.Errorf("bm25 engine: close: %w", err)
 	}
 	return nil
+}
+
+// checkDir drops the open engine when its folder was deleted under it
+// (rm -r of the folder): it would go on answering from memory, but could
+// not flush; the next step builds it again.
+func (l *Lexicon) checkDir() error {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if l.cur.Load() == nil {
+		return nil
+	}
+	if _, err := os.Stat(l.dir); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	l.log.Warn("bm25 engine: its folder was deleted; building it again (FTS5 answers meanwhile)", "dir", l.dir)
+	return l.dropLocked()
 }
 
 // Drop closes the engine and removes its files, and keeps it closed

@@ -341,6 +341,22 @@ func TestLexiconLifecycle(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// Its folder deleted under it (rm -r): it is built again.
+	if err := os.RemoveAll(LexiconDir(f.db)); err != nil {
+		t.Fatal(err)
+	}
+	l.Notify()
+	for {
+		_, err := os.Stat(filepath.Join(LexiconDir(f.db)))
+		if st := l.Status(ctx); err == nil && st.State == "ready" && st.Docs == 200+lexSyncLag+10 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Run did not rebuild a deleted folder: %+v", l.Status(ctx))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	checkLexiconExact(t, f.db, l, rng, 20)
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
