@@ -258,8 +258,11 @@ func dirSize(tb testing.TB, dir string) int64 {
 // whole corpus into a new index, flushed).
 func BenchmarkBuild(b *testing.B) {
 	docs, _ := benchCorpus(b)
+	var base runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&base)
 	b.ResetTimer()
-	for range b.N {
+	for op := range b.N {
 		dir := b.TempDir()
 		ix, err := Open(dir, "bench")
 		if err != nil {
@@ -268,6 +271,16 @@ func BenchmarkBuild(b *testing.B) {
 		for i := 0; i < len(docs); i += 2000 {
 			if err := ix.Add(docs[i:min(i+2000, len(docs))]); err != nil {
 				b.Fatal(err)
+			}
+			if op == 0 && ix.tail.docs.n() <= SealDocs && ix.tail.docs.n()+2000 > SealDocs {
+				// The tail at its largest: the engine's peak heap.
+				b.StopTimer()
+				var m runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&m)
+				b.ReportMetric((float64(m.HeapInuse)-float64(base.HeapInuse))/1e6, "tail-heap-MB")
+				b.Logf("tail of %d docs: %d terms, heap %+.1f MB", ix.tail.docs.n(), ix.tail.terms.len(), (float64(m.HeapInuse)-float64(base.HeapInuse))/1e6)
+				b.StartTimer()
 			}
 		}
 		if err := ix.Flush(); err != nil {
