@@ -158,7 +158,7 @@ func BenchmarkSearch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer ix.Close()
+	defer func() { ix.Close() }()
 	var before runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -174,6 +174,16 @@ func BenchmarkSearch(b *testing.B) {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	size := dirSize(b, dir)
+	// Reopening: what a daemon start costs (checksums of everything but
+	// the postings, read through the file; mappings).
+	if err := ix.Close(); err != nil {
+		b.Fatal(err)
+	}
+	t0 = time.Now()
+	if ix, err = Open(dir, "bench"); err != nil || ix.Len() != len(docs) {
+		b.Fatalf("reopen: %v, %d docs", err, ix.Len())
+	}
+	b.Logf("engine: reopened %d docs in %v", ix.Len(), time.Since(t0).Round(time.Millisecond))
 	b.Logf("engine: %d docs in %d segments built in %v (%.0f docs/s), files %.1f MB (%.0f B/doc), heap after build %.1f MB (%+.1f MB)",
 		len(docs), len(ix.segs), build.Round(time.Millisecond), float64(len(docs))/build.Seconds(), float64(size)/1e6, float64(size)/float64(len(docs)),
 		float64(after.HeapInuse)/1e6, (float64(after.HeapInuse)-float64(before.HeapInuse))/1e6)
@@ -258,8 +268,11 @@ func dirSize(tb testing.TB, dir string) int64 {
 // whole corpus into a new index, flushed).
 func BenchmarkBuild(b *testing.B) {
 	docs, _ := benchCorpus(b)
+	var base runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&base)
 	b.ResetTimer()
-	for range b.N {
+	for op := range b.N {
 		dir := b.TempDir()
 		ix, err := Open(dir, "bench")
 		if err != nil {
@@ -268,6 +281,16 @@ func BenchmarkBuild(b *testing.B) {
 		for i := 0; i < len(docs); i += 2000 {
 			if err := ix.Add(docs[i:min(i+2000, len(docs))]); err != nil {
 				b.Fatal(err)
+			}
+			if op == 0 && ix.tail.docs.n() <= SealDocs && ix.tail.docs.n()+2000 > SealDocs {
+				// The tail at its largest: the engine's peak heap.
+				b.StopTimer()
+				var m runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&m)
+				b.ReportMetric((float64(m.HeapInuse)-float64(base.HeapInuse))/1e6, "tail-heap-MB")
+				b.Logf("tail of %d docs: %d terms, heap %+.1f MB", ix.tail.docs.n(), ix.tail.terms.len(), (float64(m.HeapInuse)-float64(base.HeapInuse))/1e6)
+				b.StartTimer()
 			}
 		}
 		if err := ix.Flush(); err != nil {

@@ -395,22 +395,10 @@ func (ix *Index) sourcesLocked() []source {
 		del := t.del
 		if len(del) == 0 {
 			del = nil
-		} else {
-			del = padBitmap(del, t.t.docs.n())
 		}
 		srcs = append(srcs, source{docs: &t.t.docs, deleted: del, lookup: t.t.lookup})
 	}
 	return srcs
-}
-
-// padBitmap returns bm long enough for n bits.
-func padBitmap(bm []uint64, n int) []uint64 {
-	if len(bm) >= (n+63)/64 {
-		return bm
-	}
-	out := make([]uint64, (n+63)/64)
-	copy(out, bm)
-	return out
 }
 
 // Close releases the segment mappings. It does not flush: the tail is

@@ -310,7 +310,7 @@ func TestConcurrentSearch(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if batch%13 == 0 {
+		if batch%3 == 0 { // small segments: merges run under the searches
 			if err := ix.Flush(); err != nil {
 				t.Fatal(err)
 			}

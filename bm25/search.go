@@ -41,7 +41,7 @@ type source struct {
 }
 
 func (s *source) isDeleted(ord int32) bool {
-	return s.deleted != nil && s.deleted[ord>>6]&(1<<(ord&63)) != 0
+	return s.deleted != nil && int(ord>>6) < len(s.deleted) && s.deleted[ord>>6]&(1<<(ord&63)) != 0
 }
 
 // contribution is term i's share of a row's score in fts5Bm25Function:
@@ -217,13 +217,13 @@ func search(srcs []source, n, tokens int64, keys []string, w [2]float64, f *filt
 	var all []Hit
 	for s := range srcs {
 		src := &srcs[s]
-		any := false
+		some := false
 		for j := range terms {
 			if len(terms[j].post[s]) > 0 {
-				any = true
+				some = true
 			}
 		}
-		if !any {
+		if !some {
 			continue
 		}
 		docs := src.docs

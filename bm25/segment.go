@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -94,21 +95,23 @@ type segSource struct {
 
 // tailSource is the segment source of a tail.
 func tailSource(t *tail) *segSource {
-	keys := make([]string, 0, len(t.terms))
-	for k := range t.terms {
-		keys = append(keys, k)
+	// Term ids in the order of their terms.
+	order := make([]int32, t.terms.len())
+	for i := range order {
+		order[i] = int32(i)
 	}
-	slices.Sort(keys)
+	keys := t.terms.keys
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(keys[a], keys[b]) })
 	return &segSource{
-		docs: &t.docs, tokens: t.tokens, nTerms: len(keys),
-		term: func(i int) string { return keys[i] },
+		docs: &t.docs, tokens: t.tokens, nTerms: len(order),
+		term: func(i int) string { return keys[order[i]] },
 		post: func(i int) (uint64, uint32) {
-			p := &t.post[t.terms[keys[i]]]
+			p := &t.post[order[i]]
 			return uint64(len(p.buf)), p.df
 		},
 		writePost: func(w io.Writer) error {
-			for _, k := range keys {
-				if _, err := w.Write(t.post[t.terms[k]].buf); err != nil {
+			for _, id := range order {
+				if _, err := w.Write(t.post[id].buf); err != nil {
 					return err
 				}
 			}

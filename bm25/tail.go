@@ -34,7 +34,7 @@ func (t *docTable) ordinal(row int64) int {
 // encoding (postings.go). Only the writer changes it, under Index.mu.
 type tail struct {
 	docs  docTable
-	terms map[string]int32 // term -> index in postings
+	terms *termTable // term -> index in post
 	post  []tailTerm
 	// tokens is the total of docs.lens.
 	tokens int64
@@ -50,7 +50,7 @@ type tailTerm struct {
 }
 
 func newTail() *tail {
-	return &tail{terms: map[string]int32{}}
+	return &tail{terms: newTermTable()}
 }
 
 // tailAdder adds documents to a tail; it keeps scratch space between
@@ -66,12 +66,16 @@ func (a *tailAdder) add(t *tail, d *Doc, sess uint32) {
 	a.touched = a.touched[:0]
 	n := uint32(0)
 	for col, text := range [2]string{d.User, d.AI} {
-		a.buf = tokenize(text, a.buf, func(tok []byte) {
-			n++
-			id, ok := t.terms[string(tok)]
+		for i := 0; ; {
+			var tok []byte
+			var ok bool
+			tok, a.buf, i, ok = nextToken(text, i, a.buf)
 			if !ok {
-				id = int32(len(t.post))
-				t.terms[string(tok)] = id
+				break
+			}
+			n++
+			id, added := t.terms.intern(tok)
+			if added {
 				t.post = append(t.post, tailTerm{last: -1, cur: -1})
 			}
 			p := &t.post[id]
@@ -84,7 +88,7 @@ func (a *tailAdder) add(t *tail, d *Doc, sess uint32) {
 			} else {
 				p.ta++
 			}
-		})
+		}
 	}
 	for _, id := range a.touched {
 		p := &t.post[id]
@@ -101,8 +105,8 @@ func (a *tailAdder) add(t *tail, d *Doc, sess uint32) {
 
 // lookup returns the postings of term in the tail.
 func (t *tail) lookup(term string) (post []byte, df uint32) {
-	id, ok := t.terms[term]
-	if !ok {
+	id := t.terms.find(stringBytes(term))
+	if id < 0 {
 		return nil, 0
 	}
 	p := &t.post[id]

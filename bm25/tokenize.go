@@ -1,6 +1,9 @@
 package bm25
 
-import "sort"
+import (
+	"sort"
+	"unsafe"
+)
 
 // The full-text index is an FTS5 table with tokenize='unicode61
 // remove_diacritics 0', and it is given the output of analyze.Document.
@@ -116,78 +119,96 @@ var asciiToken = func() (t [128]bool) {
 // them (the []byte is only valid during the call; tokens are cut at
 // maxTokenBytes). buf is scratch space, returned for reuse.
 func tokenize(s string, buf []byte, f func(tok []byte)) []byte {
-	i := 0
+	for i := 0; ; {
+		var tok []byte
+		var ok bool
+		tok, buf, i, ok = nextToken(s, i, buf)
+		if !ok {
+			return buf
+		}
+		f(tok)
+	}
+}
+
+// lowerAlnum: the ASCII bytes a token of analyze's output is made of.
+var lowerAlnum = func() (t [256]bool) {
+	for c := 0; c < 128; c++ {
+		t[c] = 'a' <= c && c <= 'z' || '0' <= c && c <= '9'
+	}
+	return
+}()
+
+// nextToken returns the first token of s at or after i and the index
+// after it; ok is false when there is none. The token is either a slice
+// of s (ASCII, already lowercase: analyze's output nearly always) or of
+// buf (folded), which is returned for reuse.
+func nextToken(s string, i int, buf []byte) (tok, outBuf []byte, next int, ok bool) {
+	// Skip separators.
 	for {
-		// Skip separators.
-		for {
-			if i >= len(s) {
-				return buf
-			}
-			c := s[i]
-			if c < 0x80 {
-				if asciiToken[c] {
-					break
-				}
-				i++
-				continue
-			}
-			cp, j := readUTF8(s, i)
-			if cp >= 0x80 && classOf(cp) == u61Token {
+		if i >= len(s) {
+			return nil, buf, i, false
+		}
+		c := s[i]
+		if c < 0x80 {
+			if asciiToken[c] {
 				break
 			}
-			i = j
-		}
-		// Fast path: a token of ASCII bytes only, already lowercase,
-		// ended by an ASCII separator or the end (analyze's output,
-		// nearly always): pass the slice of s itself.
-		j := i
-		for j < len(s) && s[j] < 0x80 && asciiToken[s[j]] && !('A' <= s[j] && s[j] <= 'Z') {
-			j++
-		}
-		if j > i && (j == len(s) || s[j] < 0x80 && !asciiToken[s[j]]) {
-			tok := s[i:j]
-			if len(tok) > maxTokenBytes {
-				tok = tok[:maxTokenBytes]
-			}
-			buf = append(buf[:0], tok...)
-			f(buf)
-			i = j
+			i++
 			continue
 		}
-		// General path.
-		buf = buf[:0]
-		first := true
-		for i < len(s) {
-			c := s[i]
-			if c < 0x80 {
-				if !asciiToken[c] {
-					break
-				}
-				if 'A' <= c && c <= 'Z' {
-					c += 'a' - 'A'
-				}
-				buf = append(buf, c)
-				i++
-				first = false
-				continue
-			}
-			cp, j := readUTF8(s, i)
-			cl := u61Sep
-			if cp >= 0x80 {
-				cl = int(classOf(cp))
-			} else if asciiToken[cp] { // an overlong form reads as U+FFFD, never here
-				cl = u61Token
-			}
-			if cl == u61Sep || (first && cl == u61Mark) {
+		cp, j := readUTF8(s, i)
+		if cp >= 0x80 && classOf(cp) == u61Token {
+			break
+		}
+		i = j
+	}
+	// Fast path: lowercase ASCII letters and digits up to an ASCII
+	// separator or the end.
+	j := i
+	for j < len(s) && lowerAlnum[s[j]] {
+		j++
+	}
+	if j > i && (j == len(s) || s[j] < 0x80 && !asciiToken[s[j]]) {
+		tok := stringBytes(s[i:min(j, i+maxTokenBytes)])
+		return tok, buf, j, true
+	}
+	// General path.
+	buf = buf[:0]
+	for i < len(s) {
+		c := s[i]
+		if c < 0x80 {
+			if !asciiToken[c] {
 				break
 			}
-			buf = appendUTF8(buf, foldOf(cp))
-			i = j
-			first = false
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			buf = append(buf, c)
+			i++
+			continue
 		}
-		if len(buf) > maxTokenBytes {
-			buf = buf[:maxTokenBytes]
+		cp, j := readUTF8(s, i)
+		cl := uint8(u61Sep)
+		if cp >= 0x80 {
+			cl = classOf(cp)
 		}
-		f(buf)
+		// (An overlong form reads as U+FFFD, so cp < 0x80 never
+		// happens here; a mark never starts a token, as the skip above
+		// stops on token characters only.)
+		if cl == u61Sep {
+			break
+		}
+		buf = appendUTF8(buf, foldOf(cp))
+		i = j
 	}
+	if len(buf) > maxTokenBytes {
+		buf = buf[:maxTokenBytes]
+	}
+	return buf, buf, i, true
+}
+
+// stringBytes views s as bytes without copying; they must not be
+// written.
+func stringBytes(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
