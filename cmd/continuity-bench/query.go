@@ -214,7 +214,10 @@ func measureQuery(ctx context.Context, bin, ws string, n, nq int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("daemon RSS after the queries: %.1f MiB (peak %.1f MiB)\n", float64(rss)/1024, float64(hwm)/1024)
+	anon, _ := procStatus(d.Process.Pid, "RssAnon:")
+	file, _ := procStatus(d.Process.Pid, "RssFile:")
+	fmt.Printf("daemon RSS after the queries: %.1f MiB (peak %.1f MiB; anonymous %.1f MiB, file-backed %.1f MiB: mapped files the kernel can take back)\n",
+		float64(rss)/1024, float64(hwm)/1024, float64(anon)/1024, float64(file)/1024)
 	return nil
 }
 
