@@ -107,8 +107,10 @@ index), and what the index holds: per log file its generation, committed
 offset, size and lag (bytes not indexed yet; a file no daemon has seen yet,
 new or replaced while none ran, counts whole); counts of events by type,
 exchanges, sessions, rejected lines and duplicates skipped; what waits for
-the full-text index and for a vector; files skipped as a whole (symlinks,
-FIFOs, unreadable) with the reason.`)
+the full-text index and for a vector; the daemon's bm25 engine (ready, or
+building while FTS5 answers; the exchanges it holds, the queries it
+answered); files skipped as a whole (symlinks, FIFOs, unreadable) with the
+reason.`)
 	asJSON := fs.Bool("json", false, "print JSON")
 	var ef embedFlags
 	ef.register(fs)
