@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -170,7 +171,14 @@ func TestBM25EngineE2E(t *testing.T) {
 	if st.Answered < int64(len(qs)) || st.FellBack != 0 {
 		t.Fatalf("the engine answered %d plain-word queries and left %d to FTS5, want %d and 0", st.Answered, st.FellBack, len(qs))
 	}
+	text, _, _ := ws.cli("status")
+	if want := fmt.Sprintf(`bm25 engine +ready: %d exchanges, .*[1-9][0-9]* queries answered, 0 left to FTS5`, n+6); !regexp.MustCompile(want).MatchString(text) {
+		t.Errorf("status does not say %q:\n%s", want, text)
+	}
 	d.stop(t)
+	if text, _, _ := ws.cli("status"); !strings.Contains(text, "bm25 engine") || !strings.Contains(text, "not running") {
+		t.Errorf("status without a daemon does not say the engine is not running:\n%s", text)
+	}
 	if got := ws.answers(qs); !slicesEqualReport(t, "after appends", qs, viaEngine, got) {
 		return
 	}
