@@ -116,6 +116,46 @@ func (db *DB) EventsByRows(ctx context.Context, rows []int64) (map[int64]Event, 
 	return out, nil
 }
 
+// ExchangesByRows is EventsByRows for showing search results: only the
+// fields a result shows (Row, ID, EventID, File, Line, Type, SessionID,
+// Timestamp, User, AI) are read. The raw line, the files, the metadata
+// and the unknown fields are left empty: not reading the raw line (as
+// long as the texts, often in overflow pages) halves the bytes a search
+// reads per result.
+func (db *DB) ExchangesByRows(ctx context.Context, rows []int64) (map[int64]Event, error) {
+	out := make(map[int64]Event, len(rows))
+	for start := 0; start < len(rows); start += inChunk {
+		chunk := rows[start:min(start+inChunk, len(rows))]
+		if err := db.exchangesByRows(ctx, chunk, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (db *DB) exchangesByRows(ctx context.Context, chunk []int64, out map[int64]Event) error {
+	rows, err := db.r.QueryContext(ctx, `SELECT id, event_id, file, line, type, coalesce(session_id, ''), ts, coalesce(user, ''), coalesce(ai, '')
+		FROM events WHERE id IN (`+placeholders(len(chunk))+`)`, int64Args(chunk)...)
+	if err != nil {
+		return fmt.Errorf("index: exchanges by row: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e Event
+		var ts int64
+		if err := rows.Scan(&e.ID, &e.EventID, &e.File, &e.Line, &e.Type, &e.SessionID, &ts, &e.User, &e.AI); err != nil {
+			return fmt.Errorf("index: exchanges by row: %w", err)
+		}
+		e.Row = e.ID
+		e.Timestamp = time.Unix(0, ts).UTC()
+		out[e.Row] = e
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("index: exchanges by row: %w", err)
+	}
+	return nil
+}
+
 // inChunk is how many values go into one IN (...) list, well below
 // SQLite's limit on bound parameters (32766).
 const inChunk = 500

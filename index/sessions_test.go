@@ -97,6 +97,20 @@ func TestEventsByRows(t *testing.T) {
 	if got, err := db.EventsByRows(ctx, many); err != nil || len(got) != 2 {
 		t.Errorf("EventsByRows(1200 rows) = %d events, %v", len(got), err)
 	}
+
+	// ExchangesByRows: the same events with the fields a search result
+	// shows, and nothing else.
+	brief, err := db.ExchangesByRows(ctx, append([]int64{12345}, many...))
+	if err != nil || len(brief) != 2 {
+		t.Fatalf("ExchangesByRows = %+v, %v", brief, err)
+	}
+	for r, full := range got {
+		want := Event{Row: full.Row, ID: full.ID, EventID: full.EventID, File: full.File, Line: full.Line, Type: full.Type,
+			SessionID: full.SessionID, Timestamp: full.Timestamp, User: full.User, AI: full.AI}
+		if b := brief[r]; !reflect.DeepEqual(b, want) {
+			t.Errorf("ExchangesByRows[%d] = %+v, want %+v", r, b, want)
+		}
+	}
 }
 
 // ftsRows returns the rows the full-text index finds for a term, checking

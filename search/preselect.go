@@ -73,7 +73,12 @@ func (v *Vectors) twoStage(q []float32, qi []int16, n, want int, pass func(int) 
 
 	// Stage 1: Hamming distances (0xffff: filtered out) and their
 	// histogram, on every core.
-	dist := make([]uint16, total)
+	dp := distPool.Get().(*[]uint16)
+	defer distPool.Put(dp)
+	if cap(*dp) < total {
+		*dp = make([]uint16, total)
+	}
+	dist := (*dp)[:total] // every entry is written below
 	workers := max(1, min(runtime.GOMAXPROCS(0), total/parallelMin))
 	hists := make([][]int, workers)
 	var wg sync.WaitGroup
@@ -102,18 +107,41 @@ func (v *Vectors) twoStage(q []float32, qi []int16, n, want int, pass func(int) 
 		t++
 	}
 
-	// Stage 2: exact scores of the candidates.
+	// Stage 2: exact scores of the candidates, each core the best n of
+	// its share, then the best n of those (the same n as one pass: the
+	// order of (score, row) is total).
+	tops := make([]topN, workers)
+	for w := range workers {
+		lo, hi := total*w/workers, total*(w+1)/workers
+		wg.Go(func() {
+			top := topN{n: n}
+			var dot [1]int32
+			for i := lo; i < hi; i++ {
+				if int(dist[i]) > t {
+					continue
+				}
+				dotsInt16Int8(qi, v.vector(i), dot[:])
+				top.offer(float32(dot[0])*v.scale[i], int32(i), v.rows[i])
+			}
+			tops[w] = top
+		})
+	}
+	wg.Wait()
+	if workers == 1 {
+		return tops[0]
+	}
 	top := topN{n: n}
-	var dot [1]int32
-	for i, d := range dist {
-		if int(d) > t {
-			continue
+	for _, tw := range tops {
+		for _, x := range tw.h {
+			top.offer(x.score, x.idx, x.row)
 		}
-		dotsInt16Int8(qi, v.vector(i), dot[:])
-		top.offer(float32(dot[0])*v.scale[i], int32(i), v.rows[i])
 	}
 	return top
 }
+
+// distPool holds the distance buffers of twoStage (2 bytes a vector: 2 MB
+// at 1M), which would otherwise be allocated and cleared at each query.
+var distPool = sync.Pool{New: func() any { return new([]uint16) }}
 
 // hamming sets dist[i] for i in [lo, hi) to the Hamming distance between
 // qs and vector i's sign code (0xffff when it does not pass) and counts

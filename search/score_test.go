@@ -1,6 +1,9 @@
 package search
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -41,4 +44,86 @@ func TestLexicalStrength(t *testing.T) {
 			t.Errorf("%v: %d in the fast tokens, %d in the document", lt.tokens, a, b)
 		}
 	}
+}
+
+// TestCountASCII: the one-pass count of ASCII texts gives the counts of
+// the analysed tokens (scoredTokens, count), on edge cases and on the
+// LongMemEval texts when the dataset is there; non-ASCII texts and CJK
+// terms are left to the general path.
+func TestCountASCII(t *testing.T) {
+	terms := func(q string) []lexTerm {
+		return lexTerms(indexTerms(queryTerms(q, true)), map[string]int64{}, 100)
+	}
+	queries := []string{
+		"webhook retries", "How many WEBHOOKS did we retry in 2023?", "a b c", "I", "go", "x1 x12 running runs ran",
+		"what did I say about my sister's wedding last month", "connection connected connect connecting",
+	}
+	texts := []string{
+		"", "a", "A b C", "Retrying webhooks: the webhook retried, retries stopped.", "webhook", "WEBHOOK!", "x1x12 x1 X12",
+		"run,running;RUNS ran-ran", "go gopher GO go-to", "trailing webhook", "webhook\n\tretries\r\n", "I i ii iii",
+		strings.Repeat("connection connected; connects ", 50), "my sister's wedding was last month, I said",
+	}
+	for i, q := range benchQuestions() {
+		if i%5 == 0 {
+			queries = append(queries, q)
+		}
+	}
+	if logs, _ := filepath.Glob(filepath.Join(evalDataDir(), "logs", "*.jsonl")); len(logs) > 0 {
+		data, err := os.ReadFile(logs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range strings.Split(string(data), "\n") {
+			var x struct{ User, AI string }
+			if i < 300 && json.Unmarshal([]byte(l), &x) == nil {
+				texts = append(texts, x.User, x.AI)
+			}
+		}
+	}
+	t.Logf("%d queries, %d texts", len(queries), len(texts))
+	for _, q := range queries {
+		lts := terms(q)
+		for _, text := range texts {
+			got := make([]int, len(lts))
+			if !countASCII(lts, text, got) {
+				continue
+			}
+			toks := scoredTokens(lts, text)
+			for i, lt := range lts {
+				if want := lt.count(toks); got[i] != want {
+					t.Fatalf("query %q, term %v in %.80q: %d, analysed tokens hold %d", q, lt.tokens, text, got[i], want)
+				}
+			}
+		}
+	}
+	if countASCII(terms("café"), "Café au lait", make([]int, 1)) {
+		t.Error("a non-ASCII text took the ASCII path")
+	}
+	if countASCII(terms("webhook"), "webhookü", make([]int, 1)) {
+		t.Error("a word going on in a non-ASCII letter took the ASCII path")
+	}
+	if countASCII(terms("日本語"), "plain text", make([]int, 3)) {
+		t.Error("a CJK term took the ASCII path")
+	}
+}
+
+// BenchmarkLexicalStrength: L of LongMemEval-sized texts.
+func BenchmarkLexicalStrength(b *testing.B) {
+	lts := lexTerms(indexTerms(queryTerms("how did we fix the webhook retries from the payment provider", true)), map[string]int64{}, 100)
+	user := strings.Repeat("I keep getting the same notification from the payment provider, it retries forever. ", 20)
+	ai := strings.Repeat("Webhook retries happen when your endpoint does not answer 2xx in time; fix the handler. ", 120)
+	b.Run("ascii", func(b *testing.B) {
+		for b.Loop() {
+			lexicalStrength(lts, user, ai)
+		}
+	})
+	b.Run("analysed", func(b *testing.B) { // the general path, for comparison
+		for b.Loop() {
+			u, a := scoredTokens(lts, user), scoredTokens(lts, ai)
+			for _, t := range lts {
+				t.count(u)
+				t.count(a)
+			}
+		}
+	})
 }

@@ -486,6 +486,15 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 	if len(q.Types) > 0 && !slices.Contains(q.Types, logformat.TypeExchange) {
 		return nil, nil
 	}
+	// The query's embedding (the costliest step of the vector side)
+	// depends on nothing else: it starts first, while the filter's chain
+	// is read and the BM25 query runs.
+	var embedding func() ([]float32, error)
+	if q.Mode != ModeLexical {
+		ectx, cancel := context.WithCancel(ctx)
+		defer cancel() // an early return stops it
+		embedding = s.embedQuery(ectx, q.Text)
+	}
 	f, none, err := s.filter(ctx, q)
 	if err != nil || none {
 		return nil, err
@@ -515,7 +524,7 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 			}
 			var a vecAnswer
 			var lists [][]VectorHit
-			if lists, a.qv, a.err = s.vectorCandidates(ctx, q.Text, depth, filters...); a.err == nil {
+			if lists, a.qv, a.err = s.vectorCandidates(ctx, embedding, depth, filters...); a.err == nil {
 				a.hits = lists[0]
 				if inSpan != nil {
 					a.inSpan = lists[1]
@@ -776,23 +785,52 @@ func vectorsMissing(e embed.Embedder, v *Vectors) string {
 	return ""
 }
 
-// vectorCandidates embeds the query once and returns its nearest
-// neighbours under each filter, in order, and the query's vector; nothing
-// when there is no vector space of the embedder's identity (none yet, or
-// still being built for a new embedder).
-func (s *Searcher) vectorCandidates(ctx context.Context, text string, depth int, filters ...index.Filter) ([][]VectorHit, []float32, error) {
+// embedQuery starts embedding text in its own goroutine, when there is a
+// vector space of the embedder's identity to search (none yet, or still
+// being built for a new embedder: then nothing is embedded), and returns
+// the function that waits for the vector (nil without a space).
+func (s *Searcher) embedQuery(ctx context.Context, text string) func() ([]float32, error) {
+	if s.emb == nil || s.space == nil || vectorsMissing(s.emb, s.space()) != "" {
+		return func() ([]float32, error) { return nil, nil }
+	}
+	type answer struct {
+		qv  []float32
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		qv, err := s.emb.Embed(ctx, []string{text})
+		if err != nil {
+			ch <- answer{err: fmt.Errorf("search: embed query: %w", err)}
+			return
+		}
+		ch <- answer{qv: qv[0]}
+	}()
+	return func() ([]float32, error) {
+		a := <-ch
+		ch <- a // later calls get the same answer
+		return a.qv, a.err
+	}
+}
+
+// vectorCandidates returns the nearest neighbours of the query's vector
+// (embedding, see embedQuery) under each filter, in order, and the
+// query's vector; nothing when there is no vector space of the embedder's
+// identity.
+func (s *Searcher) vectorCandidates(ctx context.Context, embedding func() ([]float32, error), depth int, filters ...index.Filter) ([][]VectorHit, []float32, error) {
 	out := make([][]VectorHit, len(filters))
 	if s.emb == nil || s.space == nil {
 		return out, nil, nil
 	}
+	q, err := embedding()
+	if err != nil {
+		return nil, nil, err
+	}
 	v := s.space()
-	if vectorsMissing(s.emb, v) != "" {
+	if q == nil || vectorsMissing(s.emb, v) != "" {
 		return out, nil, nil
 	}
-	qv, err := s.emb.Embed(ctx, []string{text})
-	if err != nil {
-		return nil, nil, fmt.Errorf("search: embed query: %w", err)
-	}
+	qv := [][]float32{q}
 	for i, f := range filters {
 		vf := vectorFilter{sessions: f.Sessions}
 		if !f.Since.IsZero() {
@@ -939,7 +977,7 @@ func (s *Searcher) results(ctx context.Context, cands []*candidate, lts []lexTer
 		for _, c := range cands[start:end] {
 			rows = append(rows, c.row)
 		}
-		evs, err := s.db.EventsByRows(ctx, rows)
+		evs, err := s.db.ExchangesByRows(ctx, rows)
 		if err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}

@@ -86,6 +86,9 @@ type Encoder struct {
 	maxChunks int
 	threads   int
 	pool      sync.Pool // *workspace
+	// poolLate runs the last layer per token and pools its output, the
+	// graph's order (see lastLayerPooled); for tests.
+	poolLate bool
 }
 
 type shared struct {

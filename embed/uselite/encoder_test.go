@@ -154,3 +154,46 @@ func TestEmbedChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestPooledLastLayer: pooling before the last feed-forward product
+// (lastLayerPooled) changes the vectors by float32 rounding only, against
+// the graph's order (pool the last layer's per-token output), on the
+// golden texts, batched as the worker batches them and one at a time.
+func TestPooledLastLayer(t *testing.T) {
+	g := readGolden(t)
+	texts := make([]string, len(g.Texts))
+	for i, c := range g.Texts {
+		texts[i] = c.Text
+	}
+	pooled, err := newLoaded(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	late, err := newLoaded(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	late.poolLate = true
+	for _, batch := range [][]string{texts, texts[:1], texts[7:8]} {
+		a, err := pooled.Embed(context.Background(), batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := late.Embed(context.Background(), batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var maxDiff float64
+		minCos := 1.0
+		for i := range a {
+			for j := range a[i] {
+				maxDiff = math.Max(maxDiff, math.Abs(float64(a[i][j]-b[i][j])))
+			}
+			minCos = math.Min(minCos, cosine(a[i], b[i]))
+		}
+		t.Logf("%d texts: largest component difference %.2g, smallest cosine 1 - %.2g", len(batch), maxDiff, 1-minCos)
+		if maxDiff > 1e-6 || minCos < 1-1e-9 {
+			t.Errorf("%d texts: pooled vectors differ by %.3g (cosine %.12f)", len(batch), maxDiff, minCos)
+		}
+	}
+}

@@ -82,22 +82,22 @@ func (e *Encoder) forward(ws *workspace, seqs [][]int32, out []float32) {
 			row++
 		}
 	}
-	for l := range m.layers {
-		x = e.layer(ws, &m.layers[l], m.layerScales[l], seqs, x, T, [2]string{"xa", "xb"}[l])
-	}
-	// Mean over each sequence's tokens, then tanh layer, then L2 norm.
 	dim := m.outputDim
-	pooled := ws.get("pooled", len(seqs)*dim)
-	row = 0
-	for i, s := range seqs {
-		dst := pooled[i*dim : (i+1)*dim]
-		clear(dst)
-		for range s {
-			vek32.Add_Inplace(dst, x[row*dim:(row+1)*dim])
-			row++
+	var pooled []float32
+	if e.poolLate {
+		for l := range m.layers {
+			x = e.layer(ws, &m.layers[l], m.layerScales[l], seqs, x, T, [2]string{"xa", "xb"}[l])
 		}
-		vek32.DivNumber_Inplace(dst, float32(max(len(s), 1)))
+		pooled = ws.get("pooled", len(seqs)*dim)
+		meanRows(pooled, x, seqs, dim)
+	} else {
+		last := len(m.layers) - 1
+		for l := range last {
+			x = e.layer(ws, &m.layers[l], m.layerScales[l], seqs, x, T, [2]string{"xa", "xb"}[l])
+		}
+		pooled = e.lastLayerPooled(ws, &m.layers[last], m.layerScales[last], seqs, x, T)
 	}
+	// Then the tanh layer, then the L2 norm.
 	m.tanhP.mul(out, pooled, len(seqs), e.threads)
 	for i := range seqs {
 		v := out[i*dim : (i+1)*dim]
@@ -150,6 +150,71 @@ func (e *Encoder) layer(ws *workspace, w *layerWeights, scale float32, seqs [][]
 	nx := ws.get(outName, T*out) // distinct from x, which the caller may still hold
 	vek32.Add_Into(nx, y, f2)
 	return nx
+}
+
+// meanRows sets dst (len(seqs)×dim) to the mean of each sequence's rows
+// of x.
+func meanRows(dst, x []float32, seqs [][]int32, dim int) {
+	row := 0
+	for i, s := range seqs {
+		d := dst[i*dim : (i+1)*dim]
+		clear(d)
+		for range s {
+			vek32.Add_Inplace(d, x[row*dim:(row+1)*dim])
+			row++
+		}
+		vek32.DivNumber_Inplace(d, float32(max(len(s), 1)))
+	}
+}
+
+// lastLayerPooled runs the last transformer layer over x and returns the
+// mean of its output over each sequence's tokens (len(seqs)×out), which
+// is all the model reads of it. The layer's last step is affine per
+// token, x' = y + relu(h)·W2 + b2, so its mean is mean(y) +
+// mean(relu(h))·W2 + b2: the second feed-forward product (a sixth of the
+// model's work per token) runs once per sequence instead of once per
+// token. Summed in another order, the vectors differ from the per-token
+// mean by float32 rounding only (TestPooledLastLayer: components within
+// 1e-6, cosine 1 - 1e-12).
+func (e *Encoder) lastLayerPooled(ws *workspace, w *layerWeights, scale float32, seqs [][]int32, x []float32, T int) []float32 {
+	in, out := w.in, w.out
+	y := ws.get("y", T*out)
+	if w.residual != nil {
+		w.residualP.mul(y, x, T, e.threads)
+		addBias(y, w.residualBias)
+	} else {
+		copy(y, x)
+	}
+	h := ws.get("h", T*in)
+	layerNorm(h, x, w.lnScale, w.lnBias, in)
+	qkv := ws.get("qkv", T*3*in)
+	w.qkvP.mul(qkv, h, T, e.threads)
+	addBias(qkv, w.qkvBias)
+	att := ws.get("att", T*in)
+	e.attention(ws, att, qkv, seqs, in, w.heads, scale)
+	proj := ws.get("proj", T*out)
+	w.attnOutP.mul(proj, att, T, e.threads)
+	addBias(proj, w.attnOutBias)
+	vek32.Add_Inplace(y, proj)
+
+	h2 := ws.get("h2", T*out)
+	layerNorm(h2, y, w.ffnScale, w.ffnBias, out)
+	hid := w.ffn1P.n
+	f1 := ws.get("f1", T*hid)
+	w.ffn1P.mul(f1, h2, T, e.threads)
+	addBias(f1, w.ffn1Bias)
+	vek32.MaximumNumber_Inplace(f1, 0) // relu
+
+	S := len(seqs)
+	meanY := ws.get("meanY", S*out)
+	meanRows(meanY, y, seqs, out)
+	meanF1 := ws.get("meanF1", S*hid)
+	meanRows(meanF1, f1, seqs, hid)
+	pooled := ws.get("pooled", S*out)
+	w.ffn2P.mul(pooled, meanF1, S, e.threads)
+	addBias(pooled, w.ffn2Bias)
+	vek32.Add_Inplace(pooled, meanY)
+	return pooled
 }
 
 // attention computes multi-head self-attention per sequence: qkv is T×3·dim

@@ -2,6 +2,7 @@ package uselite
 
 import (
 	"sync"
+	"sync/atomic"
 )
 
 // The matrix products of the dense layers, C = A·W with W a fixed weight
@@ -44,22 +45,53 @@ func (w *packed) mul(c, a []float32, m, threads int) {
 	panels := w.n / panelWidth
 	threads = max(1, min(threads, panels, (m*w.k*w.n)/(1<<18)+1)) // small products: one goroutine
 	if threads == 1 {
-		w.mulPanels(c, a, m, 0, panels)
+		tb := tailPool.Get().(*tailBuf)
+		w.mulPanels(c, a, m, 0, panels, tb)
+		tailPool.Put(tb)
 		return
 	}
-	var wg sync.WaitGroup
-	for t := 0; t < threads; t++ {
-		lo, hi := t*panels/threads, (t+1)*panels/threads
-		wg.Go(func() { w.mulPanels(c, a, m, lo, hi) })
+	// The panels are claimed a few at a time from a shared counter, and
+	// the calling goroutine works too: when a helper does not get a core
+	// (a search's BM25 holds the other one), the caller does its share
+	// instead of waiting for it. Each panel is computed the same way
+	// whoever claims it.
+	var next atomic.Int64
+	work := func() {
+		tb := tailPool.Get().(*tailBuf)
+		defer tailPool.Put(tb)
+		for {
+			lo := int(next.Add(claimPanels)) - claimPanels
+			if lo >= panels {
+				return
+			}
+			w.mulPanels(c, a, m, lo, min(lo+claimPanels, panels), tb)
+		}
 	}
+	var wg sync.WaitGroup
+	for t := 1; t < threads; t++ {
+		wg.Go(work)
+	}
+	work()
 	wg.Wait()
 }
 
+// claimPanels is how many panels a goroutine of mul claims at once.
+const claimPanels = 2
+
+// tailBuf holds the last rows of A (fewer than kernelRows), padded with
+// zeros, and their block of C: one per goroutine of a product, from a
+// pool, not a 36 KB array cleared at every call of mulPanels.
+type tailBuf struct {
+	a [kernelRows * 1536]float32
+	c [kernelRows * panelWidth]float32
+}
+
+var tailPool = sync.Pool{New: func() any { return new(tailBuf) }}
+
 // mulPanels computes the columns of panels [p0, p1) of c.
-func (w *packed) mulPanels(c, a []float32, m, p0, p1 int) {
+func (w *packed) mulPanels(c, a []float32, m, p0, p1 int, tb *tailBuf) {
 	K, N := w.k, w.n
-	var padA [kernelRows * 1536]float32
-	var padC [kernelRows * panelWidth]float32
+	padA, padC := tb.a[:], tb.c[:]
 	for i0 := 0; i0 < m; i0 += rowBlock {
 		i1 := min(i0+rowBlock, m)
 		full := i0 + (i1-i0)/kernelRows*kernelRows
@@ -75,7 +107,7 @@ func (w *packed) mulPanels(c, a []float32, m, p0, p1 int) {
 				kernel6x16(a[i*K:], K, panel, c[i*N+p*panelWidth:], N, K)
 			}
 			if tail > 0 {
-				kernel6x16(padA[:], K, panel, padC[:], panelWidth, K)
+				kernelTail(tail, padA, K, panel, padC, panelWidth, K)
 				for r := 0; r < tail; r++ {
 					copy(c[(full+r)*N+p*panelWidth:(full+r)*N+(p+1)*panelWidth], padC[r*panelWidth:(r+1)*panelWidth])
 				}

@@ -53,3 +53,31 @@ func TestPackedMul(t *testing.T) {
 		}
 	}
 }
+
+// TestTailKernels: the kernels of 2 and 4 rows that compute the last rows
+// of a product give the 6-row kernel's sums bit for bit (the same fused
+// multiply-adds in the same order), for every tail height.
+func TestTailKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, k := range []int{1, 7, 256, 1536} {
+		a := make([]float32, kernelRows*k)
+		b := make([]float32, k*panelWidth)
+		for i := range a {
+			a[i] = r.Float32()*2 - 1
+		}
+		for i := range b {
+			b[i] = r.Float32()*2 - 1
+		}
+		want := make([]float32, kernelRows*panelWidth)
+		kernel6x16(a, k, b, want, panelWidth, k)
+		for rows := 1; rows <= kernelRows; rows++ {
+			got := make([]float32, kernelRows*panelWidth)
+			kernelTail(rows, a, k, b, got, panelWidth, k)
+			for i := range rows * panelWidth {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("k %d, %d rows: c[%d] = %v, 6-row kernel %v", k, rows, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
