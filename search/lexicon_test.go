@@ -313,6 +313,13 @@ func TestLexiconLifecycle(t *testing.T) {
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- l.Run(runCtx) }()
+	stopped := false
+	t.Cleanup(func() { // before the index closes
+		if !stopped {
+			cancel()
+			<-done
+		}
+	})
 	deadline := time.Now().Add(30 * time.Second)
 	for l.Status(ctx).State != "ready" {
 		if time.Now().After(deadline) {
@@ -358,6 +365,7 @@ func TestLexiconLifecycle(t *testing.T) {
 	}
 	checkLexiconExact(t, f.db, l, rng, 20)
 	cancel()
+	stopped = true
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
