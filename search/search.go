@@ -105,6 +105,11 @@ type Query struct {
 	// the results are the same, in the same order, and their Score and
 	// Lexical are those of the semantic side alone.
 	OrderOnly bool
+	// Events, when set, reads the events of the candidates that become
+	// results (rows that do not exist are absent from the map), in place
+	// of the index (index.DB.ExchangesByRows): resume passes its cache of
+	// texts, which it reads again to build its pack.
+	Events func(ctx context.Context, rows []int64) (map[int64]index.Event, error)
 }
 
 // Result is one found exchange.
@@ -613,7 +618,11 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 			c.hasLex = false // results() analyses the texts of those with a BM25 match
 		}
 	}
-	return s.results(ctx, cands, lts, gate, each, limit)
+	fetch := s.db.ExchangesByRows
+	if q.Events != nil {
+		fetch = q.Events
+	}
+	return s.results(ctx, fetch, cands, lts, gate, each, limit)
 }
 
 // lexical is db.Lexical(ctx, match, w, f, limit), answered by the bm25
@@ -960,7 +969,7 @@ const (
 // from their texts (lts: the query's terms), and with it their score:
 // those under each are left out, and all of them unless one reaches gate
 // (see Floor).
-func (s *Searcher) results(ctx context.Context, cands []*candidate, lts []lexTerm, gate, each float64, limit int) ([]Result, error) {
+func (s *Searcher) results(ctx context.Context, fetch func(context.Context, []int64) (map[int64]index.Event, error), cands []*candidate, lts []lexTerm, gate, each float64, limit int) ([]Result, error) {
 	out := make([]Result, 0, min(limit, len(cands)))
 	seen := make(map[[2]string]bool, limit)
 	open := gate <= each // no result reached gate yet
@@ -977,7 +986,7 @@ func (s *Searcher) results(ctx context.Context, cands []*candidate, lts []lexTer
 		for _, c := range cands[start:end] {
 			rows = append(rows, c.row)
 		}
-		evs, err := s.db.ExchangesByRows(ctx, rows)
+		evs, err := fetch(ctx, rows)
 		if err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}
