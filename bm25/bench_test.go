@@ -303,3 +303,43 @@ func BenchmarkBuild(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(docs))*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
 }
+
+// BenchmarkLengthCache: the same queries on the same index, alternating
+// query by query between lengthNorm per posting and the per-search cache
+// (so that the machine's load falls on both alike).
+func BenchmarkLengthCache(b *testing.B) {
+	docs, queries := benchCorpus(b)
+	ix, err := Open(b.TempDir(), "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	if err := ix.Add(docs); err != nil {
+		b.Fatal(err)
+	}
+	qs := make([][]string, len(queries))
+	for i, q := range queries {
+		qs[i] = dropCommon(ix, q)
+	}
+	defer func() { noLengthCache = false }()
+	var with, without time.Duration
+	b.ResetTimer()
+	for range b.N {
+		for _, q := range qs {
+			for _, off := range []bool{false, true} {
+				noLengthCache = off
+				t := time.Now()
+				if _, err := ix.Search(q, [2]float64{5, 1}, Filter{}, 200); err != nil {
+					b.Fatal(err)
+				}
+				if off {
+					without += time.Since(t)
+				} else {
+					with += time.Since(t)
+				}
+			}
+		}
+	}
+	b.ReportMetric(float64(without)/float64(with), "speedup")
+	b.Logf("per-posting norm %v, cached %v: %.2fx", without, with, float64(without)/float64(with))
+}

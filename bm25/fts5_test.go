@@ -591,3 +591,46 @@ func TestExactAfterMerges(t *testing.T) {
 	}
 	compareQueries(t, rng, ix, fts, docs, 150)
 }
+
+// TestUnicodeTableAgainstFTS5 checks the generated unicode61 tables
+// against the SQLite linked in, on every code point below U+3400 and a
+// sample of the others (internal/u61gen checks them all): a SQLite
+// upgrade with other Unicode tables fails here, and the tables are to be
+// generated again.
+func TestUnicodeTableAgainstFTS5(t *testing.T) {
+	var docs []Doc
+	add := func(c uint32) {
+		e := string(appendUTF8(nil, c))
+		docs = append(docs, Doc{Row: int64(len(docs) + 1), User: "x" + e + "x " + e + " z Q" + e})
+	}
+	for c := uint32(0x80); c < 0x3400; c++ {
+		add(c)
+	}
+	for c := uint32(0x3400); c < 0x110000; c += 97 {
+		add(c)
+	}
+	fts := openFTS(t)
+	fts.add(t, docs)
+	rows, err := fts.db.Query(`SELECT doc, term FROM ti WHERE col = 'user' ORDER BY doc, offset`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int64][]string{}
+	for rows.Next() {
+		var doc int64
+		var term string
+		if err := rows.Scan(&doc, &term); err != nil {
+			t.Fatal(err)
+		}
+		want[doc] = append(want[doc], term)
+	}
+	rows.Close()
+	for _, d := range docs {
+		var got []string
+		tokenize(d.User, nil, func(tok []byte) { got = append(got, string(tok)) })
+		if !slices.Equal(got, want[d.Row]) {
+			t.Fatalf("%q: tokens %q, FTS5 %q (regenerate: go run -tags sqlite_fts5 ./bm25/internal/u61gen)", d.User, got, want[d.Row])
+		}
+	}
+	t.Logf("%d code points agree", len(docs))
+}

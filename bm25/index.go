@@ -154,7 +154,10 @@ const addChunk = 256
 // Add adds documents to the in-memory tail, in row order; a row not above
 // the watermark is refused (nothing of docs is added then). When the
 // tail reaches SealDocs documents it is sealed into a segment file, made
-// durable with the manifest.
+// durable with the manifest. When sealing fails (a full disk), Add
+// returns the error with the documents before it added and searchable
+// (Watermark says up to where); the seal is tried again at the next Add
+// or Flush.
 func (ix *Index) Add(docs []Doc) error {
 	ix.wmu.Lock()
 	defer ix.wmu.Unlock()
@@ -171,6 +174,13 @@ func (ix *Index) Add(docs []Doc) error {
 		last = d.Row
 	}
 	for len(docs) > 0 {
+		if ix.tail.docs.n() >= SealDocs {
+			// A seal that failed before (its error was returned) is
+			// tried again first.
+			if err := ix.seal(); err != nil {
+				return err
+			}
+		}
 		n := min(len(docs), addChunk, SealDocs-ix.tail.docs.n())
 		ix.mu.Lock()
 		for i := range docs[:n] {

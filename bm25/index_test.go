@@ -339,3 +339,41 @@ func TestClosed(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestSealFailure: a seal that cannot write its file fails Add, keeps the
+// documents searchable, and is tried again by the next Add.
+func TestSealFailure(t *testing.T) {
+	defer func(s int) { SealDocs = s }(SealDocs)
+	SealDocs = 3
+	dir := t.TempDir()
+	ix := openT(t, dir, "id")
+	// A folder where the first segment's temporary file goes.
+	block := filepath.Join(dir, segName(0)+".tmp")
+	if err := os.Mkdir(block, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	docs := []Doc{{Row: 1, User: "a"}, {Row: 2, User: "a"}, {Row: 3, User: "a"}, {Row: 4, User: "a"}, {Row: 5, User: "a"}}
+	if err := ix.Add(docs); err == nil {
+		t.Fatal("Add did not report the failed seal")
+	}
+	if ix.Watermark() != 3 || ix.Len() != 3 {
+		t.Fatalf("after the failed seal: Watermark %d Len %d, want 3 3", ix.Watermark(), ix.Len())
+	}
+	if hits, _ := ix.Search([]string{"a"}, [2]float64{}, Filter{}, 0); len(hits) != 3 {
+		t.Fatalf("%d hits, want 3", len(hits))
+	}
+	if err := os.Remove(block); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Add(docs[3:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	ix = openT(t, dir, "id")
+	if hits, _ := ix.Search([]string{"a"}, [2]float64{}, Filter{}, 0); len(hits) != 5 || ix.Watermark() != 5 {
+		t.Fatalf("reopened: %d hits, Watermark %d", len(hits), ix.Watermark())
+	}
+}

@@ -52,11 +52,56 @@ func (s *source) isDeleted(ord int32) bool {
 // conversions forbid fused multiply-adds), so that the sum of the
 // contributions of a row in query order is bit for bit FTS5's.
 func contribution(idf, f, d, avgdl float64) float64 {
-	num := float64(f * float64(k1+1.0))
+	return contributionK(idf, f, lengthNorm(d, avgdl))
+}
+
+// lengthNorm is the k1 * (1 - b + b * D / avgdl) of contribution: it
+// depends on the row's length only, so a search computes it once per
+// length (lengthCache) instead of once per posting.
+func lengthNorm(d, avgdl float64) float64 {
 	bd := float64(b * d)
 	norm := float64(float64(1-b) + float64(bd/avgdl))
-	den := float64(f + float64(k1*norm))
+	return float64(k1 * norm)
+}
+
+// contributionK is contribution given lengthNorm's value.
+func contributionK(idf, f, k float64) float64 {
+	num := float64(f * float64(k1+1.0))
+	den := float64(f + k)
 	return float64(idf * float64(num/den))
+}
+
+// noLengthCache, set by a benchmark, computes lengthNorm per posting
+// (to measure what the cache saves).
+var noLengthCache bool
+
+// lengthCacheMax bounds the lengths whose norm a search caches (longer
+// rows, rare, compute it each time).
+const lengthCacheMax = 1 << 14
+
+// lengthCache holds lengthNorm by length for one search; NaN: not yet.
+type lengthCache []float64
+
+func (c *lengthCache) reset() {
+	if *c == nil {
+		*c = make([]float64, lengthCacheMax)
+	}
+	nan := math.NaN()
+	for i := range *c {
+		(*c)[i] = nan
+	}
+}
+
+func (c lengthCache) norm(d uint32, avgdl float64) float64 {
+	if d >= lengthCacheMax {
+		return lengthNorm(float64(d), avgdl)
+	}
+	k := c[d]
+	if k != k { // NaN
+		k = lengthNorm(float64(d), avgdl)
+		c[d] = k
+	}
+	return k
 }
 
 // idfOf is fts5Bm25GetData's IDF of a phrase matched by nHit of nRow rows.
@@ -92,12 +137,7 @@ type scratch struct {
 	mark  []uint32 // == epoch: touched in this pass
 	epoch uint32
 	list  []int32
-	post  []decoded
-}
-
-type decoded struct {
-	ord    int32
-	tu, ta uint32
+	norms lengthCache
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -213,6 +253,7 @@ func search(srcs []source, n, tokens int64, keys []string, w [2]float64, f *filt
 
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
+	sc.norms.reset()
 	var h hitHeap
 	var all []Hit
 	for s := range srcs {
@@ -242,7 +283,12 @@ func search(srcs []source, n, tokens int64, keys []string, w [2]float64, f *filt
 				if src.isDeleted(ord) {
 					continue
 				}
-				c := contribution(idf[phrase[i]], freq(tu, ta, w, integral), float64(docs.lens[ord]), avgdl)
+				var c float64
+				if noLengthCache {
+					c = contribution(idf[phrase[i]], freq(tu, ta, w, integral), float64(docs.lens[ord]), avgdl)
+				} else {
+					c = contributionK(idf[phrase[i]], freq(tu, ta, w, integral), sc.norms.norm(docs.lens[ord], avgdl))
+				}
 				if sc.mark[ord] != sc.epoch {
 					sc.mark[ord] = sc.epoch
 					sc.score[ord] = 0.0

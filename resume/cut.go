@@ -322,8 +322,8 @@ func (c *cutter) cut(user, ai string, limit int, render func(u, a string) string
 	// Nothing fits whole: the best segment, cut at word boundaries to a
 	// window starting a little before its first query term.
 	var window *windowed
-	if len(kept) == 0 && len(rest) > 0 {
-		s := rest[0]
+	bestWindow := func() *windowed {
+		s := segs[0]
 		// One marker of its side is in the overhead already.
 		n := room - markerTokens
 		if sides[s.side].fenceAt[s.idx].block >= 0 {
@@ -335,7 +335,10 @@ func (c *cutter) cut(user, ai string, limit int, render func(u, a string) string
 			hitTok, _ := slices.BinarySearch(b, s.hit)
 			from = max(0, hitTok-n/4)
 		}
-		window = c.windowOf(sides, s, from, n)
+		return c.windowOf(sides, s, from, n)
+	}
+	if len(kept) == 0 && len(segs) > 0 {
+		window = bestWindow()
 	}
 
 	var cu, ca, block string
@@ -353,6 +356,12 @@ func (c *cutter) cut(user, ai string, limit int, render func(u, a string) string
 			last := kept[len(kept)-1]
 			keep[last.side][last.idx] = false
 			kept = kept[:len(kept)-1]
+			if len(kept) == 0 {
+				// The one segment that seemed to fit does not: a window
+				// of the best one, as when none fits whole, rather than
+				// nothing.
+				window = bestWindow()
+			}
 		case window != nil && window.text != "":
 			n := c.counter.Count(window.text)
 			window = c.windowOf(sides, window.seg, window.from, n-max(1, n/8))
@@ -391,14 +400,18 @@ func (c *cutter) cut(user, ai string, limit int, render func(u, a string) string
 		kept = kept[:n]
 		break
 	}
-	if c.counter.Count(StripMarkers(cu))+c.counter.Count(StripMarkers(ca)) < minKeep {
+	// A window shorter than minKeep is a shred; a whole sentence or line
+	// (a kept segment: often the user's question itself) is not, however
+	// short.
+	if len(kept) == 0 && c.counter.Count(StripMarkers(cu))+c.counter.Count(StripMarkers(ca)) < minKeep {
 		return cutExchange{}, false
 	}
 	return cutExchange{user: cu, ai: ca, block: block, tokens: tokens, truncated: true}, true
 }
 
-// minKeep is the fewest tokens of text worth showing of a cut exchange;
-// minWindow the fewest worth trying to add.
+// minKeep is the fewest tokens of text worth showing of a cut exchange
+// when no whole segment of it fits; minWindow the fewest worth trying to
+// add.
 const (
 	minKeep   = 24
 	minWindow = 8

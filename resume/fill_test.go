@@ -156,3 +156,49 @@ func TestCutCodeFence(t *testing.T) {
 		t.Errorf("marker(1234) = %q", got)
 	}
 }
+
+// smallChain is six exchanges of about 120 tokens each, two sentences of
+// question and four of answer, then a reset: the shape of the new user's
+// report that a small budget showed nothing at all, one a day.
+func smallChain() *memSource {
+	m := &memSource{}
+	for i := 1; i <= 6; i++ {
+		m.ex("S", i*24*60, fmt.Sprintf("step %d: how do we configure the retry backoff for the socket client in module %d? It keeps failing after reconnect with EPIPE and the logs show nothing useful about the cause.", i, i),
+			fmt.Sprintf("For step %d we set the backoff to exponential with jitter, capped at 30s, and we log the errno on each retry. The EPIPE came from writing after the peer closed; we now check the connection state before writing and reconnect lazily. Also added a test that kills the server mid-write.", i))
+	}
+	return m.reset("S", 7*24*60)
+}
+
+// On a small budget, what was being done just before the reset shows as
+// soon as the headers leave room for a useful part of it: its question,
+// a whole sentence, even when that is under minKeep tokens (it used to
+// need 150 tokens, and 130–140 showed nothing); and room left after a cut
+// goes to growing it.
+func TestSmallBudgetShowsTail(t *testing.T) {
+	m := smallChain()
+	for _, tt := range []struct {
+		budget    int
+		exchanges int // at least
+	}{
+		{budget: 60},
+		{budget: 130, exchanges: 1},
+		{budget: 140, exchanges: 1},
+		{budget: 150, exchanges: 1},
+		{budget: 200, exchanges: 1},
+		{budget: 400, exchanges: 3},
+	} {
+		t.Run(fmt.Sprint(tt.budget), func(t *testing.T) {
+			p := build(t, m, Options{Session: "S", Budget: tt.budget})
+			if p.Tokens > tt.budget {
+				t.Fatalf("%d tokens over a budget of %d", p.Tokens, tt.budget)
+			}
+			if len(p.Exchanges) < tt.exchanges {
+				t.Fatalf("%d exchanges shown, want at least %d:\n%s", len(p.Exchanges), tt.exchanges, p.Text)
+			}
+			if tt.exchanges > 0 && !strings.Contains(p.Text, "step 6: how do we configure the retry backoff") {
+				t.Errorf("the newest question is missing:\n%s", p.Text)
+			}
+			checkFill(t, m, p, 0)
+		})
+	}
+}

@@ -459,7 +459,9 @@ func (p *plan) handBack() bool {
 		}
 	}
 	for _, pk := range order {
-		if p.remaining() < p.pol.MinItem/2 {
+		// Growing a shown exchange costs no header: any room worth a
+		// window is worth giving it.
+		if p.remaining() < minWindow {
 			break
 		}
 		if pk.truncated {

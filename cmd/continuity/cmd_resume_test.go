@@ -89,7 +89,8 @@ func TestResumeCommand(t *testing.T) {
 		{name: "bad budget", args: []string{"resume", "--latest", "--budget", "0"}, code: 2, errText: "--budget 0"},
 		{name: "bad tokenizer", args: []string{"resume", "--latest", "--tokenizer", "nope"}, code: 2, errText: "--tokenizer"},
 		{name: "stray argument", args: []string{"resume", "--latest", "extra"}, code: 2, errText: "unexpected arguments"},
-		{name: "tiny budget", args: []string{"resume", "--session", "new", "--budget", "5"}, out: []string{"# Resume"}},
+		{name: "tiny budget", args: []string{"resume", "--session", "new", "--budget", "5"}, out: []string{"# Resume"},
+			errText: "a budget of 5 tokens shows none of the 4 exchanges"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
