@@ -35,6 +35,10 @@ func isCJK(r rune) bool {
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) || r == 'ー'
 }
 
+// IsWordRune reports whether r, lowercased, belongs to a word as Words
+// splits them: for code that counts words without building them.
+func IsWordRune(r rune) bool { return isWordRune(unicode.ToLower(r)) }
+
 // isWordRune reports whether r belongs to a word (see above).
 func isWordRune(r rune) bool {
 	if r < utf8.RuneSelf {

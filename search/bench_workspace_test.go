@@ -36,8 +36,11 @@ const EnvBenchWorkspace = "CONTINUITY_BENCH_WORKSPACE"
 func BenchmarkSearchWorkspace(b *testing.B) {
 	// Opened as the daemon opens it, as the writer: the searcher keeps
 	// term counts between queries only there (Searcher.termDocs). No
-	// daemon may run on the workspace meanwhile.
-	ws, db, e := openBenchWorkspace(b, index.Options{})
+	// daemon may run on the workspace meanwhile. With
+	// CONTINUITY_BENCH_READONLY=1 it is opened read-only (a shared
+	// workspace; BM25 then counts terms at every query).
+	opts := index.Options{ReadOnly: os.Getenv("CONTINUITY_BENCH_READONLY") == "1"}
+	ws, db, e := openBenchWorkspace(b, opts)
 	start := time.Now()
 	v, err := Load(ctx, db, SpaceIdentity(e))
 	if err != nil {

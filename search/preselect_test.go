@@ -3,6 +3,7 @@ package search
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -115,5 +116,23 @@ func TestQueryPreselects(t *testing.T) {
 	hits, err := v.Query(ctx, docs[3].vec, 5, vectorFilter{sessions: []string{"s3"}})
 	if err != nil || len(hits) != 5 || hits[0].Row != docs[3].row {
 		t.Fatalf("session filter: %+v, %v", hits, err)
+	}
+}
+
+// TestTwoStageWorkers: stage 2 split over cores (each its best n, then
+// the best n of those) gives the one-pass answer: with every vector a
+// candidate, the exact top n.
+func TestTwoStageWorkers(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one core: stage 2 runs in one pass")
+	}
+	v, docs := randomSpace(t, 2*parallelMin+100, 64, 50)
+	all := func(int) bool { return true }
+	for _, i := range []int{0, 5000, 2*parallelMin + 50} {
+		qi, _ := quantizeQuery(docs[i].vec)
+		exact := rankedIdx(v.exact(sparseQuery{}, false, qi, 50, all, true)...)[:50] // each worker's 50, merged
+		if got := rankedIdx(v.twoStage(docs[i].vec, qi, 50, v.Len(), all, true)); !slices.Equal(got, exact) {
+			t.Fatalf("vector %d: %v, exact %v", i, got, exact)
+		}
 	}
 }

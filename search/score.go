@@ -174,10 +174,12 @@ func lexicalStrength(terms []lexTerm, user, ai string) float64 {
 
 // countASCII sets counts[i] to how many words of text have the stem of
 // terms[i], as scoredTokens and count would find them, and returns true;
-// it returns false, leaving counts to the general path, when text is not
-// all ASCII or a term is a CJK phrase. An ASCII word is a run of letters
-// and digits (analyze.Words), lowercased; only words sharing their first
-// two letters with a term are stemmed (see scoredTokens).
+// it returns false, leaving counts to the general path, when a word of
+// text is not all ASCII or a term is a CJK phrase. An ASCII word is a run
+// of letters and digits (analyze.Words), lowercased; only words sharing
+// their first two letters with a term are stemmed (see scoredTokens).
+// Non-ASCII punctuation, symbols and invalid bytes (which analyze.Words
+// reads as U+FFFD) separate words.
 func countASCII(terms []lexTerm, text string, counts []int) bool {
 	// Each term's first two bytes (scoredTokens' test of which words to
 	// stem), as a key: bytes 1 and 2, and how many there are.
@@ -198,14 +200,23 @@ func countASCII(terms []lexTerm, text string, counts []int) bool {
 			i++
 			continue
 		case classNonASCII:
-			return false
+			// Punctuation (’ — “ …) separates words like ASCII's; a
+			// letter starts a word the general path folds.
+			r, size := utf8.DecodeRuneInString(text[i:])
+			if analyze.IsWordRune(r) {
+				return false
+			}
+			i += size
+			continue
 		}
 		j := i + 1
 		for j < len(text) && asciiClass[text[j]] == classWord {
 			j++
 		}
 		if j < len(text) && asciiClass[text[j]] == classNonASCII {
-			return false // the word may go on in a non-ASCII letter
+			if r, _ := utf8.DecodeRuneInString(text[j:]); analyze.IsWordRune(r) {
+				return false // the word goes on in a non-ASCII letter
+			}
 		}
 		word := text[i:j]
 		i = j

@@ -96,8 +96,28 @@ func TestCountASCII(t *testing.T) {
 			}
 		}
 	}
+	texts = append(texts, "it’s the webhook’s retries — “quoted” … done", "webhook\xffretries \xe2\x80 webhook", "emoji 🎉webhook🎉 retries",
+		"x\u00a0webhook\u2003retries", "K\u212Aelvin webhook")
+	for _, q := range queries {
+		lts := terms(q)
+		for _, text := range texts[len(texts)-5:] {
+			got := make([]int, len(lts))
+			if !countASCII(lts, text, got) {
+				if !strings.Contains(text, "\u212A") {
+					t.Errorf("%q took the general path", text)
+				}
+				continue
+			}
+			toks := scoredTokens(lts, text)
+			for i, lt := range lts {
+				if want := lt.count(toks); got[i] != want {
+					t.Fatalf("query %q, term %v in %q: %d, analysed tokens hold %d", q, lt.tokens, text, got[i], want)
+				}
+			}
+		}
+	}
 	if countASCII(terms("café"), "Café au lait", make([]int, 1)) {
-		t.Error("a non-ASCII text took the ASCII path")
+		t.Error("a text with a non-ASCII letter took the ASCII path")
 	}
 	if countASCII(terms("webhook"), "webhookü", make([]int, 1)) {
 		t.Error("a word going on in a non-ASCII letter took the ASCII path")

@@ -55,16 +55,23 @@ func (w *packed) mul(c, a []float32, m, threads int) {
 	// (a search's BM25 holds the other one), the caller does its share
 	// instead of waiting for it. Each panel is computed the same way
 	// whoever claims it.
+	// A product of more than one row block (a batch) claims a goroutine's
+	// share at once: mulPanels walks all the row blocks per claim, and
+	// the rows of A would be read again from L3 at each small claim.
+	claim := claimPanels
+	if m > rowBlock {
+		claim = (panels + threads - 1) / threads
+	}
 	var next atomic.Int64
 	work := func() {
 		tb := tailPool.Get().(*tailBuf)
 		defer tailPool.Put(tb)
 		for {
-			lo := int(next.Add(claimPanels)) - claimPanels
+			lo := int(next.Add(int64(claim))) - claim
 			if lo >= panels {
 				return
 			}
-			w.mulPanels(c, a, m, lo, min(lo+claimPanels, panels), tb)
+			w.mulPanels(c, a, m, lo, min(lo+claim, panels), tb)
 		}
 	}
 	var wg sync.WaitGroup
@@ -75,7 +82,8 @@ func (w *packed) mul(c, a []float32, m, threads int) {
 	wg.Wait()
 }
 
-// claimPanels is how many panels a goroutine of mul claims at once.
+// claimPanels is how many panels a goroutine of mul claims at once in a
+// product of one row block (a query).
 const claimPanels = 2
 
 // tailBuf holds the last rows of A (fewer than kernelRows), padded with
