@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Exchanges in their index form, for a full-text index kept outside
@@ -114,4 +115,27 @@ func (db *DB) LexiconIdentity(ctx context.Context) (identity string, epoch int64
 // id and an epoch.
 func LexiconIdentityOf(instance string, epoch int64) string {
 	return fmt.Sprintf("continuity-index %s analysis %d epoch %d", instance, fullTextVersion, epoch)
+}
+
+// eventColumnsNoRaw are eventColumns with NULL for the raw line.
+var eventColumnsNoRaw = strings.Replace(eventColumns, ", raw, ", ", NULL, ", 1)
+
+// EventsByRowsWithoutRaw is EventsByRows without the raw lines (Event.Raw
+// is nil): for readers that never show them, such as resume, which would
+// otherwise read each event's line (as long as its texts, often in
+// overflow pages) only to drop it.
+func (db *DB) EventsByRowsWithoutRaw(ctx context.Context, rows []int64) (map[int64]Event, error) {
+	out := make(map[int64]Event, len(rows))
+	for start := 0; start < len(rows); start += inChunk {
+		chunk := rows[start:min(start+inChunk, len(rows))]
+		evs, err := db.queryEvents(ctx, "events by row",
+			`SELECT `+eventColumnsNoRaw+` FROM events WHERE id IN (`+placeholders(len(chunk))+`)`, int64Args(chunk)...)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range evs {
+			out[e.Row] = e
+		}
+	}
+	return out, nil
 }

@@ -61,7 +61,7 @@ func (s *IndexSource) Events(ctx context.Context, rows []int64) ([]index.Event, 
 	if s.Cache != nil {
 		return s.Cache.events(ctx, s.DB, rows)
 	}
-	byRow, err := s.DB.EventsByRows(ctx, rows)
+	byRow, err := s.DB.EventsByRowsWithoutRaw(ctx, rows) // resume never shows the raw line
 	if err != nil {
 		return nil, err
 	}

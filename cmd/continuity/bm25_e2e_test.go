@@ -108,7 +108,11 @@ func (w *workspace) waitBM25(docs int) search.LexiconStatus {
 	var st statusReport
 	eventually(w.t, 60*time.Second, fmt.Sprintf("the bm25 engine ready with %d exchanges", docs), func() bool {
 		st = w.status()
-		return st.BM25 != nil && st.BM25.State == "ready" && st.BM25.Docs == docs && st.LagBytes == 0 && st.EmbedPending == 0
+		// FTS5 too must hold every exchange: the read-only search the
+		// answers are compared with is FTS5's, and only the daemon's
+		// indexer brings it up to date.
+		return st.BM25 != nil && st.BM25.State == "ready" && st.BM25.Docs == docs && st.LagBytes == 0 && st.EmbedPending == 0 &&
+			st.FullTextPending == 0
 	})
 	// Hybrid answers compare only once the daemon's vector space is
 	// loaded too.
