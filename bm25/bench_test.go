@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -228,6 +229,7 @@ func BenchmarkSearch(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	b.Logf("process after the queries: %s (RssFile includes the mapped segment pages the queries touched, and SQLite's)", rss())
 	e50, e95 := pct(engine, 50), pct(engine, 95)
 	b.ReportMetric(float64(e50.Microseconds())/1000, "engine-p50-ms")
 	b.ReportMetric(float64(e95.Microseconds())/1000, "engine-p95-ms")
@@ -375,4 +377,19 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/posting")
+}
+
+// rss returns the process's resident memory lines from /proc/self/status.
+func rss() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmRSS") || strings.HasPrefix(l, "RssAnon") || strings.HasPrefix(l, "RssFile") {
+			out = append(out, strings.Join(strings.Fields(l), " "))
+		}
+	}
+	return strings.Join(out, ", ")
 }
