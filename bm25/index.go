@@ -339,7 +339,7 @@ func (ix *Index) Search(terms []string, w [2]float64, f Filter, limit int) ([]Hi
 			}
 		}
 	}
-	return search(ix.sourcesLocked(), ix.live, ix.tokens, keys, w, fs, limit), nil
+	return search(ix.sourcesLocked(), ix.live, ix.tokens, keys, w, fs, limit)
 }
 
 // DocFreq returns, for each term (read as Search reads it), the live
@@ -360,16 +360,21 @@ func (ix *Index) DocFreq(terms []string) (nHit []int64, n int64, err error) {
 	srcs := ix.sourcesLocked()
 	nHit = make([]int64, len(keys))
 	for i, k := range keys {
-		nHit[i] = liveHits(srcs, k)
+		if nHit[i], err = liveHits(srcs, k); err != nil {
+			return nil, 0, err
+		}
 	}
 	return nHit, ix.live, nil
 }
 
 // liveHits counts the live documents holding term over srcs.
-func liveHits(srcs []source, term string) int64 {
+func liveHits(srcs []source, term string) (int64, error) {
 	var n int64
 	for s := range srcs {
-		p, df := srcs[s].lookup(term)
+		p, df, err := srcs[s].lookup(term, srcs[s].deleted != nil)
+		if err != nil {
+			return 0, err
+		}
 		if srcs[s].deleted == nil {
 			n += int64(df)
 			continue
@@ -385,7 +390,7 @@ func liveHits(srcs []source, term string) int64 {
 			}
 		}
 	}
-	return n
+	return n, nil
 }
 
 // sourcesLocked lists what a search reads: the segments, the tail being
