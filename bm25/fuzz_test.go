@@ -74,7 +74,7 @@ func FuzzSegment(f *testing.F) {
 		}
 		s := viewSegment(data, lay)
 		for _, term := range []string{"alpha", "beta", "gamma", "zeta", "", "zzz", "a"} {
-			p, _, err := s.lookup(term, true)
+			p, _, err := s.lookup(term, true, nil)
 			if err != nil {
 				continue
 			}

@@ -371,7 +371,7 @@ func (ix *Index) DocFreq(terms []string) (nHit []int64, n int64, err error) {
 func liveHits(srcs []source, term string) (int64, error) {
 	var n int64
 	for s := range srcs {
-		p, df, err := srcs[s].lookup(term, srcs[s].deleted != nil)
+		p, df, err := srcs[s].lookup(term, srcs[s].deleted != nil, nil)
 		if err != nil {
 			return 0, err
 		}

@@ -163,7 +163,7 @@ func mergeSegments(dir string, id uint64, in []*segment) (*segment, error) {
 			if t, _ := s.term(cur[k]); string(t) != term {
 				continue
 			}
-			post, err := s.postingsOf(cur[k])
+			post, err := s.postingsOf(cur[k], nil)
 			cur[k]++
 			if err != nil {
 				return nil, fmt.Errorf("bm25: merge: %w", err)

@@ -39,7 +39,7 @@ type source struct {
 	deleted []uint64 // tombstones by ordinal, nil when none
 	// lookup returns a term's document count, and its postings when
 	// read is true.
-	lookup func(term string, read bool) ([]byte, uint32, error)
+	lookup func(term string, read bool, arena *[]byte) ([]byte, uint32, error)
 }
 
 func (s *source) isDeleted(ord int32) bool {
@@ -144,6 +144,12 @@ type scratch struct {
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
+// arenaPool holds the buffers searches read postings into; one larger
+// than arenaKeep (a query of very common terms) is left to the GC.
+var arenaPool = sync.Pool{New: func() any { return new([]byte) }}
+
+const arenaKeep = 16 << 20
+
 func (s *scratch) reset(n int) {
 	if cap(s.score) < n {
 		s.score = make([]float64, n)
@@ -217,6 +223,13 @@ func search(srcs []source, n, tokens int64, keys []string, w [2]float64, f *filt
 	avgdl := float64(tokens) / float64(n)
 	integral := w[0] == math.Trunc(w[0]) && w[1] == math.Trunc(w[1]) && w[0] < 1<<20 && w[1] < 1<<20
 
+	arena := arenaPool.Get().(*[]byte)
+	*arena = (*arena)[:0]
+	defer func() {
+		if cap(*arena) <= arenaKeep {
+			arenaPool.Put(arena)
+		}
+	}()
 	// Distinct terms, their postings and live counts (nHit: FTS5 counts
 	// the rows matching each phrase, over the whole index).
 	terms := make([]queryTerm, 0, len(keys))
@@ -227,7 +240,7 @@ func search(srcs []source, n, tokens int64, keys []string, w [2]float64, f *filt
 			j = len(terms)
 			qt := queryTerm{key: k, post: make([][]byte, len(srcs))}
 			for s := range srcs {
-				p, df, err := srcs[s].lookup(k, true)
+				p, df, err := srcs[s].lookup(k, true, arena)
 				if err != nil {
 					return nil, err
 				}

@@ -458,7 +458,11 @@ func (s *segment) find(term string) int {
 // after 300 queries at 1M exchanges 315 of the 324 MB of segment files
 // counted in the daemon's RSS. The dictionary and the per-document
 // arrays (about 50 MB at 1M) are still read through the mapping.
-func (s *segment) postingsOf(i int) ([]byte, error) {
+//
+// The bytes go to the end of *arena when arena is not nil (a search's
+// pooled buffer: no allocation, no zeroing once it is large enough;
+// slices returned before a growth keep the old array, still valid).
+func (s *segment) postingsOf(i int, arena *[]byte) ([]byte, error) {
 	a, b := s.postOf[i], s.postOf[i+1]
 	if a > b || b > uint64(len(s.post)) {
 		return nil, fmt.Errorf("bm25: segment %s: postings offsets: %w", s.path, errDamaged)
@@ -466,7 +470,15 @@ func (s *segment) postingsOf(i int) ([]byte, error) {
 	if s.file == nil || a == b {
 		return s.post[a:b], nil
 	}
-	buf := make([]byte, b-a)
+	size := int(b - a)
+	var buf []byte
+	if arena == nil {
+		buf = make([]byte, size)
+	} else {
+		n := len(*arena)
+		*arena = slices.Grow(*arena, size)[:n+size]
+		buf = (*arena)[n : n+size : n+size]
+	}
 	if _, err := s.file.ReadAt(buf, s.postAt+int64(a)); err != nil {
 		return nil, fmt.Errorf("bm25: read segment %s: %w", s.path, err)
 	}
@@ -474,8 +486,8 @@ func (s *segment) postingsOf(i int) ([]byte, error) {
 }
 
 // lookup returns the document count of term and, when read, its postings
-// (nil, 0 when absent).
-func (s *segment) lookup(term string, read bool) ([]byte, uint32, error) {
+// (nil, 0 when absent), read into arena (see postingsOf).
+func (s *segment) lookup(term string, read bool, arena *[]byte) ([]byte, uint32, error) {
 	i := s.find(term)
 	if i < 0 {
 		return nil, 0, nil
@@ -483,7 +495,7 @@ func (s *segment) lookup(term string, read bool) ([]byte, uint32, error) {
 	if !read {
 		return nil, s.df[i], nil
 	}
-	p, err := s.postingsOf(i)
+	p, err := s.postingsOf(i, arena)
 	return p, s.df[i], err
 }
 
