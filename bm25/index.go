@@ -18,9 +18,10 @@
 //
 // Layout (Litestream-like: small types with one job):
 //   - tail.go: the mutable in-memory tail that Add fills;
-//   - segment.go: immutable segment files, mmap'd read-only, so their
-//     postings stay off the Go heap and only the pages of queried terms
-//     become resident;
+//   - segment.go: immutable segment files: the dictionary and document
+//     arrays mmap'd read-only, the postings read with pread per query
+//     term, so that neither the Go heap nor the process's resident memory
+//     holds the bulk of the index (the page cache does);
 //   - manifest.go: the checksummed list of segments, tombstones and
 //     sessions, replaced atomically;
 //   - postings.go: the postings encoding both share;
