@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -340,16 +341,26 @@ func corpus(t *testing.T, rng *rand.Rand, lme, synth int) []Doc {
 	return append(docs, syntheticDocs(rng, synth, last)...)
 }
 
+// exactScale multiplies TestExactAgainstFTS5's documents and queries
+// ($BM25_EXACT_SCALE, 1 by default): a longer check run by hand.
+func exactScale() int {
+	if n, err := strconv.Atoi(os.Getenv("BM25_EXACT_SCALE")); err == nil && n > 0 {
+		return n
+	}
+	return 1
+}
+
 func TestExactAgainstFTS5(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	docs := corpus(t, rng, 4000, 3000)
+	sc := exactScale()
+	docs := corpus(t, rng, 4000*sc, 3000*sc)
 	fts := openFTS(t)
 	fts.add(t, docs)
 
 	for _, tc := range []struct {
 		name string
 		seal int
-	}{{"tail", 1 << 30}, {"segments", 1500}} {
+	}{{"tail", 1 << 30}, {"segments", 1500 * sc}} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer func(s int) { SealDocs = s }(SealDocs)
 			SealDocs = tc.seal
@@ -366,7 +377,7 @@ func TestExactAgainstFTS5(t *testing.T) {
 			if ix.Len() != len(docs) || ix.Watermark() != docs[len(docs)-1].Row {
 				t.Fatalf("Len %d Watermark %d", ix.Len(), ix.Watermark())
 			}
-			compareQueries(t, rng, ix, fts, docs, 300)
+			compareQueries(t, rng, ix, fts, docs, 300*sc)
 			if err := ix.Flush(); err != nil {
 				t.Fatal(err)
 			}

@@ -74,7 +74,10 @@ func FuzzSegment(f *testing.F) {
 		}
 		s := viewSegment(data, lay)
 		for _, term := range []string{"alpha", "beta", "gamma", "zeta", "", "zzz", "a"} {
-			p, _ := s.lookup(term)
+			p, _, err := s.lookup(term, true, nil)
+			if err != nil {
+				continue
+			}
 			it := newPostingIter(p, s.docs.n())
 			for {
 				ord, _, _, ok := it.next()

@@ -18,9 +18,10 @@
 //
 // Layout (Litestream-like: small types with one job):
 //   - tail.go: the mutable in-memory tail that Add fills;
-//   - segment.go: immutable segment files, mmap'd read-only, so their
-//     postings stay off the Go heap and only the pages of queried terms
-//     become resident;
+//   - segment.go: immutable segment files: the dictionary and document
+//     arrays mmap'd read-only, the postings read with pread per query
+//     term, so that neither the Go heap nor the process's resident memory
+//     holds the bulk of the index (the page cache does);
 //   - manifest.go: the checksummed list of segments, tombstones and
 //     sessions, replaced atomically;
 //   - postings.go: the postings encoding both share;
@@ -339,7 +340,7 @@ func (ix *Index) Search(terms []string, w [2]float64, f Filter, limit int) ([]Hi
 			}
 		}
 	}
-	return search(ix.sourcesLocked(), ix.live, ix.tokens, keys, w, fs, limit), nil
+	return search(ix.sourcesLocked(), ix.live, ix.tokens, keys, w, fs, limit)
 }
 
 // DocFreq returns, for each term (read as Search reads it), the live
@@ -360,16 +361,21 @@ func (ix *Index) DocFreq(terms []string) (nHit []int64, n int64, err error) {
 	srcs := ix.sourcesLocked()
 	nHit = make([]int64, len(keys))
 	for i, k := range keys {
-		nHit[i] = liveHits(srcs, k)
+		if nHit[i], err = liveHits(srcs, k); err != nil {
+			return nil, 0, err
+		}
 	}
 	return nHit, ix.live, nil
 }
 
 // liveHits counts the live documents holding term over srcs.
-func liveHits(srcs []source, term string) int64 {
+func liveHits(srcs []source, term string) (int64, error) {
 	var n int64
 	for s := range srcs {
-		p, df := srcs[s].lookup(term)
+		p, df, err := srcs[s].lookup(term, srcs[s].deleted != nil, nil)
+		if err != nil {
+			return 0, err
+		}
 		if srcs[s].deleted == nil {
 			n += int64(df)
 			continue
@@ -385,7 +391,7 @@ func liveHits(srcs []source, term string) int64 {
 			}
 		}
 	}
-	return n
+	return n, nil
 }
 
 // sourcesLocked lists what a search reads: the segments, the tail being

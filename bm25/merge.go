@@ -163,12 +163,12 @@ func mergeSegments(dir string, id uint64, in []*segment) (*segment, error) {
 			if t, _ := s.term(cur[k]); string(t) != term {
 				continue
 			}
-			a, b := s.postOf[cur[k]], s.postOf[cur[k]+1]
+			post, err := s.postingsOf(cur[k], nil)
 			cur[k]++
-			if a > b || b > uint64(len(s.post)) {
-				return nil, fmt.Errorf("bm25: merge %s: postings of %q: %w", s.path, term, errDamaged)
+			if err != nil {
+				return nil, fmt.Errorf("bm25: merge: %w", err)
 			}
-			it := newPostingIter(s.post[a:b], s.docs.n())
+			it := newPostingIter(post, s.docs.n())
 			for {
 				ord, tu, ta, ok := it.next()
 				if !ok {

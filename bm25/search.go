@@ -37,7 +37,9 @@ type queryTerm struct {
 type source struct {
 	docs    *docTable
 	deleted []uint64 // tombstones by ordinal, nil when none
-	lookup  func(term string) ([]byte, uint32)
+	// lookup returns a term's document count, and its postings when
+	// read is true.
+	lookup func(term string, read bool, arena *[]byte) ([]byte, uint32, error)
 }
 
 func (s *source) isDeleted(ord int32) bool {
@@ -142,6 +144,12 @@ type scratch struct {
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
+// arenaPool holds the buffers searches read postings into; one larger
+// than arenaKeep (a query of very common terms) is left to the GC.
+var arenaPool = sync.Pool{New: func() any { return new([]byte) }}
+
+const arenaKeep = 16 << 20
+
 func (s *scratch) reset(n int) {
 	if cap(s.score) < n {
 		s.score = make([]float64, n)
@@ -208,13 +216,20 @@ func tokenOf(term string) (string, error) {
 }
 
 // search runs the query over the sources; the caller holds the read lock.
-func search(srcs []source, n, tokens int64, keys []string, w [2]float64, f *filterSet, limit int) []Hit {
+func search(srcs []source, n, tokens int64, keys []string, w [2]float64, f *filterSet, limit int) ([]Hit, error) {
 	if n <= 0 || len(keys) == 0 {
-		return nil
+		return nil, nil
 	}
 	avgdl := float64(tokens) / float64(n)
 	integral := w[0] == math.Trunc(w[0]) && w[1] == math.Trunc(w[1]) && w[0] < 1<<20 && w[1] < 1<<20
 
+	arena := arenaPool.Get().(*[]byte)
+	*arena = (*arena)[:0]
+	defer func() {
+		if cap(*arena) <= arenaKeep {
+			arenaPool.Put(arena)
+		}
+	}()
 	// Distinct terms, their postings and live counts (nHit: FTS5 counts
 	// the rows matching each phrase, over the whole index).
 	terms := make([]queryTerm, 0, len(keys))
@@ -225,7 +240,10 @@ func search(srcs []source, n, tokens int64, keys []string, w [2]float64, f *filt
 			j = len(terms)
 			qt := queryTerm{key: k, post: make([][]byte, len(srcs))}
 			for s := range srcs {
-				p, df := srcs[s].lookup(k)
+				p, df, err := srcs[s].lookup(k, true, arena)
+				if err != nil {
+					return nil, err
+				}
 				qt.post[s] = p
 				if srcs[s].deleted == nil {
 					qt.nHit += int64(df)
@@ -325,7 +343,7 @@ func search(srcs []source, n, tokens int64, keys []string, w [2]float64, f *filt
 		}
 		return 0
 	})
-	return all
+	return all, nil
 }
 
 // filterSet is a Filter resolved against the session table.

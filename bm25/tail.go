@@ -103,12 +103,13 @@ func (a *tailAdder) add(t *tail, d *Doc, sess uint32) {
 	t.tokens += int64(n)
 }
 
-// lookup returns the postings of term in the tail.
-func (t *tail) lookup(term string) (post []byte, df uint32) {
+// lookup returns the postings of term in the tail (read or not: they
+// are in memory).
+func (t *tail) lookup(term string, _ bool, _ *[]byte) (post []byte, df uint32, err error) {
 	id := t.terms.find(stringBytes(term))
 	if id < 0 {
-		return nil, 0
+		return nil, 0, nil
 	}
 	p := &t.post[id]
-	return p.buf, p.df
+	return p.buf, p.df, nil
 }
