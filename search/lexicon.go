@@ -21,7 +21,7 @@ import (
 )
 
 // A Lexicon keeps a bm25.Index (package bm25: FTS5's BM25 computed outside
-// SQLite, from memory-mapped segment files) in step with the index's
+// SQLite, from its segment files) in step with the index's
 // exchanges, so that Search can rank a query of plain words there instead
 // of in FTS5, whose bm25() costs hundreds of milliseconds at a million
 // exchanges. The engine answers exactly as FTS5 does (the same rows, in
