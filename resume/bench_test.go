@@ -233,8 +233,9 @@ func BenchmarkResumeWorkspace(b *testing.B) {
 	}
 }
 
-// hybridSearcher is a searcher over db ranking as the daemon does, with
-// the vectors of provider computed (or completed) first.
+// hybridSearcher is a searcher over db ranking as the daemon does (BM25
+// from the bm25 engine), with the vectors of provider computed (or
+// completed) first.
 func hybridSearcher(b *testing.B, db *index.DB, provider string) *search.Searcher {
 	emb, err := embed.New(embed.Config{Provider: provider})
 	if err != nil {
@@ -247,7 +248,17 @@ func hybridSearcher(b *testing.B, db *index.DB, provider string) *search.Searche
 	if err := w.Drain(ctx); err != nil {
 		b.Fatal(err)
 	}
-	s, err := search.New(search.Config{DB: db, Embedder: emb, Vectors: w.Vectors})
+	// The bm25 engine, as in the daemon (built in the cache folder the
+	// first time, opened from its files after).
+	lex, err := search.NewLexicon(search.LexiconConfig{DB: db})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { lex.Close() })
+	if err := lex.CatchUp(ctx); err != nil {
+		b.Fatal(err)
+	}
+	s, err := search.New(search.Config{DB: db, Embedder: emb, Vectors: w.Vectors, Lexicon: lex})
 	if err != nil {
 		b.Fatal(err)
 	}

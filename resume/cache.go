@@ -396,7 +396,7 @@ func (c *Cache) events(ctx context.Context, db *index.DB, rows []int64) ([]index
 	}
 	c.mu.Unlock()
 	if len(missing) > 0 {
-		read, err := db.EventsByRows(ctx, missing)
+		read, err := db.EventsByRowsWithoutRaw(ctx, missing)
 		if err != nil {
 			return nil, err
 		}

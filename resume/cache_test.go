@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/watcher"
 )
 
@@ -434,6 +436,49 @@ func TestCacheConcurrent(t *testing.T) {
 	for range 4 {
 		if err := <-errs; err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestCacheSamePacksSearchRanker: with the daemon's ranking (the hybrid
+// search, BM25 from the bm25 engine), whose candidates' texts come from
+// the cache when there is one, packs with a Cache are byte for byte those
+// without, cold and warm.
+func TestCacheSamePacksSearchRanker(t *testing.T) {
+	w := variedWorkspace(t)
+	emb, err := embed.New(embed.Config{Provider: embed.ProviderHash})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wk, err := search.NewWorker(search.WorkerConfig{DB: w.db, Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wk.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lex, err := search.NewLexicon(search.LexiconConfig{DB: w.db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lex.Close() })
+	if err := lex.CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s, err := search.New(search.Config{DB: w.db, Embedder: emb, Vectors: wk.Vectors, Lexicon: lex})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.cached.Ranker, w.plain.Ranker = SearchRanker(s), SearchRanker(s)
+	r := rand.New(rand.NewPCG(5, 6))
+	sessions := []string{"a29", "a15", "s4", "d", "solo"}
+	queries := []string{"parser error", "postgres unique constraint", "check12 errRange", "日本語", "same question again"}
+	for round := range 2 {
+		for range 40 {
+			w.same(Options{Session: sessions[r.IntN(len(sessions))], Query: queries[r.IntN(len(queries))], Budget: []int{300, 2000}[r.IntN(2)]})
+		}
+		if st := w.cache.Stats(); round == 1 && st.EventHits == 0 {
+			t.Errorf("the ranking did not read texts through the cache: %+v", st)
 		}
 	}
 }

@@ -61,7 +61,7 @@ func (s *IndexSource) Events(ctx context.Context, rows []int64) ([]index.Event, 
 	if s.Cache != nil {
 		return s.Cache.events(ctx, s.DB, rows)
 	}
-	byRow, err := s.DB.EventsByRows(ctx, rows)
+	byRow, err := s.DB.EventsByRowsWithoutRaw(ctx, rows) // resume never shows the raw line
 	if err != nil {
 		return nil, err
 	}
@@ -114,6 +114,19 @@ func LexicalRanker(db *index.DB) Ranker {
 func (s *IndexSource) Relevant(ctx context.Context, query string, sessions []string, limit int) ([]int64, error) {
 	if s.Ranker == nil {
 		return nil, nil
+	}
+	if er, ok := s.Ranker.(eventsRanker); ok && s.Cache != nil {
+		return er.rankWith(ctx, query, sessions, limit, func(ctx context.Context, rows []int64) (map[int64]index.Event, error) {
+			evs, err := s.Cache.events(ctx, s.DB, rows)
+			if err != nil {
+				return nil, err
+			}
+			out := make(map[int64]index.Event, len(evs))
+			for _, e := range evs {
+				out[e.Row] = e
+			}
+			return out, nil
+		})
 	}
 	return s.Ranker.Rank(ctx, query, sessions, limit)
 }

@@ -19,28 +19,51 @@ func SearchRanker(s *search.Searcher) Ranker { return SearchRankerAt(s, time.Tim
 // relative times it names ("what we did last week") are read against at
 // (see search.Query.Now); the zero time means now.
 func SearchRankerAt(s *search.Searcher, at time.Time) Ranker {
+	return searchRanker{s: s, at: at}
+}
+
+// searchRanker is SearchRankerAt's Ranker.
+type searchRanker struct {
+	s  *search.Searcher
+	at time.Time
+}
+
+// eventsRanker is a Ranker that can read the texts it needs through a
+// source's cache (IndexSource.Relevant passes Cache's): the search reads
+// the texts of some 200 candidates per pack, the ones the pack is then
+// built from.
+type eventsRanker interface {
+	rankWith(ctx context.Context, query string, sessions []string, limit int,
+		events func(context.Context, []int64) (map[int64]index.Event, error)) ([]int64, error)
+}
+
+// Rank implements Ranker.
+func (r searchRanker) Rank(ctx context.Context, query string, sessions []string, limit int) ([]int64, error) {
+	return r.rankWith(ctx, query, sessions, limit, nil)
+}
+
+func (r searchRanker) rankWith(ctx context.Context, query string, sessions []string, limit int,
+	events func(context.Context, []int64) (map[int64]index.Event, error)) ([]int64, error) {
+	if len(sessions) == 0 {
+		return nil, nil
+	}
+	// No score floor: the floor decides whether a search shows anything
+	// at all; resume only needs the order, and an exchange under the
+	// floor still beats an unrelated recent one.
 	noFloor := 0.0
-	return RankFunc(func(ctx context.Context, query string, sessions []string, limit int) ([]int64, error) {
-		if len(sessions) == 0 {
-			return nil, nil
-		}
-		// No score floor: the floor decides whether a search shows
-		// anything at all; resume only needs the order, and an exchange
-		// under the floor still beats an unrelated recent one.
-		res, err := s.Search(ctx, search.Query{Text: query, Chain: sessions[0], Limit: min(limit, search.MaxLimit), Now: at, MinScore: &noFloor,
-			OrderOnly: true})
-		if errors.Is(err, search.ErrEmptyQuery) || errors.Is(err, index.ErrNoFullText) {
-			// No query ranking possible (the full-text index is being
-			// rebuilt and no vector answered): recency alone chooses.
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		rows := make([]int64, len(res))
-		for i, r := range res {
-			rows[i] = r.Row
-		}
-		return rows, nil
-	})
+	res, err := r.s.Search(ctx, search.Query{Text: query, Chain: sessions[0], Limit: min(limit, search.MaxLimit), Now: r.at, MinScore: &noFloor,
+		OrderOnly: true, Events: events})
+	if errors.Is(err, search.ErrEmptyQuery) || errors.Is(err, index.ErrNoFullText) {
+		// No query ranking possible (the full-text index is being
+		// rebuilt and no vector answered): recency alone chooses.
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]int64, len(res))
+	for i, r := range res {
+		rows[i] = r.Row
+	}
+	return rows, nil
 }

@@ -29,7 +29,10 @@ const EnvBenchWorkspace = "CONTINUITY_BENCH_WORKSPACE"
 // The queries are the LongMemEval questions ($CONTINUITY_EVAL_DATA, or
 // ../shared/data/longmemeval-s-dev), else a fixed list. "embed" is the
 // query's embedding alone, which hybrid and vector searches include;
-// "bm25" is the baseline the others are compared with in the same run.
+// "bm25" and "hybrid" rank BM25 with the bm25 engine (Lexicon: built in
+// the workspace's cache folder on the first run, opened from its files
+// after), "bm25-fts5" and "hybrid-fts5" with FTS5: the baselines of the
+// same run.
 func BenchmarkSearchWorkspace(b *testing.B) {
 	// Opened as the daemon opens it, as the writer: the searcher keeps
 	// term counts between queries only there (Searcher.termDocs). No
@@ -47,7 +50,26 @@ func BenchmarkSearchWorkspace(b *testing.B) {
 		b.Fatalf("no vector of %s in %s: prepare it with continuity-bench query", SpaceIdentity(e), ws)
 	}
 	b.Logf("%d vectors of %s loaded in %s", v.Len(), v.Identity(), time.Since(start).Round(time.Millisecond))
-	s, err := New(Config{DB: db, Embedder: e, Vectors: func() *Vectors { return v }})
+	// The bm25 engine, built (the first time) or opened from its files
+	// in the workspace's cache folder, as the daemon does.
+	lex, err := NewLexicon(LexiconConfig{DB: db})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lex.Close()
+	start = time.Now()
+	if err := lex.CatchUp(ctx); err != nil {
+		b.Fatal(err)
+	}
+	st := lex.Status(ctx)
+	b.Logf("bm25 engine %s with %d exchanges in %s (a build: %.1fs)", st.State, st.Docs, time.Since(start).Round(time.Millisecond), st.BuildSeconds)
+	vecs := func() *Vectors { return v }
+	s, err := New(Config{DB: db, Embedder: e, Vectors: vecs, Lexicon: lex})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The baseline of the same run: FTS5 answers BM25.
+	fts, err := New(Config{DB: db, Embedder: e, Vectors: vecs})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -59,9 +81,11 @@ func BenchmarkSearchWorkspace(b *testing.B) {
 		name string
 		run  func(q string) error
 	}{
+		{"bm25-fts5", func(q string) error { _, err := fts.Search(ctx, Query{Text: q, Mode: ModeLexical}); return err }},
 		{"bm25", func(q string) error { _, err := s.Search(ctx, Query{Text: q, Mode: ModeLexical}); return err }},
 		{"embed", func(q string) error { _, err := e.Embed(ctx, []string{q}); return err }},
 		{"vector", func(q string) error { _, err := s.Search(ctx, Query{Text: q, Mode: ModeVector}); return err }},
+		{"hybrid-fts5", func(q string) error { _, err := fts.Search(ctx, Query{Text: q}); return err }},
 		{"hybrid", func(q string) error { _, err := s.Search(ctx, Query{Text: q}); return err }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
@@ -83,6 +107,27 @@ func BenchmarkSearchWorkspace(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")
 		})
+	}
+}
+
+// BenchmarkLexiconBuildWorkspace measures a build of the bm25 engine from
+// scratch (Lexicon.CatchUp from nothing: reading the exchanges, analysing
+// them, adding them, flushing), in a temporary folder, on a workspace
+// continuity-bench prepared (see BenchmarkSearchWorkspace).
+func BenchmarkLexiconBuildWorkspace(b *testing.B) {
+	_, db, _ := openBenchWorkspace(b, index.Options{})
+	for b.Loop() {
+		l, err := NewLexicon(LexiconConfig{DB: db, Dir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := l.CatchUp(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(l.Status(ctx).Docs), "docs")
+		if err := l.Close(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

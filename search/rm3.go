@@ -66,7 +66,7 @@ func (s *Searcher) expand(ctx context.Context, terms []analyze.Term, hits []inde
 	for t := range weight {
 		cands = append(cands, t)
 	}
-	docs, all, err := s.termDocs(ctx, cands)
+	docs, all, err := s.termDocs(ctx, cands, nil)
 	if err != nil || all == 0 {
 		return ""
 	}

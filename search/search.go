@@ -105,6 +105,11 @@ type Query struct {
 	// the results are the same, in the same order, and their Score and
 	// Lexical are those of the semantic side alone.
 	OrderOnly bool
+	// Events, when set, reads the events of the candidates that become
+	// results (rows that do not exist are absent from the map), in place
+	// of the index (index.DB.ExchangesByRows): resume passes its cache of
+	// texts, which it reads again to build its pack.
+	Events func(ctx context.Context, rows []int64) (map[int64]index.Event, error)
 }
 
 // Result is one found exchange.
@@ -218,17 +223,18 @@ var DefaultOptions = Options{
 
 // lexicalMatch is the BM25 query for text: the index terms of its words
 // (queryTerms, indexTerms) less those too common to be worth scoring
-// (Options.MaxTermShare); and those terms weighed for the lexical
-// strength (see score.go).
-func (s *Searcher) lexicalMatch(ctx context.Context, text string) (match string, lts []lexTerm) {
-	terms := indexTerms(queryTerms(text, !s.opts.KeepFillerWords))
+// (Options.MaxTermShare), and their MATCH expression; and those terms
+// weighed for the lexical strength (see score.go). lv, when not nil, is
+// the bm25 engine, current: it counts the terms' documents.
+func (s *Searcher) lexicalMatch(ctx context.Context, text string, lv *lexView) (terms []analyze.Term, match string, lts []lexTerm) {
+	terms = indexTerms(queryTerms(text, !s.opts.KeepFillerWords))
 	var keys []string
 	for _, t := range terms {
 		if t.Key != "" {
 			keys = append(keys, t.Key)
 		}
 	}
-	docs, total, err := s.termDocs(ctx, keys)
+	docs, total, err := s.termDocs(ctx, keys, lv)
 	if err != nil {
 		// Counts only prune and scale: search without them.
 		s.log.Debug("term document counts", "err", err)
@@ -241,7 +247,7 @@ func (s *Searcher) lexicalMatch(ctx context.Context, text string) (match string,
 	if share > 0 && len(terms) > 1 && total > 0 {
 		terms = dropCommon(terms, docs, total, share)
 	}
-	return analyze.MatchAny(terms), lexTerms(terms, docs, total)
+	return terms, analyze.MatchAny(terms), lexTerms(terms, docs, total)
 }
 
 // dropCommon removes the terms held by more than share of the total
@@ -280,11 +286,17 @@ type dfCache struct {
 // dfCacheMax bounds the cache: past it, it starts afresh.
 const dfCacheMax = 50000
 
-// termDocs is db.TermDocs through the cache. Only a process that writes
-// the full-text index can tell when it changes, so only there (in the
-// daemon) are counts kept; they are dropped at each change, and so are
-// always those the index gives now.
-func (s *Searcher) termDocs(ctx context.Context, stems []string) (map[string]int64, int64, error) {
+// termDocs is db.TermDocs through the cache, or the bm25 engine's counts
+// when it is current (lv not nil: the same counts, read from memory).
+// Only a process that writes the full-text index can tell when it
+// changes, so only there (in the daemon) are counts kept; they are
+// dropped at each change, and so are always those the index gives now.
+func (s *Searcher) termDocs(ctx context.Context, stems []string, lv *lexView) (map[string]int64, int64, error) {
+	if lv != nil {
+		if docs, total, err := lv.docFreq(stems); err == nil {
+			return docs, total, nil
+		}
+	}
 	state, ok := s.db.FullTextState()
 	if !ok {
 		return s.db.TermDocs(ctx, stems)
@@ -385,7 +397,10 @@ type Config struct {
 	// the largest over the spaces that hold it. For evaluation (issue 14:
 	// "two vectors per exchange, max similarity"); their identities are
 	// not checked against Embedder's.
-	More    []func() *Vectors
+	More []func() *Vectors
+	// Lexicon, when set, answers the BM25 queries of plain words in place
+	// of FTS5 whenever it is current (see Lexicon); nil means FTS5 always.
+	Lexicon *Lexicon
 	Options Options
 	Logger  *slog.Logger
 }
@@ -398,6 +413,7 @@ type Searcher struct {
 	emb    embed.Embedder
 	space  func() *Vectors
 	more   []func() *Vectors
+	lex    *Lexicon
 	opts   Options
 	vw     float64 // vector weight in the fusion
 	log    *slog.Logger
@@ -408,7 +424,7 @@ func New(cfg Config) (*Searcher, error) {
 	if cfg.DB == nil {
 		return nil, errors.New("search: no index")
 	}
-	s := &Searcher{db: cfg.DB, emb: cfg.Embedder, space: cfg.Vectors, more: cfg.More, opts: cfg.Options.withDefaults(), log: cfg.Logger}
+	s := &Searcher{db: cfg.DB, emb: cfg.Embedder, space: cfg.Vectors, more: cfg.More, lex: cfg.Lexicon, opts: cfg.Options.withDefaults(), log: cfg.Logger}
 	s.vw = s.opts.vectorWeight(cfg.Embedder)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -526,8 +542,12 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 	var lexErr error
 	var lts []lexTerm
 	if q.Mode != ModeVector {
+		// The bm25 engine, when it holds what FTS5 holds, answers the
+		// queries of plain words (lexical).
+		lv := s.lex.view(ctx)
+		var terms []analyze.Term
 		var m string
-		if m, lts = s.lexicalMatch(ctx, q.Text); m != "" {
+		if terms, m, lts = s.lexicalMatch(ctx, q.Text, lv); m != "" {
 			// The words naming a time ("two weeks ago") say when, not
 			// what: the lexical strength leaves them out.
 			now := q.Now
@@ -536,23 +556,24 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 			}
 			if ref, ok := ParseTimeRef(q.Text, now); ok {
 				if rest := strings.Replace(strings.ToLower(q.Text), ref.Phrase, " ", 1); strings.TrimSpace(rest) != "" {
-					if _, l := s.lexicalMatch(ctx, rest); len(l) > 0 {
+					if _, _, l := s.lexicalMatch(ctx, rest, lv); len(l) > 0 {
 						lts = l
 					}
 				}
 			}
 			w := [2]float64{s.opts.UserWeight, s.opts.AIWeight}
-			lex, lexErr = s.db.Lexical(ctx, m, w, f, depth)
+			lex, lexErr = s.lexical(ctx, lv, terms, m, w, f, depth)
 			if lexErr == nil && s.opts.Expansion > 0 {
 				if m2 := s.expand(ctx, lexTermsOf(lts), lex, s.opts.Expansion); m2 != "" {
-					m = m2
+					m, terms = m2, nil
 					lex, lexErr = s.db.Lexical(ctx, m, w, f, depth)
 				}
 			}
 			if lexErr == nil && inSpan != nil {
-				lexIn, lexErr = s.db.Lexical(ctx, m, w, *inSpan, depth)
+				lexIn, lexErr = s.lexical(ctx, lv, terms, m, w, *inSpan, depth)
 			}
 		}
+		lv.release()
 	}
 	var vec, vecIn []VectorHit
 	var qv []float32
@@ -597,7 +618,50 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 			c.hasLex = false // results() analyses the texts of those with a BM25 match
 		}
 	}
-	return s.results(ctx, cands, lts, gate, each, limit)
+	fetch := s.db.ExchangesByRows
+	if q.Events != nil {
+		fetch = q.Events
+	}
+	return s.results(ctx, fetch, cands, lts, gate, each, limit)
+}
+
+// lexical is db.Lexical(ctx, match, w, f, limit), answered by the bm25
+// engine (lv, when not nil) if terms, the terms of match, are all single
+// index terms (plain words: not a CJK phrase or prefix), and by FTS5
+// otherwise or if the engine fails.
+func (s *Searcher) lexical(ctx context.Context, lv *lexView, terms []analyze.Term, match string, w [2]float64, f index.Filter, limit int) ([]index.LexicalHit, error) {
+	if keys, ok := singleTerms(terms); ok && s.lex != nil {
+		if lv != nil {
+			hits, ok, err := lv.search(keys, w, f, limit)
+			if err == nil && ok {
+				s.lex.answered.Add(1)
+				return hits, nil
+			}
+			if err != nil {
+				s.log.Warn("bm25 engine failed; FTS5 answers", "err", err)
+			}
+		}
+		s.lex.fellBack.Add(1)
+	}
+	return s.db.Lexical(ctx, match, w, f, limit)
+}
+
+// singleTerms returns the index terms of terms (their Key) when each is
+// exactly one index term, the quoted stem, as analyze.MatchAny gives it to
+// FTS5; ok is false when one is not (a CJK phrase of bigrams, a prefix
+// query) or there are none.
+func singleTerms(terms []analyze.Term) (keys []string, ok bool) {
+	if len(terms) == 0 {
+		return nil, false
+	}
+	keys = make([]string, len(terms))
+	for i, t := range terms {
+		if t.Key == "" || strings.ContainsAny(t.Key, "\" \t\n") || t.Expr != `"`+t.Key+`"` {
+			return nil, false
+		}
+		keys[i] = t.Key
+	}
+	return keys, true
 }
 
 // score sets the candidates' semantic strength (see score.go) and drops
@@ -905,7 +969,7 @@ const (
 // from their texts (lts: the query's terms), and with it their score:
 // those under each are left out, and all of them unless one reaches gate
 // (see Floor).
-func (s *Searcher) results(ctx context.Context, cands []*candidate, lts []lexTerm, gate, each float64, limit int) ([]Result, error) {
+func (s *Searcher) results(ctx context.Context, fetch func(context.Context, []int64) (map[int64]index.Event, error), cands []*candidate, lts []lexTerm, gate, each float64, limit int) ([]Result, error) {
 	out := make([]Result, 0, min(limit, len(cands)))
 	seen := make(map[[2]string]bool, limit)
 	open := gate <= each // no result reached gate yet
@@ -922,7 +986,7 @@ func (s *Searcher) results(ctx context.Context, cands []*candidate, lts []lexTer
 		for _, c := range cands[start:end] {
 			rows = append(rows, c.row)
 		}
-		evs, err := s.db.ExchangesByRows(ctx, rows)
+		evs, err := fetch(ctx, rows)
 		if err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}

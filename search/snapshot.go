@@ -229,11 +229,15 @@ func writeSnapshot(ctx context.Context, db *index.DB, v *Vectors) error {
 	return nil
 }
 
-// RemoveSnapshots deletes every snapshot of db's vector spaces. Forget
-// calls it: a stale snapshot is never used, but it would keep the
-// forgotten sessions' ids and vectors on disk until the next one replaces
-// it.
+// RemoveSnapshots deletes every snapshot of db's vector spaces, and the
+// bm25 engine's files (LexiconDir; a running Lexicon must be dropped
+// first: Lexicon.Drop). Forget calls it: a stale snapshot or engine is
+// never used, but it would keep the forgotten sessions' ids, vectors and
+// words on disk until the next one replaces it.
 func RemoveSnapshots(db *index.DB) error {
+	if err := os.RemoveAll(LexiconDir(db)); err != nil {
+		return fmt.Errorf("remove the bm25 engine's files: %w", err)
+	}
 	dir := filepath.Dir(db.Path())
 	files, err := filepath.Glob(filepath.Join(dir, "vectors-*.snap"))
 	if err != nil {

@@ -230,9 +230,10 @@ type engine struct {
 }
 
 // newEngine builds the engine over db. vectors gives the current vector
-// space (nil: BM25 only).
-func newEngine(db *index.DB, emb embed.Embedder, vectors func() *search.Vectors, log *slog.Logger) (*engine, error) {
-	s, err := search.New(search.Config{DB: db, Embedder: emb, Vectors: vectors, Logger: log})
+// space (nil: BM25 only); lex, in the daemon, the bm25 engine that answers
+// BM25 queries of plain words when current (nil: FTS5 always).
+func newEngine(db *index.DB, emb embed.Embedder, vectors func() *search.Vectors, lex *search.Lexicon, log *slog.Logger) (*engine, error) {
+	s, err := search.New(search.Config{DB: db, Embedder: emb, Vectors: vectors, Lexicon: lex, Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +338,7 @@ func localEngine(ctx context.Context, db *index.DB, ef embedFlags) (*engine, err
 			return nil, err
 		}
 	}
-	return newEngine(db, emb, func() *search.Vectors { return vecs }, nil)
+	return newEngine(db, emb, func() *search.Vectors { return vecs }, nil, nil)
 }
 
 // knownIdentity is the vector space of emb when it is known without asking

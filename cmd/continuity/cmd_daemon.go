@@ -192,6 +192,7 @@ type daemon struct {
 	eng  *engine
 	work *search.Worker
 	fti  *index.FullTextIndexer
+	lex  *search.Lexicon
 	rej  *rejectLog
 	wf   watchFlags
 	// follow, when set, imports agents' own transcripts into the logs.
@@ -219,8 +220,14 @@ func openDaemon(p paths, wf watchFlags, ef embedFlags, log *slog.Logger) (*daemo
 		return nil, err
 	}
 	d.fti = index.NewFullTextIndexer(db, log)
+	// BM25 of plain words from the bm25 engine once it holds what FTS5
+	// holds (search/lexicon.go); built and kept up in the background.
+	if d.lex, err = search.NewLexicon(lexiconConfig(db, log)); err != nil {
+		d.close()
+		return nil, err
+	}
 	d.rej = newRejectLog(db, log)
-	if d.eng, err = newEngine(db, emb, d.work.Vectors, log); err != nil {
+	if d.eng, err = newEngine(db, emb, d.work.Vectors, d.lex, log); err != nil {
 		d.close()
 		return nil, err
 	}
@@ -229,7 +236,7 @@ func openDaemon(p paths, wf watchFlags, ef embedFlags, log *slog.Logger) (*daemo
 	d.eng.resumeCache = resume.NewCache(resume.CacheConfig{})
 	d.w, err = watcher.New(watcher.Config{
 		Dir: p.logs, MaxLineBytes: wf.maxLine, Rescan: wf.rescan, NoNotify: wf.noNotify, Logger: log,
-		OnCommit: func(watcher.Batch) { d.fti.Notify(); d.work.Notify(); d.rej.Notify() },
+		OnCommit: func(watcher.Batch) { d.fti.Notify(); d.lex.Notify(); d.work.Notify(); d.rej.Notify() },
 	}, withTestFaults(db))
 	if err != nil {
 		d.close()
@@ -246,9 +253,10 @@ func openDaemon(p paths, wf watchFlags, ef embedFlags, log *slog.Logger) (*daemo
 		if err := json.Unmarshal(raw, &req); err != nil {
 			return nil, server.BadRequest(err)
 		}
-		return forget(ctx, d.db, d.work.Vectors, req)
+		return forget(ctx, d.db, d.work.Vectors, d.lex, req)
 	})
 	registerEmbedStatus(d.srv, d.work)
+	registerLexiconStatus(d.srv, d.lex)
 	if err := d.srv.Listen(); err != nil {
 		d.close()
 		return nil, err
@@ -269,12 +277,13 @@ func (d *daemon) run(ctx context.Context) error {
 		"socket", server.SocketPath(d.p.cache), "pid", os.Getpid(), "fsnotify", !d.wf.noNotify, "rescan", d.wf.rescan)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	n := 6
-	errc := make(chan error, 7)
+	n := 7
+	errc := make(chan error, 8)
 	go func() { errc <- d.w.Run(ctx) }()
 	go func() { errc <- d.srv.Serve(ctx) }()
 	go func() { errc <- d.work.Run(ctx) }()
 	go func() { errc <- d.fti.Run(ctx) }()
+	go func() { errc <- d.lex.Run(ctx) }()
 	go func() { errc <- d.guard(ctx) }()
 	go func() { errc <- d.rej.Run(ctx) }()
 	if d.follow != nil {

@@ -114,7 +114,7 @@ daemon when one runs.`)
 		if oerr != nil {
 			return oerr
 		}
-		resp, err = forget(ctx, db, nil, req)
+		resp, err = forget(ctx, db, nil, nil, req)
 		db.Close()
 		lock.Close()
 		if errors.As(err, &se) {
@@ -223,8 +223,10 @@ func nonNil(s []string) []string {
 }
 
 // forget deletes the sessions from the index (and from the in-memory vector
-// space when vecs is given).
-func forget(ctx context.Context, db *index.DB, vecs func() *search.Vectors, req forgetRequest) (forgetResponse, error) {
+// space when vecs is given), and removes the derived files that hold their
+// vectors or words (vector snapshots, the bm25 engine's files; lex, when
+// given, is the running bm25 engine, rebuilt after).
+func forget(ctx context.Context, db *index.DB, vecs func() *search.Vectors, lex *search.Lexicon, req forgetRequest) (forgetResponse, error) {
 	if ok, err := db.SessionExists(ctx, req.Session); err != nil {
 		return forgetResponse{}, err
 	} else if !ok {
@@ -241,6 +243,15 @@ func forget(ctx context.Context, db *index.DB, vecs func() *search.Vectors, req 
 		}
 	}
 	resp := forgetResponse{Sessions: sessions}
+	if lex != nil {
+		// The bm25 engine holds the sessions' words in its files: it is
+		// closed and its files removed (with the snapshots, below) before
+		// forget answers, and built again after.
+		if err := lex.Drop(); err != nil {
+			return resp, fmt.Errorf("forget: %w", err)
+		}
+		defer lex.Resume()
+	}
 	for _, s := range sessions {
 		n, err := db.DeleteSession(ctx, s)
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/server"
 )
 
@@ -89,9 +90,12 @@ type statusReport struct {
 	Embedding         *embedProgress   `json:"embedding,omitempty"`
 	// FullTextPending: exchanges not in the full-text index yet (plus
 	// deletions not applied); -1 when it is not built yet.
-	FullTextPending int64               `json:"fulltext_pending"`
-	Files           []fileStatus        `json:"files"`
-	Skipped         []index.SkippedFile `json:"skipped_files"`
+	FullTextPending int64 `json:"fulltext_pending"`
+	// BM25: the daemon's bm25 engine (search.Lexicon); null when no
+	// daemon answers.
+	BM25    *search.LexiconStatus `json:"bm25"`
+	Files   []fileStatus          `json:"files"`
+	Skipped []index.SkippedFile   `json:"skipped_files"`
 
 	producerCounts
 }
@@ -103,8 +107,10 @@ index), and what the index holds: per log file its generation, committed
 offset, size and lag (bytes not indexed yet; a file no daemon has seen yet,
 new or replaced while none ran, counts whole); counts of events by type,
 exchanges, sessions, rejected lines and duplicates skipped; what waits for
-the full-text index and for a vector; files skipped as a whole (symlinks,
-FIFOs, unreadable) with the reason.`)
+the full-text index and for a vector; the daemon's bm25 engine (ready, or
+building while FTS5 answers; the exchanges it holds, the queries it
+answered); files skipped as a whole (symlinks, FIFOs, unreadable) with the
+reason.`)
 	asJSON := fs.Bool("json", false, "print JSON")
 	var ef embedFlags
 	ef.register(fs)
@@ -148,6 +154,9 @@ FIFOs, unreadable) with the reason.`)
 		}
 	}
 	r.Daemon = daemonState(ctx, p)
+	if r.Daemon.Running {
+		r.BM25 = readLexiconStatus(ctx, p.cache)
+	}
 	r.Files = fileLags(p.logs, st.Files)
 	for _, f := range r.Files {
 		r.LagBytes += f.Lag
@@ -182,6 +191,7 @@ FIFOs, unreadable) with the reason.`)
 	} else {
 		fmt.Fprintf(w, "full-text index\tnot built yet\n")
 	}
+	fmt.Fprintf(w, "bm25 engine\t%s\n", lexiconLine(r.BM25, r.Daemon.Running))
 	fmt.Fprintf(w, "embedder\t%s\n", r.Embedder)
 	if r.EmbedPending >= 0 {
 		fmt.Fprintf(w, "  waiting for a vector\t%d\n", r.EmbedPending)

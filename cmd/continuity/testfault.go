@@ -3,9 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
+	"strconv"
 	"syscall"
+	"time"
 
+	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/watcher"
 )
 
@@ -35,4 +40,25 @@ func withTestFaults(st watcher.Store) watcher.Store {
 		return faultStore{Store: st, flag: flag}
 	}
 	return st
+}
+
+// envTestBM25Pause (a duration) slows the daemon's bm25 engine build down,
+// a pause after each step, and envTestBM25Flush (a count of exchanges)
+// makes it flush that often: for the tests that kill the daemon in the
+// middle of a build. Never set them otherwise.
+const (
+	envTestBM25Pause = "CONTINUITY_TEST_BM25_PAUSE"
+	envTestBM25Flush = "CONTINUITY_TEST_BM25_FLUSH"
+)
+
+// lexiconConfig is the daemon's bm25 engine set-up, with the test hooks.
+func lexiconConfig(db *index.DB, log *slog.Logger) search.LexiconConfig {
+	cfg := search.LexiconConfig{DB: db, Logger: log}
+	if d, err := time.ParseDuration(os.Getenv(envTestBM25Pause)); err == nil {
+		cfg.StepPause = d
+	}
+	if n, err := strconv.Atoi(os.Getenv(envTestBM25Flush)); err == nil {
+		cfg.FlushDocs = n
+	}
+	return cfg
 }
