@@ -115,9 +115,24 @@ func (e *Encoder) forward(ws *workspace, seqs [][]int32, out []float32) {
 
 // layer runs one transformer layer over x (T×in) and returns T×out.
 func (e *Encoder) layer(ws *workspace, w *layerWeights, scale float32, seqs [][]int32, x []float32, T int, outName string) []float32 {
+	out := w.out
+	y, f1 := e.layerUpToFFN2(ws, w, scale, seqs, x, T)
+	f2 := ws.get("f2", T*out)
+	w.ffn2P.mul(f2, f1, T, e.threads)
+	addBias(f2, w.ffn2Bias)
+	nx := ws.get(outName, T*out) // distinct from x, which the caller may still hold
+	vek32.Add_Into(nx, y, f2)
+	return nx
+}
+
+// layerUpToFFN2 runs a layer over x (T×in) up to its second feed-forward
+// product, which layer and lastLayerPooled apply differently: it returns
+// y, the residual stream after attention (T×out), and f1, the first
+// feed-forward product after its relu (T×hidden).
+func (e *Encoder) layerUpToFFN2(ws *workspace, w *layerWeights, scale float32, seqs [][]int32, x []float32, T int) (y, f1 []float32) {
 	in, out := w.in, w.out
 	// Residual input.
-	y := ws.get("y", T*out)
+	y = ws.get("y", T*out)
 	if w.residual != nil {
 		w.residualP.mul(y, x, T, e.threads)
 		addBias(y, w.residualBias)
@@ -136,20 +151,14 @@ func (e *Encoder) layer(ws *workspace, w *layerWeights, scale float32, seqs [][]
 	addBias(proj, w.attnOutBias)
 	vek32.Add_Inplace(y, proj)
 
-	// Feed-forward.
+	// Feed-forward, first product.
 	h2 := ws.get("h2", T*out)
 	layerNorm(h2, y, w.ffnScale, w.ffnBias, out)
-	hid := w.ffn1P.n
-	f1 := ws.get("f1", T*hid)
+	f1 = ws.get("f1", T*w.ffn1P.n)
 	w.ffn1P.mul(f1, h2, T, e.threads)
 	addBias(f1, w.ffn1Bias)
 	vek32.MaximumNumber_Inplace(f1, 0) // relu
-	f2 := ws.get("f2", T*out)
-	w.ffn2P.mul(f2, f1, T, e.threads)
-	addBias(f2, w.ffn2Bias)
-	nx := ws.get(outName, T*out) // distinct from x, which the caller may still hold
-	vek32.Add_Into(nx, y, f2)
-	return nx
+	return y, f1
 }
 
 // meanRows sets dst (len(seqs)×dim) to the mean of each sequence's rows
@@ -177,33 +186,8 @@ func meanRows(dst, x []float32, seqs [][]int32, dim int) {
 // mean by float32 rounding only (TestPooledLastLayer: components within
 // 1e-6, cosine 1 - 1e-12).
 func (e *Encoder) lastLayerPooled(ws *workspace, w *layerWeights, scale float32, seqs [][]int32, x []float32, T int) []float32 {
-	in, out := w.in, w.out
-	y := ws.get("y", T*out)
-	if w.residual != nil {
-		w.residualP.mul(y, x, T, e.threads)
-		addBias(y, w.residualBias)
-	} else {
-		copy(y, x)
-	}
-	h := ws.get("h", T*in)
-	layerNorm(h, x, w.lnScale, w.lnBias, in)
-	qkv := ws.get("qkv", T*3*in)
-	w.qkvP.mul(qkv, h, T, e.threads)
-	addBias(qkv, w.qkvBias)
-	att := ws.get("att", T*in)
-	e.attention(ws, att, qkv, seqs, in, w.heads, scale)
-	proj := ws.get("proj", T*out)
-	w.attnOutP.mul(proj, att, T, e.threads)
-	addBias(proj, w.attnOutBias)
-	vek32.Add_Inplace(y, proj)
-
-	h2 := ws.get("h2", T*out)
-	layerNorm(h2, y, w.ffnScale, w.ffnBias, out)
-	hid := w.ffn1P.n
-	f1 := ws.get("f1", T*hid)
-	w.ffn1P.mul(f1, h2, T, e.threads)
-	addBias(f1, w.ffn1Bias)
-	vek32.MaximumNumber_Inplace(f1, 0) // relu
+	out, hid := w.out, w.ffn1P.n
+	y, f1 := e.layerUpToFFN2(ws, w, scale, seqs, x, T)
 
 	S := len(seqs)
 	meanY := ws.get("meanY", S*out)
