@@ -376,20 +376,7 @@ func liveHits(srcs []source, term string) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		if srcs[s].deleted == nil {
-			n += int64(df)
-			continue
-		}
-		it := newPostingIter(p, srcs[s].docs.n())
-		for {
-			ord, _, _, ok := it.next()
-			if !ok {
-				break
-			}
-			if !srcs[s].isDeleted(ord) {
-				n++
-			}
-		}
+		n += srcs[s].live(p, df)
 	}
 	return n, nil
 }

@@ -46,6 +46,25 @@ func (s *source) isDeleted(ord int32) bool {
 	return s.deleted != nil && int(ord>>6) < len(s.deleted) && s.deleted[ord>>6]&(1<<(ord&63)) != 0
 }
 
+// live counts the live documents of the postings p (df documents, all
+// of them live when the source has no deletions) read from s.
+func (s *source) live(p []byte, df uint32) int64 {
+	if s.deleted == nil {
+		return int64(df)
+	}
+	var n int64
+	it := newPostingIter(p, s.docs.n())
+	for {
+		ord, _, _, ok := it.next()
+		if !ok {
+			return n
+		}
+		if !s.isDeleted(ord) {
+			n++
+		}
+	}
+}
+
 // contribution is term i's share of a row's score in fts5Bm25Function:
 //
 //	aIDF[i] * ((aFreq[i] * (k1 + 1.0)) / (aFreq[i] + k1 * (1 - b + b * D / avgdl)))
@@ -245,20 +264,7 @@ func search(srcs []source, n, tokens int64, keys []string, w [2]float64, f *filt
 					return nil, err
 				}
 				qt.post[s] = p
-				if srcs[s].deleted == nil {
-					qt.nHit += int64(df)
-					continue
-				}
-				it := newPostingIter(p, srcs[s].docs.n())
-				for {
-					ord, _, _, ok := it.next()
-					if !ok {
-						break
-					}
-					if !srcs[s].isDeleted(ord) {
-						qt.nHit++
-					}
-				}
+				qt.nHit += srcs[s].live(p, df)
 			}
 			terms = append(terms, qt)
 		}
