@@ -50,3 +50,34 @@ func TestIngestGC(t *testing.T) {
 		})
 	}
 }
+
+// daemonGC lowers the heap goal for the daemon's life and puts the
+// previous one back; GOGC or GOMEMLIMIT in the environment win.
+func TestDaemonGC(t *testing.T) {
+	for _, c := range []struct {
+		name, env, value string
+		want             int
+	}{
+		{"default", "", "", daemonGCPercent},
+		{"GOGC set", "GOGC", "200", 100},
+		{"GOMEMLIMIT set", "GOMEMLIMIT", "1GiB", 100},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("GOGC", "")
+			t.Setenv("GOMEMLIMIT", "")
+			if c.env != "" {
+				t.Setenv(c.env, c.value)
+			}
+			prev := debug.SetGCPercent(100)
+			defer debug.SetGCPercent(prev)
+			restore := daemonGC()
+			if p := debug.SetGCPercent(c.want); p != c.want {
+				t.Errorf("GC percent in the daemon %d, want %d", p, c.want)
+			}
+			restore()
+			if p := debug.SetGCPercent(100); p != 100 {
+				t.Errorf("GC percent after %d, want 100", p)
+			}
+		})
+	}
+}
