@@ -215,6 +215,17 @@ func BenchmarkResumeWorkspace(b *testing.B) {
 			}
 		})
 	})
+	// The 20 short chains in turn, without a query, as continuity-bench
+	// query asks them: what the cache's bounds hold across chains.
+	b.Run("resume-short-cycle", func(b *testing.B) {
+		k := 0
+		run(b, func(string) {
+			k++
+			if _, err := Build(ctx, src, Options{Session: fmt.Sprintf("c%02ds4", k%20)}); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
 	for _, c := range []struct{ name, session string }{{"short", "c07s4"}, {"long", "long49"}} {
 		b.Run("resume-"+c.name, func(b *testing.B) {
 			run(b, func(q string) {

@@ -482,3 +482,53 @@ func TestCacheSamePacksSearchRanker(t *testing.T) {
 		}
 	}
 }
+
+// The cache's timelines, kept compact and merged (few sessions) or laid
+// end to end and sorted when they overlap (many), equal the index's:
+// sessions interleaved in time, equal timestamps, resets, an empty and an
+// unknown session, cold and warm.
+func TestCacheTimelineEqualsIndex(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 9))
+	t0 := time.Date(2025, 3, 1, 8, 0, 0, 0, time.UTC)
+	var lines []string
+	sessions := make([]string, 12)
+	for k := range sessions {
+		sessions[k] = fmt.Sprintf("s%02d", k)
+	}
+	for i := range 600 {
+		s := sessions[r.IntN(len(sessions))]
+		// Times repeat (minute steps over a short span) and go back
+		// sometimes: clock skew between producers.
+		ts := t0.Add(time.Duration(r.IntN(300)) * time.Minute)
+		if i%17 == 0 {
+			lines = append(lines, resetLine(s, ts))
+			continue
+		}
+		lines = append(lines, exLine(s, ts, fmt.Sprintf("question %d", i), "answer"))
+	}
+	w := newCacheWS(t, map[string][]string{"log.jsonl": lines})
+	cache := NewCache(CacheConfig{})
+	for _, set := range [][]string{
+		{"s00"}, {"s03", "s01"}, sessions[:5], sessions[:8], sessions, // 12 > mergeParts
+		{"s02", "nobody", "s05"}, {"nobody"},
+	} {
+		want, err := w.db.Timeline(ctx, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pass := range []string{"cold", "warm"} {
+			got, err := cache.timeline(ctx, w.db, set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%v %s: %d entries, want %d", set, pass, len(got), len(want))
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("%v %s: entry %d is %+v, want %+v", set, pass, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
