@@ -43,16 +43,16 @@ func lexiconLine(st *search.LexiconStatus, daemon bool) string {
 	var s string
 	switch st.State {
 	case "ready":
-		s = fmt.Sprintf("ready: %d exchanges, up to event %d (plain-word BM25 queries use it)", st.Docs, st.Watermark)
+		s = fmt.Sprintf("ready: %d %s, up to event %d (plain-word BM25 queries use it)", st.Docs, plural(st.Docs, "exchange", "exchanges"), st.Watermark)
 	case "building":
-		s = fmt.Sprintf("building: %d exchanges, up to event %d, %d events to read (FTS5 answers meanwhile)", st.Docs, st.Watermark, st.Behind)
+		s = fmt.Sprintf("building: %d %s, up to event %d, %d events to read (FTS5 answers meanwhile)", st.Docs, plural(st.Docs, "exchange", "exchanges"), st.Watermark, st.Behind)
 	case "dropped":
 		s = "being removed (forget); built again after"
 	default:
 		s = st.State
 	}
 	if st.Answered+st.FellBack > 0 {
-		s += fmt.Sprintf("; %d queries answered, %d left to FTS5", st.Answered, st.FellBack)
+		s += fmt.Sprintf("; %d %s answered, %d left to FTS5", st.Answered, plural(int(st.Answered), "query", "queries"), st.FellBack)
 	}
 	if st.BuildSeconds > 0 {
 		s += fmt.Sprintf("; last build %.1fs", st.BuildSeconds)
