@@ -342,6 +342,7 @@ func TestLexiconLifecycle(t *testing.T) {
 		t.Fatalf("after Drop: %+v", st)
 	}
 	l.Resume()
+	deadline = time.Now().Add(30 * time.Second) // each phase its own: a loaded machine builds slowly
 	for l.Status(ctx).State != "ready" {
 		if time.Now().After(deadline) {
 			t.Fatalf("Run did not rebuild after Resume: %+v", l.Status(ctx))
@@ -353,6 +354,7 @@ func TestLexiconLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Notify()
+	deadline = time.Now().Add(30 * time.Second)
 	for {
 		_, err := os.Stat(filepath.Join(LexiconDir(f.db)))
 		if st := l.Status(ctx); err == nil && st.State == "ready" && st.Docs == 200+lexSyncLag+10 {
