@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/praxis-os/continuity/internal/shareddata"
 )
 
 // documentReference is Document as it was first written (Words, then the
@@ -115,10 +117,7 @@ func FuzzAppendDocument(f *testing.F) {
 // $CONTINUITY_EVAL_DATA or ../../shared/data/longmemeval-s-dev; none when
 // absent.
 func realTexts(t testing.TB) []string {
-	dir := os.Getenv("CONTINUITY_EVAL_DATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "data", "longmemeval-s-dev")
-	}
+	dir := shareddata.LongMemEval()
 	files, _ := filepath.Glob(filepath.Join(dir, "logs", "*.jsonl"))
 	if len(files) == 0 {
 		t.Logf("no LongMemEval logs under %s (set CONTINUITY_EVAL_DATA): synthetic samples only", dir)

@@ -20,6 +20,8 @@ import (
 	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/praxis-os/continuity/analyze"
+
+	"github.com/praxis-os/continuity/internal/shareddata"
 )
 
 // The decisive tests: the engine against a real FTS5 table of the schema
@@ -35,10 +37,7 @@ CREATE TABLE meta (id INTEGER PRIMARY KEY, session TEXT NOT NULL, ts INTEGER NOT
 // ($CONTINUITY_EVAL_DATA, else ../shared/data/longmemeval-s-dev beside the
 // repository), "" when absent.
 func evalData() string {
-	dir := os.Getenv("CONTINUITY_EVAL_DATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "data", "longmemeval-s-dev")
-	}
+	dir := shareddata.LongMemEval()
 	if _, err := os.Stat(filepath.Join(dir, "logs")); err != nil {
 		return ""
 	}

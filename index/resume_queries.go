@@ -86,8 +86,8 @@ func (db *DB) Timeline(ctx context.Context, sessions []string) (out []TimelineEn
 	defer tx.Rollback()
 	for start := 0; start < len(sessions); start += inChunk {
 		chunk := sessions[start:min(start+inChunk, len(sessions))]
-		err := resumeEachRow(ctx, tx, `SELECT id, session_id, ts FROM events WHERE session_id IN (`+placeholders(len(chunk))+`)`,
-			stringArgs(chunk), func(rows *sql.Rows) error {
+		err := eachRow(ctx, tx, `SELECT id, session_id, ts FROM events WHERE session_id IN (`+placeholders(len(chunk))+`)`,
+			func(rows *sql.Rows) error {
 				e := TimelineEntry{Type: "exchange"}
 				var ts int64
 				if err := rows.Scan(&e.Row, &e.SessionID, &ts); err != nil {
@@ -96,7 +96,7 @@ func (db *DB) Timeline(ctx context.Context, sessions []string) (out []TimelineEn
 				e.Timestamp = time.Unix(0, ts).UTC()
 				out = append(out, e)
 				return nil
-			})
+			}, stringArgs(chunk)...)
 		if err != nil {
 			return nil, err
 		}
@@ -104,7 +104,7 @@ func (db *DB) Timeline(ctx context.Context, sessions []string) (out []TimelineEn
 	// Events that are not exchanges are few, and the only ones indexed
 	// by type (events_other).
 	other := map[int64]string{}
-	err = resumeEachRow(ctx, tx, otherEventsSQL, nil,
+	err = eachRow(ctx, tx, otherEventsSQL,
 		func(rows *sql.Rows) error {
 			var id int64
 			var typ string
@@ -130,20 +130,6 @@ func (db *DB) Timeline(ctx context.Context, sessions []string) (out []TimelineEn
 	out = kept
 	sortTimeline(out)
 	return out, nil
-}
-
-func resumeEachRow(ctx context.Context, tx *sql.Tx, query string, args []any, f func(*sql.Rows) error) error {
-	rows, err := tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := f(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
 }
 
 func sortTimeline(es []TimelineEntry) {

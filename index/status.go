@@ -176,8 +176,14 @@ func (db *DB) Counter(ctx context.Context, name string) (int64, error) {
 	return n, nil
 }
 
-func eachRow(ctx context.Context, tx *sql.Tx, query string, f func(*sql.Rows) error) error {
-	rows, err := tx.QueryContext(ctx, query)
+// queryer is what eachRow reads from: a *sql.DB, *sql.Tx or *sql.Conn.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// eachRow runs query with args and calls f on each row, in order.
+func eachRow(ctx context.Context, q queryer, query string, f func(*sql.Rows) error, args ...any) error {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
 	}

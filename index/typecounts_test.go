@@ -42,7 +42,7 @@ func readByTypeV4(t *testing.T, db *DB) typeReads {
 	r := typeReads{ByType: map[string]int64{}, Others: map[int64]string{}}
 	q := func(query string, args []any, scan func(*sql.Rows) error) {
 		t.Helper()
-		if err := testEachRow(db.r, query, scan, args...); err != nil {
+		if err := eachRow(ctx, db.r, query, scan, args...); err != nil {
 			t.Fatalf("%s: %v", query, err)
 		}
 	}
@@ -79,7 +79,7 @@ func readByType(t *testing.T, db *DB) typeReads {
 	t.Helper()
 	st := mustStatus(t, db)
 	r := typeReads{ByType: st.EventsByType, Others: map[int64]string{}, Exchanges: st.Exchanges}
-	if err := testEachRow(db.r, otherEventsSQL, func(rows *sql.Rows) error {
+	if err := eachRow(ctx, db.r, otherEventsSQL, func(rows *sql.Rows) error {
 		var id int64
 		var typ string
 		err := rows.Scan(&id, &typ)
@@ -103,20 +103,6 @@ func readByType(t *testing.T, db *DB) typeReads {
 		t.Fatalf("FullTextPending: %v", err)
 	}
 	return r
-}
-
-func testEachRow(q *sql.DB, query string, f func(*sql.Rows) error, args ...any) error {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := f(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
 }
 
 func indexNames(t *testing.T, w *sql.DB) []string {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/praxis-os/continuity/internal/shareddata"
 )
 
 // chunkedSum counts s chunk by chunk, without any cache.
@@ -128,10 +130,7 @@ func FuzzChunkedCount(f *testing.F) {
 // evalData is the LongMemEval development set's folder ($CONTINUITY_EVAL_DATA,
 // else ../shared/data/longmemeval-s-dev beside the repository), "" when absent.
 func evalData() string {
-	dir := os.Getenv("CONTINUITY_EVAL_DATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "data", "longmemeval-s-dev")
-	}
+	dir := shareddata.LongMemEval()
 	if _, err := os.Stat(filepath.Join(dir, "logs")); err != nil {
 		return ""
 	}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
+
+	"github.com/praxis-os/continuity/internal/shareddata"
 )
 
 // EnvBenchWorkspace names a workspace prepared by `continuity-bench query
@@ -179,10 +181,7 @@ func benchQuestions() []string {
 // evalDataDir is the LongMemEval dev set: $CONTINUITY_EVAL_DATA, or
 // ../shared/data/longmemeval-s-dev beside the repository.
 func evalDataDir() string {
-	if dir := os.Getenv("CONTINUITY_EVAL_DATA"); dir != "" {
-		return dir
-	}
-	return filepath.Join("..", "..", "shared", "data", "longmemeval-s-dev")
+	return shareddata.LongMemEval()
 }
 
 // BenchmarkPreselectWorkspace measures how much of the exact top k the

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/praxis-os/continuity/internal/synth"
+
+	"github.com/praxis-os/continuity/internal/shareddata"
 )
 
 // corpus is real conversation text when the LongMemEval development set is
@@ -22,10 +24,7 @@ type corpus struct {
 }
 
 func loadCorpus() *corpus {
-	dir := os.Getenv("CONTINUITY_EVAL_DATA")
-	if dir == "" {
-		dir = filepath.Join("..", "shared", "data", "longmemeval-s-dev")
-	}
+	dir := shareddata.LongMemEval()
 	files, _ := filepath.Glob(filepath.Join(dir, "logs", "*.jsonl"))
 	c := &corpus{}
 	for _, f := range files {
