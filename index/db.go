@@ -110,6 +110,10 @@ type DB struct {
 	// ftChanges counts the steps that changed the full-text index (see
 	// FullTextState).
 	ftChanges atomic.Int64
+	// ftDeleting is odd while DeleteSession runs and counts up by one
+	// at its start and at its end: an indexing step read ahead is used
+	// only if it saw no deletion start (ftBatch).
+	ftDeleting atomic.Int64
 
 	// held is index.db, kept open by the writer to notice the file being
 	// deleted or replaced under it (CheckFiles).

@@ -91,12 +91,31 @@ const (
 // opened the index before any writer built it).
 var ErrNoFullText = errors.New("the full-text index is not built yet: start the daemon or run `continuity ingest`")
 
-// fullTextStep is how many events one indexing step reads, and
-// fullTextDeleteStep how many deletions it applies.
+// fullTextStep is how many events one indexing step reads at most, and
+// fullTextStepBytes how many bytes of texts (it stops after the event
+// that reaches it); fullTextDeleteStep is how many deletions it applies.
+//
+// Each step is a transaction of fulltext.db, and FTS5 writes out what a
+// transaction added as a new segment when it commits (or when its
+// pending terms outgrow fullTextHashSize), to be merged later with
+// others: the fewer and larger the segments, the less merging. Steps of
+// 2000 events made 50 segments per 100k short exchanges, and their
+// commits cost a third of the full-text writer's time; steps of up to
+// 20000 events or 8 MiB of text make 5 (rebuilding the full-text index
+// of 100k short exchanges: 2.5 CPU-s before, 2.1 after). A daemon's
+// steps are small anyway: they hold what was committed since the last.
 const (
-	fullTextStep       = 2000
+	fullTextStep       = 20000
+	fullTextStepBytes  = 8 << 20
 	fullTextDeleteStep = 1000
 )
+
+// fullTextHashSize is FTS5's 'hashsize': how many bytes of pending terms
+// a transaction keeps in memory before writing them out as a segment
+// (FTS5's default, 1 MiB, would cut a step into several). A storage
+// setting: terms, ranking and phrase search are the same whatever the
+// segments. Set when fulltext.db is created or opened.
+const fullTextHashSize = 16 << 20
 
 // fullTextSyncLag is the most not-yet-indexed events that Lexical, in the
 // writing process, indexes itself before searching; behind a larger lag
@@ -196,6 +215,9 @@ func (db *DB) openFullTextFile(ctx context.Context, instance string) (ok bool, e
 	if got != instance {
 		return false, nil
 	}
+	if err := setFullTextHashSize(ctx, ft); err != nil {
+		return false, fmt.Errorf("index: open %s: %w", db.ftPath, err)
+	}
 	mark, err := db.fullTextWatermark(ctx)
 	if err != nil {
 		return false, err
@@ -209,6 +231,23 @@ func (db *DB) openFullTextFile(ctx context.Context, instance string) (ok bool, e
 	return true, nil
 }
 
+// setFullTextHashSize sets fullTextHashSize in fulltext.db's FTS5
+// configuration (stored in it) unless it is set already.
+func setFullTextHashSize(ctx context.Context, ft *sql.DB) error {
+	var size int64
+	err := ft.QueryRowContext(ctx, `SELECT v FROM events_fts_config WHERE k = 'hashsize'`).Scan(&size)
+	if err == nil && size == fullTextHashSize {
+		return nil
+	}
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("read the full-text hash size: %w", err)
+	}
+	if _, err := ft.ExecContext(ctx, `INSERT INTO events_fts (events_fts, rank) VALUES ('hashsize', ?)`, fullTextHashSize); err != nil {
+		return fmt.Errorf("set the full-text hash size: %w", err)
+	}
+	return nil
+}
+
 func (db *DB) fullTextWatermark(ctx context.Context) (int64, error) {
 	var mark int64
 	if err := db.ft.QueryRowContext(ctx, `SELECT value FROM state WHERE key = ?`, stateWatermark).Scan(&mark); err != nil {
@@ -219,10 +258,19 @@ func (db *DB) fullTextWatermark(ctx context.Context) (int64, error) {
 
 // IndexFullText runs one step of the full-text indexer: it removes up to
 // 1000 deleted exchanges from the full-text index, then indexes the
-// exchanges among the next 2000 events it has not read. It returns how
+// exchanges among the next events it has not read (fullTextStep). It returns how
 // many deletions and events it handled: 0 when the index is caught up.
 // Steps are serialised; each is one transaction of fulltext.db.
 func (db *DB) IndexFullText(ctx context.Context) (n int, err error) {
+	return db.indexFullTextStep(ctx, nil)
+}
+
+// indexFullTextStep is IndexFullText with the events of the step read
+// ahead (by readFullTextBatch, past the watermark the step will start
+// from), when pre is not nil: used if still valid, read again if not. It
+// takes pre over (stops its analysis).
+func (db *DB) indexFullTextStep(ctx context.Context, pre *ftBatch) (n int, err error) {
+	defer pre.stop()
 	if db.w == nil { // read-only: no full-text writer (db.ft is swapped under ftMu)
 		return 0, ErrReadOnly
 	}
@@ -239,7 +287,14 @@ func (db *DB) IndexFullText(ctx context.Context) (n int, err error) {
 	if n, err = db.fullTextDeletes(ctx); err != nil {
 		return n, err
 	}
-	added, err := db.fullTextAdd(ctx)
+	b := pre
+	if !b.valid(db) {
+		if b, err = db.readFullTextBatch(ctx, db.ftMark.Load()); err != nil {
+			return n, err
+		}
+		defer b.stop()
+	}
+	added, err := db.fullTextWrite(ctx, b)
 	return n + added, err
 }
 
@@ -292,44 +347,82 @@ func (db *DB) fullTextDeletes(ctx context.Context) (int, error) {
 	return len(ids), nil
 }
 
-// fullTextAdd indexes the exchanges among the next events past the
-// watermark and advances it, in one transaction of fulltext.db. The
-// events are read first, in a short read transaction of index.db: held
-// open while indexing, it would stop index.db's checkpoints from
-// recycling the WAL, and the commits would slow down.
-func (db *DB) fullTextAdd(ctx context.Context) (int, error) {
-	mark := db.ftMark.Load()
-	var todo []ftExchange
-	var n int
-	last := mark
+// ftBatch holds the events past a watermark that one indexing step
+// reads (see fullTextStep), their exchanges being analysed.
+//
+// A batch may be read ahead, while the previous step still writes (the
+// full-text indexer's pipeline: reading and analysing on other cores,
+// only the inserts on the writer's). It is then used only if, when its
+// step starts, the watermark is the one it was read past and no session
+// was deleted since before it was read (ftDeleting, see DeleteSession):
+// a deleted exchange read just before its deletion would otherwise be
+// inserted after that deletion was applied, and stay searchable.
+type ftBatch struct {
+	after    int64 // the watermark it was read past
+	last     int64 // the highest event id read (the next watermark)
+	n        int   // events read
+	todo     []ftExchange
+	an       *exchangeAnalysis
+	deleting int64 // db.ftDeleting before the read
+}
+
+// readFullTextBatch reads the events past after (in a short read
+// transaction of index.db: held open while indexing, it would stop
+// index.db's checkpoints from recycling the WAL, and the commits would
+// slow down) and starts analysing the exchanges among them.
+func (db *DB) readFullTextBatch(ctx context.Context, after int64) (*ftBatch, error) {
+	b := &ftBatch{after: after, last: after, deleting: db.ftDeleting.Load()}
 	rows, err := db.r.QueryContext(ctx, `SELECT id, type = 'exchange', coalesce(user, ''), coalesce(ai, '')
-		FROM events WHERE id > ? ORDER BY id LIMIT ?`, mark, fullTextStep)
+		FROM events WHERE id > ? ORDER BY id LIMIT ?`, after, fullTextStep)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	for rows.Next() {
+	var size int
+	for size < fullTextStepBytes && rows.Next() {
 		var e ftExchange
 		var isExchange bool
 		if err := rows.Scan(&e.row, &isExchange, &e.user, &e.ai); err != nil {
 			rows.Close()
-			return 0, err
+			return nil, err
 		}
 		if isExchange {
-			todo = append(todo, e)
+			b.todo = append(b.todo, e)
+			size += len(e.user) + len(e.ai)
 		}
-		last = e.row
-		n++
+		b.last = e.row
+		b.n++
 	}
 	rows.Close()
-	if err := rows.Err(); err != nil || n == 0 {
-		return 0, err
+	if err := rows.Err(); err != nil {
+		return nil, err
 	}
 	// The texts are analysed on every core, a chunk at a time, while
-	// this goroutine (the one writer of fulltext.db) inserts them in
-	// order as they become ready: analysing is as much work as inserting.
-	an := analyzeExchanges(todo)
-	defer an.stop()
+	// the writer inserts them in order as they become ready: analysing
+	// is as much work as inserting.
+	b.an = analyzeExchanges(b.todo)
+	return b, nil
+}
 
+// valid reports whether b, read ahead, may be written now: see ftBatch.
+// The caller holds ftMu.
+func (b *ftBatch) valid(db *DB) bool {
+	return b != nil && b.after == db.ftMark.Load() && b.deleting%2 == 0 && b.deleting == db.ftDeleting.Load()
+}
+
+// stop ends the analysis of b's exchanges (b may be nil).
+func (b *ftBatch) stop() {
+	if b != nil && b.an != nil {
+		b.an.stop()
+	}
+}
+
+// fullTextWrite indexes the exchanges of b and advances the watermark to
+// the last event b read, in one transaction of fulltext.db. The caller
+// holds ftMu.
+func (db *DB) fullTextWrite(ctx context.Context, b *ftBatch) (int, error) {
+	if b.n == 0 {
+		return 0, nil
+	}
 	tx, err := db.ft.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
@@ -345,27 +438,27 @@ func (db *DB) fullTextAdd(ctx context.Context) (int, error) {
 	// goroutine and two context switches per exchange. ctx is checked
 	// between rows instead.
 	quiet := context.WithoutCancel(ctx)
-	for i := range todo {
+	for i := range b.todo {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		an.wait(i)
-		e := &todo[i]
+		b.an.wait(i)
+		e := &b.todo[i]
 		if _, err := ins.ExecContext(quiet, e.row, e.user, e.ai); err != nil {
 			return 0, fmt.Errorf("index exchange %d: %w", e.row, err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE state SET value = ? WHERE key = ?`, last, stateWatermark); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE state SET value = ? WHERE key = ?`, b.last, stateWatermark); err != nil {
 		return 0, err
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, err
 	}
-	db.ftMark.Store(last)
-	if len(todo) > 0 {
+	db.ftMark.Store(b.last)
+	if len(b.todo) > 0 {
 		db.ftChanges.Add(1)
 	}
-	return n, nil
+	return b.n, nil
 }
 
 // FullTextState identifies the state of the full-text index as this

@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 )
@@ -36,6 +37,15 @@ func (x *FullTextIndexer) Notify() {
 // disk...) is logged and retried with a growing pause: lexical search
 // falls behind, ingestion goes on.
 func (x *FullTextIndexer) Run(ctx context.Context) error {
+	return x.RunUntil(ctx, nil)
+}
+
+// RunUntil is Run until finish is closed (nil: never), after which it
+// indexes what is left and returns: nil once the full-text index holds
+// every event committed before finish was closed, or why it does not. A
+// backfill (ingest) closes finish when its last commit is done, so that
+// the step in progress is not thrown away and done again.
+func (x *FullTextIndexer) RunUntil(ctx context.Context, finish <-chan struct{}) error {
 	const maxPause = 30 * time.Second
 	pause := time.Second
 	for {
@@ -54,6 +64,14 @@ func (x *FullTextIndexer) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+		select {
+		case <-finish:
+			if err != nil {
+				return err
+			}
+			return x.Drain(ctx) // what was committed during the last pass
+		default:
+		}
 		wait := time.Second
 		if err != nil {
 			x.log.Error("full-text indexing failed; retrying", "err", err, "retry_in", pause)
@@ -67,6 +85,7 @@ func (x *FullTextIndexer) Run(ctx context.Context) error {
 			t.Stop()
 			return nil
 		case <-x.kick:
+		case <-finish:
 		case <-t.C:
 		}
 		t.Stop()
@@ -74,10 +93,46 @@ func (x *FullTextIndexer) Run(ctx context.Context) error {
 }
 
 // Drain indexes until the full-text index holds every committed event.
+//
+// The writer of fulltext.db is the critical path of a backfill: it
+// inserts the exchanges one at a time, in order. So it only inserts:
+// each step's events are read from index.db and analysed on other
+// goroutines while the step before is written (a step read ahead is
+// checked before use, see ftBatch).
 func (x *FullTextIndexer) Drain(ctx context.Context) error {
+	db := x.db
+	if db.w == nil {
+		return ErrReadOnly
+	}
+	type readAhead struct {
+		b   *ftBatch
+		err error
+	}
+	var cur *ftBatch
 	for {
-		n, err := x.db.IndexFullText(ctx)
+		if cur == nil {
+			var err error
+			if cur, err = db.readFullTextBatch(ctx, db.ftMark.Load()); err != nil {
+				return fmt.Errorf("index: full-text indexing: %w", err)
+			}
+		}
+		var ahead chan readAhead
+		if cur.n > 0 {
+			ahead = make(chan readAhead, 1)
+			go func(after int64) {
+				b, err := db.readFullTextBatch(ctx, after)
+				ahead <- readAhead{b, err}
+			}(cur.last)
+		}
+		n, err := db.indexFullTextStep(ctx, cur)
+		cur = nil
+		if ahead != nil {
+			// A failed read ahead is read again by the next step, which
+			// reports the error if it lasts.
+			cur = (<-ahead).b
+		}
 		if err != nil || n == 0 {
+			cur.stop()
 			return err
 		}
 	}

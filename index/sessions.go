@@ -88,6 +88,9 @@ func (db *DB) DeleteSession(ctx context.Context, session string) (n int64, err e
 	if session == "" {
 		return 0, errors.New("empty session id")
 	}
+	// Full-text steps read ahead before this point are not used (ftBatch).
+	db.ftDeleting.Add(1)
+	defer db.ftDeleting.Add(1)
 	tx, err := w.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err

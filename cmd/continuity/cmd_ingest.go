@@ -72,11 +72,18 @@ them in the background.`)
 	start := time.Now()
 	// The full-text index is built from the committed events alongside,
 	// in its own file (a second core), and finished before the end.
+	// When the last batch is committed, it indexes what is left and
+	// returns (stopping it instead would throw its step away).
 	fti := index.NewFullTextIndexer(db, e.logger(level))
 	ftCtx, stopFT := context.WithCancel(ctx)
+	committed := make(chan struct{})
 	ftDone := make(chan error, 1)
-	go func() { ftDone <- fti.Run(ftCtx) }()
-	defer stopFT()
+	go func() { ftDone <- fti.RunUntil(ftCtx, committed) }()
+	waitFT := sync.OnceValue(func() error { return <-ftDone })
+	defer func() {
+		stopFT()
+		waitFT()
+	}()
 	w, err := watcher.New(watcher.Config{
 		Dir: p.logs, MaxLineBytes: wf.maxLine, Logger: e.logger(level), BatchLines: ingestBatchLines, BatchBytes: ingestBatchBytes,
 		OnCommit: func(b watcher.Batch) {
@@ -93,13 +100,16 @@ them in the background.`)
 	}
 	err = w.CatchUp(ctx)
 	stored := time.Since(start)
-	stopFT()
-	<-ftDone
 	prog.done()
 	if err != nil {
 		return err
 	}
-	if err := fti.Drain(ctx); err != nil {
+	close(committed)
+	err = waitFT()
+	if err == nil {
+		err = ctx.Err() // RunUntil returns nil when ctx ends (Ctrl-C)
+	}
+	if err != nil {
 		return fmt.Errorf("full-text index (events are stored; run ingest again to finish it): %w", err)
 	}
 	el := time.Since(start)
