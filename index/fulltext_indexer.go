@@ -104,10 +104,6 @@ func (x *FullTextIndexer) Drain(ctx context.Context) error {
 	if db.w == nil {
 		return ErrReadOnly
 	}
-	type readAhead struct {
-		b   *ftBatch
-		err error
-	}
 	var cur *ftBatch
 	for {
 		if cur == nil {
@@ -116,20 +112,21 @@ func (x *FullTextIndexer) Drain(ctx context.Context) error {
 				return fmt.Errorf("index: full-text indexing: %w", err)
 			}
 		}
-		var ahead chan readAhead
+		// The next step, read past where this one ends; nil if the
+		// read failed: then it is read again, and its error reported if
+		// it lasts.
+		var ahead chan *ftBatch
 		if cur.n > 0 {
-			ahead = make(chan readAhead, 1)
+			ahead = make(chan *ftBatch, 1)
 			go func(after int64) {
-				b, err := db.readFullTextBatch(ctx, after)
-				ahead <- readAhead{b, err}
+				b, _ := db.readFullTextBatch(ctx, after)
+				ahead <- b
 			}(cur.last)
 		}
 		n, err := db.indexFullTextStep(ctx, cur)
 		cur = nil
 		if ahead != nil {
-			// A failed read ahead is read again by the next step, which
-			// reports the error if it lasts.
-			cur = (<-ahead).b
+			cur = <-ahead
 		}
 		if err != nil || n == 0 {
 			cur.stop()
