@@ -21,8 +21,10 @@ import (
 // one writer per file. In index.db the indexing would hold the commit's
 // write lock; in its own file it runs on a second core while the next
 // batches commit. Lexical search lags a commit by one indexing step
-// (milliseconds); in the writing process Lexical first catches up a small
-// lag itself, so that a search sees what was committed before it.
+// (milliseconds after a daemon's usual commits; up to a second or so of a
+// backfill's 20000-event steps); in the writing process Lexical first
+// catches up a small lag itself, so that a search sees what was committed
+// before it.
 //
 // How it stays exact:
 //   - fulltext.db records the highest event row id it has read (its
