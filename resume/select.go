@@ -108,7 +108,7 @@ type pick struct {
 	block     string
 	tokens    int // of block
 	full      int // of the block shown whole
-	rank      int // 1 + its place in the relevance ranking; 0 when not ranked
+	rank      int // 1 + its place in the relevance ranking; 0 when not ranked, -1 not known yet (rankNow)
 	extra     int // tokens charged for what comes with it (header, note, files)
 }
 
@@ -206,7 +206,8 @@ type plan struct {
 	picked map[int]bool
 	// lastCut lowers MinItem for the last cuts, which fill what is left.
 	lastCut int
-	rank    map[int]int // candidate -> 1 + its place in the relevance ranking
+	rank    map[int]int // candidate -> 1 + its place in the relevance ranking, as far as walked
+	walk    *rankWalk   // the relevance ranking; nil before it is asked (or without a query)
 	keys    map[string]bool
 	shown   map[string]int // picks per session
 	files   fileSet
@@ -265,21 +266,22 @@ func (p *plan) choose(ctx context.Context, src Source) error {
 		if err != nil {
 			return fmt.Errorf("resume: rank exchanges for %q: %w", p.opts.Query, err)
 		}
-		var ranked []int
-		for _, r := range rows {
-			if ci, ok := p.byRow[r]; ok {
-				ranked = append(ranked, ci)
-				p.rank[ci] = len(ranked)
-			}
-		}
+		p.walk = newRankWalk(rows, p.pol.RelevantLimit)
 		wholeRoom := int(p.pol.WholeShare * float64(budget))
 		relevant := 0
-		for k, ci := range ranked[:min(len(ranked), p.pol.WholeMax)] {
+		for k := 0; k < p.pol.WholeMax; k++ {
+			ci, ok, err := p.rankedAt(ctx, src, k)
+			if err != nil || !ok {
+				if err != nil {
+					return err
+				}
+				break
+			}
 			if p.picked[ci] {
 				relevant++
 				continue
 			}
-			pk, err := p.try(ctx, src, ci, min(wholeRoom, p.remaining()), true, ranked[k:])
+			pk, err := p.try(ctx, src, ci, min(wholeRoom, p.remaining()), true, nil)
 			if err != nil {
 				return err
 			}
@@ -288,8 +290,12 @@ func (p *plan) choose(ctx context.Context, src Source) error {
 				relevant++
 			}
 		}
-		for k, ci := range ranked {
-			if relevant >= p.pol.RelevantMax || p.remaining() < p.pol.MinItem {
+		for k := 0; relevant < p.pol.RelevantMax && p.remaining() >= p.pol.MinItem; k++ {
+			ci, ok, err := p.rankedAt(ctx, src, k)
+			if err != nil || !ok {
+				if err != nil {
+					return err
+				}
 				break
 			}
 			if p.picked[ci] {
@@ -298,7 +304,7 @@ func (p *plan) choose(ctx context.Context, src Source) error {
 				}
 				continue
 			}
-			pk, err := p.try(ctx, src, ci, share(p.pol.CoverShare), false, ranked[k:])
+			pk, err := p.try(ctx, src, ci, share(p.pol.CoverShare), false, nil)
 			if err != nil {
 				return err
 			}
@@ -312,7 +318,10 @@ func (p *plan) choose(ctx context.Context, src Source) error {
 	recent := p.recent
 	for round := 0; round < 3; round++ {
 		n := len(p.picks)
-		grown := p.handBack()
+		grown, err := p.handBack(ctx, src)
+		if err != nil {
+			return err
+		}
 		if err := p.fillRecent(ctx, src, recent); err != nil {
 			return err
 		}
@@ -409,7 +418,7 @@ func (p *plan) tryExact(ci int) bool {
 	if a.full > p.remaining() {
 		return false
 	}
-	pk := &pick{cand: ci, ev: ev, user: a.user, ai: a.ai, block: a.block, tokens: a.full, full: a.full, rank: p.rank[ci]}
+	pk := &pick{cand: ci, ev: ev, user: a.user, ai: a.ai, block: a.block, tokens: a.full, full: a.full, rank: p.rankNow(ci)}
 	picks := append(slices.Clone(p.picks), pk)
 	exact := p.assemble(picks).Tokens
 	sessions := maps.Clone(p.shown)
@@ -439,7 +448,16 @@ const minExchangeTokens = 8
 // relevant first (then in the order they were chosen): first each that now
 // fits whole is made whole, then each grows towards whole. It reports
 // whether any grew.
-func (p *plan) handBack() bool {
+func (p *plan) handBack(ctx context.Context, src Source) (bool, error) {
+	for _, pk := range p.picks {
+		if pk.rank < 0 {
+			r, err := p.rankOf(ctx, src, pk.cand)
+			if err != nil {
+				return false, err
+			}
+			pk.rank = r
+		}
+	}
 	order := slices.Clone(p.picks)
 	slices.SortStableFunc(order, func(a, b *pick) int {
 		switch {
@@ -468,7 +486,7 @@ func (p *plan) handBack() bool {
 			grown = p.grow(pk, pk.tokens+p.remaining()) || grown
 		}
 	}
-	return grown
+	return grown, nil
 }
 
 // fillRecent adds the most recent candidates not chosen yet, newest
@@ -563,7 +581,7 @@ func (p *plan) try(ctx context.Context, src Source, ci, room int, wholeOnly bool
 		return nil, nil
 	}
 	pk := &pick{cand: ci, ev: ev, user: cx.user, ai: cx.ai, truncated: cx.truncated, block: cx.block,
-		tokens: cx.tokens, full: full, rank: p.rank[ci], extra: extra}
+		tokens: cx.tokens, full: full, rank: p.rankNow(ci), extra: extra}
 	p.picks = append(p.picks, pk)
 	p.picked[ci] = true
 	p.keys[key] = true
