@@ -378,7 +378,7 @@ func (p *plan) allWhole(ctx context.Context, src Source) (bool, error) {
 		}
 		keys[key] = true
 		st := stamp(ev.Timestamp, p.sess[ev.SessionID].oneDay())
-		a := p.cut.analyse(ev.User, ev.AI, func(u, a string) string { return renderExchange(st, u, a) }, false)
+		a := p.cut.analyse(exRef{row: ev.Row, stamp: st, user: ev.User, ai: ev.AI}, false)
 		if used += a.full; used > p.opts.Budget {
 			return false, nil
 		}
@@ -414,7 +414,7 @@ func (p *plan) tryExact(ci int) bool {
 		return false
 	}
 	st := stamp(ev.Timestamp, p.sess[ev.SessionID].oneDay())
-	a := p.cut.analyse(ev.User, ev.AI, func(u, a string) string { return renderExchange(st, u, a) }, false)
+	a := p.cut.analyse(exRef{row: ev.Row, stamp: st, user: ev.User, ai: ev.AI}, false)
 	if a.full > p.remaining() {
 		return false
 	}
@@ -565,18 +565,17 @@ func (p *plan) try(ctx context.Context, src Source, ci, room int, wholeOnly bool
 	if least := p.pol.MinItem - p.lastCut; room < least || wholeOnly && room < minExchangeTokens {
 		return nil, nil
 	}
-	st := stamp(ev.Timestamp, p.sess[ev.SessionID].oneDay())
-	render := func(u, a string) string { return renderExchange(st, u, a) }
+	x := exRef{row: ev.Row, stamp: stamp(ev.Timestamp, p.sess[ev.SessionID].oneDay()), user: ev.User, ai: ev.AI}
 	// A text of more than maxBytesPerToken bytes a token of the room
 	// cannot fit whole: no need to count it.
 	if wholeOnly && len(ev.User)+len(ev.AI) > maxBytesPerToken*room {
 		return nil, nil
 	}
-	full := p.cut.whole(ev.User, ev.AI, render)
+	full := p.cut.whole(x)
 	if wholeOnly && full > room {
 		return nil, nil
 	}
-	cx, ok := p.cut.cut(ev.User, ev.AI, room, render)
+	cx, ok := p.cut.cut(x, room)
 	if !ok {
 		return nil, nil
 	}
@@ -598,9 +597,7 @@ func (p *plan) grow(pk *pick, room int) bool {
 	if !pk.truncated || room <= pk.tokens {
 		return false
 	}
-	st := stamp(pk.ev.Timestamp, p.sess[pk.ev.SessionID].oneDay())
-	render := func(u, a string) string { return renderExchange(st, u, a) }
-	cx, ok := p.cut.cut(pk.ev.User, pk.ev.AI, room, render)
+	cx, ok := p.cut.cut(exRef{row: pk.ev.Row, stamp: stamp(pk.ev.Timestamp, p.sess[pk.ev.SessionID].oneDay()), user: pk.ev.User, ai: pk.ev.AI}, room)
 	if !ok || cx.tokens <= pk.tokens {
 		return false
 	}
@@ -736,9 +733,8 @@ func (p *plan) pack() *Pack {
 		}
 		// Over: cut the last chosen exchange shorter, else drop it.
 		last := picks[len(picks)-1]
-		st := stamp(last.ev.Timestamp, p.sess[last.ev.SessionID].oneDay())
-		cx, ok := p.cut.cut(last.ev.User, last.ev.AI, last.tokens-(pk.Tokens-budget)-1,
-			func(u, a string) string { return renderExchange(st, u, a) })
+		x := exRef{row: last.ev.Row, stamp: stamp(last.ev.Timestamp, p.sess[last.ev.SessionID].oneDay()), user: last.ev.User, ai: last.ev.AI}
+		cx, ok := p.cut.cut(x, last.tokens-(pk.Tokens-budget)-1)
 		if ok && cx.tokens < last.tokens {
 			picks = append(slices.Clone(picks[:len(picks)-1]), &pick{cand: last.cand, ev: last.ev, user: cx.user, ai: cx.ai,
 				truncated: cx.truncated, block: cx.block, tokens: cx.tokens, full: last.full, extra: last.extra})
