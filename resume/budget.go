@@ -81,6 +81,25 @@ func (c *Counter) Count(s string) int {
 	return c.countUncached(s)
 }
 
+// atLeast returns a lower bound of Count(s) found without encoding: for
+// the encodings whose counts add up over chunks (counts.go), the number of
+// chunks after the first (each starts with a space or a visible character,
+// so holds a token; the first may not: the codec drops some characters,
+// such as DEL, altogether), else 0. Most exchanges are far too long for
+// the room they are offered: this says so without counting them.
+func (c *Counter) atLeast(s string) int {
+	if !c.chunked {
+		return 0
+	}
+	n := 0
+	for i := 1; i < len(s); i++ {
+		if chunkStart(s, i) {
+			n++
+		}
+	}
+	return n
+}
+
 // countUncached counts s with the codec.
 func (c *Counter) countUncached(s string) int {
 	if s == "" {

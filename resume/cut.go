@@ -74,7 +74,7 @@ type segment struct {
 	side       int // 0 user, 1 ai
 	idx        int // position within its side
 	start, end int // byte span in the side's text
-	tokens     int
+	tokensLB   int // a lower bound of its tokens (trimmed); the count is its shape's
 	score      float64
 	prio       int  // tie-break order when scores are equal (lower first)
 	matched    bool // it holds a query term
@@ -253,8 +253,8 @@ type analysis struct {
 	sh       *shape
 	user, ai string // as shown whole (fences balanced)
 	block    string // the whole block, rendered
-	full     int    // tokens of the whole block
 	overhead int    // tokens of the block with both texts a marker
+	deep     *shapeDeep
 	sides    [2]sideText
 	segs     []segment // best first, for this pack's query
 }
@@ -279,12 +279,12 @@ func (c *cutter) analyse(x exRef, deep bool) *analysis {
 		} else {
 			u, ai = balanceFences(x.user), balanceFences(x.ai)
 			block = x.render(u, ai)
-			sh = &shape{fix: [2]string{u[len(x.user):], ai[len(x.ai):]}, full: c.counter.Count(block)}
+			sh = &shape{fix: [2]string{u[len(x.user):], ai[len(x.ai):]}, fullLB: c.counter.atLeast(block)}
 			if x.row != 0 {
 				c.shapes.put(sk, sh)
 			}
 		}
-		a = &analysis{sh: sh, user: u, ai: ai, block: block, full: sh.full}
+		a = &analysis{sh: sh, user: u, ai: ai, block: block}
 		if c.cache == nil {
 			c.cache = map[exKey]*analysis{}
 		}
@@ -299,15 +299,34 @@ func (c *cutter) analyse(x exRef, deep bool) *analysis {
 			}
 		}
 		a.overhead = d.overhead
+		a.deep = d
 		a.sides = d.sides(a.user, a.ai)
 		a.segs = c.score(d)
 	}
 	return a
 }
 
-// whole returns the tokens of the exchange's block shown whole.
-func (c *cutter) whole(x exRef) int {
-	return c.analyse(x, false).full
+// full returns the tokens of the exchange's block shown whole, counting
+// them the first time.
+func (c *cutter) full(a *analysis) int {
+	if n := a.sh.full.Load(); n > 0 {
+		return int(n)
+	}
+	n := c.counter.Count(a.block)
+	a.sh.full.Store(int64(n))
+	return n
+}
+
+// wholeAtMost returns the tokens of x's block shown whole, and whether
+// they are at most limit; when a lower bound says they are not, they are
+// not counted (n is then that bound).
+func (c *cutter) wholeAtMost(x exRef, limit int) (n int, ok bool) {
+	a := c.analyse(x, false)
+	if a.sh.fullLB > limit {
+		return a.sh.fullLB, false
+	}
+	n = c.full(a)
+	return n, n <= limit
 }
 
 // cutExchange is an exchange as cut: its texts, its rendered block and the
@@ -330,11 +349,11 @@ const (
 // than minKeep tokens of text, for an exchange longer than that).
 func (c *cutter) cut(x exRef, limit int) (out cutExchange, ok bool) {
 	render := x.render
-	a := c.analyse(x, false)
-	if a.full <= limit {
-		return cutExchange{user: a.user, ai: a.ai, block: a.block, tokens: a.full}, true
+	if n, ok := c.wholeAtMost(x, limit); ok {
+		a := c.analyse(x, false)
+		return cutExchange{user: a.user, ai: a.ai, block: a.block, tokens: n}, true
 	}
-	a = c.analyse(x, true)
+	a := c.analyse(x, true)
 	room := limit - a.overhead
 	if room < minKeep {
 		return cutExchange{}, false
@@ -348,11 +367,13 @@ func (c *cutter) cut(x exRef, limit int) (out cutExchange, ok bool) {
 	keep := [2][]bool{make([]bool, len(sides[0].segs)), make([]bool, len(sides[1].segs))}
 	var kept, rest []segment
 	used := 0
-	cost := func(s segment) int {
+	// costWith is a segment's cost with n tokens; cost counts them, costLB
+	// takes their lower bound (so a segment it says does not fit, does
+	// not).
+	costWith := func(s segment, n int) int {
 		k := keep[s.side]
 		left := s.idx > 0 && k[s.idx-1]
 		right := s.idx < len(k)-1 && k[s.idx+1]
-		n := s.tokens
 		switch {
 		case !left && !right:
 			n += markerTokens
@@ -364,8 +385,14 @@ func (c *cutter) cut(x exRef, limit int) (out cutExchange, ok bool) {
 		}
 		return n
 	}
+	cost := func(s segment) int {
+		return costWith(s, a.deep.tokensOf(c.counter, s.side, s.idx, sides[s.side].text))
+	}
+	costLB := func(s segment) int { return costWith(s, s.tokensLB) }
 	for _, s := range segs {
-		if n := cost(s); used+n <= room {
+		if used+costLB(s) > room {
+			rest = append(rest, s)
+		} else if n := cost(s); used+n <= room {
 			kept = append(kept, s)
 			keep[s.side][s.idx] = true
 			used += n
@@ -431,7 +458,7 @@ func (c *cutter) cut(x exRef, limit int) (out cutExchange, ok bool) {
 		slack := limit - tokens
 		n := len(kept)
 		for _, s := range rest {
-			if keep[s.side][s.idx] {
+			if keep[s.side][s.idx] || costLB(s) > slack {
 				continue
 			}
 			if c := cost(s); c <= slack {
@@ -517,7 +544,7 @@ func (c *cutter) score(d *shapeDeep) []segment {
 	var segTerms [][]string
 	for side := range 2 {
 		for i, sp := range d.segs[side] {
-			s := segment{side: side, idx: i, start: sp[0], end: sp[1], tokens: d.tokens[side][i]}
+			s := segment{side: side, idx: i, start: sp[0], end: sp[1], tokensLB: int(d.tokensLB[side][i])}
 			var matched []string
 			if len(c.query) > 0 {
 				matched = c.query.in(d.terms[side][i])

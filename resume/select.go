@@ -107,7 +107,7 @@ type pick struct {
 	truncated bool
 	block     string
 	tokens    int // of block
-	full      int // of the block shown whole
+	full      int // of the block shown whole; -1 when not counted yet (fullAtMost)
 	rank      int // 1 + its place in the relevance ranking; 0 when not ranked, -1 not known yet (rankNow)
 	extra     int // tokens charged for what comes with it (header, note, files)
 }
@@ -379,10 +379,11 @@ func (p *plan) allWhole(ctx context.Context, src Source) (bool, error) {
 		keys[key] = true
 		st := stamp(ev.Timestamp, p.sess[ev.SessionID].oneDay())
 		a := p.cut.analyse(exRef{row: ev.Row, stamp: st, user: ev.User, ai: ev.AI}, false)
-		if used += a.full; used > p.opts.Budget {
+		full := p.cut.full(a)
+		if used += full; used > p.opts.Budget {
 			return false, nil
 		}
-		picks = append(picks, &pick{cand: ci, ev: ev, user: a.user, ai: a.ai, block: a.block, tokens: a.full, full: a.full})
+		picks = append(picks, &pick{cand: ci, ev: ev, user: a.user, ai: a.ai, block: a.block, tokens: full, full: full})
 	}
 	if pk := p.assemble(picks); pk.Tokens > p.opts.Budget {
 		return false, nil
@@ -414,11 +415,13 @@ func (p *plan) tryExact(ci int) bool {
 		return false
 	}
 	st := stamp(ev.Timestamp, p.sess[ev.SessionID].oneDay())
-	a := p.cut.analyse(exRef{row: ev.Row, stamp: st, user: ev.User, ai: ev.AI}, false)
-	if a.full > p.remaining() {
+	x := exRef{row: ev.Row, stamp: st, user: ev.User, ai: ev.AI}
+	full, ok := p.cut.wholeAtMost(x, p.remaining())
+	if !ok {
 		return false
 	}
-	pk := &pick{cand: ci, ev: ev, user: a.user, ai: a.ai, block: a.block, tokens: a.full, full: a.full, rank: p.rankNow(ci)}
+	a := p.cut.analyse(x, false)
+	pk := &pick{cand: ci, ev: ev, user: a.user, ai: a.ai, block: a.block, tokens: full, full: full, rank: p.rankNow(ci)}
 	picks := append(slices.Clone(p.picks), pk)
 	exact := p.assemble(picks).Tokens
 	sessions := maps.Clone(p.shown)
@@ -472,7 +475,7 @@ func (p *plan) handBack(ctx context.Context, src Source) (bool, error) {
 	})
 	grown := false
 	for _, pk := range order {
-		if pk.truncated && pk.full-pk.tokens <= p.remaining() {
+		if pk.truncated && p.fullAtMost(pk, pk.tokens+p.remaining()) {
 			grown = p.grow(pk, pk.full) || grown
 		}
 	}
@@ -487,6 +490,21 @@ func (p *plan) handBack(ctx context.Context, src Source) (bool, error) {
 		}
 	}
 	return grown, nil
+}
+
+// fullAtMost reports whether the chosen exchange pk shown whole takes at
+// most limit tokens, counting it (pk.full) only when a lower bound does
+// not say it cannot.
+func (p *plan) fullAtMost(pk *pick, limit int) bool {
+	if pk.full < 0 {
+		x := exRef{row: pk.ev.Row, stamp: stamp(pk.ev.Timestamp, p.sess[pk.ev.SessionID].oneDay()), user: pk.ev.User, ai: pk.ev.AI}
+		n, ok := p.cut.wholeAtMost(x, limit)
+		if !ok {
+			return false
+		}
+		pk.full = n
+	}
+	return pk.full <= limit
 }
 
 // fillRecent adds the most recent candidates not chosen yet, newest
@@ -571,13 +589,20 @@ func (p *plan) try(ctx context.Context, src Source, ci, room int, wholeOnly bool
 	if wholeOnly && len(ev.User)+len(ev.AI) > maxBytesPerToken*room {
 		return nil, nil
 	}
-	full := p.cut.whole(x)
-	if wholeOnly && full > room {
-		return nil, nil
+	full := -1 // not counted yet (fullAtMost)
+	if wholeOnly {
+		n, ok := p.cut.wholeAtMost(x, room)
+		if !ok {
+			return nil, nil
+		}
+		full = n
 	}
 	cx, ok := p.cut.cut(x, room)
 	if !ok {
 		return nil, nil
+	}
+	if !cx.truncated {
+		full = cx.tokens
 	}
 	pk := &pick{cand: ci, ev: ev, user: cx.user, ai: cx.ai, truncated: cx.truncated, block: cx.block,
 		tokens: cx.tokens, full: full, rank: p.rankNow(ci), extra: extra}

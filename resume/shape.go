@@ -31,9 +31,14 @@ import (
 type shape struct {
 	// fix is what closing the code fences left open adds to each side
 	// (balanceFences): the texts shown whole are user+fix[0], ai+fix[1].
-	fix  [2]string
-	full int // tokens of the whole block
-	deep atomic.Pointer[shapeDeep]
+	fix [2]string
+	// fullLB is a lower bound of the whole block's tokens (Counter.atLeast),
+	// full the count itself once made (0 until then): most exchanges the
+	// selection tries are far too long for the room it offers, and their
+	// lower bound says so without counting them.
+	fullLB int
+	full   atomic.Int64
+	deep   atomic.Pointer[shapeDeep]
 }
 
 // shapeDeep is the part of a shape that only cutting needs (an exchange
@@ -43,7 +48,11 @@ type shapeDeep struct {
 	segs     [2][][2]int
 	fenceAt  [2][]fence
 	fenceEnd [2][]fence
-	tokens   [2][]int    // of each segment, trimmed
+	// tokensLB is a lower bound of each segment's tokens (trimmed), tokens
+	// the count plus one once made (0 until then): the segments that
+	// cannot fit the room left are never counted.
+	tokensLB [2][]int32
+	tokens   [2][]atomic.Int32
 	terms    [2][]string // each segment's distinct terms, in order of first appearance, joined by ' '
 }
 
@@ -54,12 +63,13 @@ func newShapeDeep(c *Counter, user, ai string, overhead int) *shapeDeep {
 	for side, text := range [2]string{user, ai} {
 		st := split(text)
 		d.segs[side], d.fenceAt[side], d.fenceEnd[side] = st.segs, st.fenceAt, st.fenceEnds
-		d.tokens[side] = make([]int, len(st.segs))
+		d.tokensLB[side] = make([]int32, len(st.segs))
+		d.tokens[side] = make([]atomic.Int32, len(st.segs))
 		d.terms[side] = make([]string, len(st.segs))
 		var b strings.Builder
 		for i, sp := range st.segs {
 			seg := text[sp[0]:sp[1]]
-			d.tokens[side][i] = c.Count(strings.TrimSpace(seg))
+			d.tokensLB[side][i] = int32(c.atLeast(strings.TrimSpace(seg)))
 			b.Reset()
 			seen := map[string]bool{}
 			for _, t := range embed.Terms(seg) {
@@ -75,6 +85,18 @@ func newShapeDeep(c *Counter, user, ai string, overhead int) *shapeDeep {
 		}
 	}
 	return d
+}
+
+// tokensOf returns the tokens of segment i of side (trimmed), text the
+// side's text, counting them the first time.
+func (d *shapeDeep) tokensOf(c *Counter, side, i int, text string) int {
+	if n := d.tokens[side][i].Load(); n > 0 {
+		return int(n - 1)
+	}
+	sp := d.segs[side][i]
+	n := c.Count(strings.TrimSpace(text[sp[0]:sp[1]]))
+	d.tokens[side][i].Store(int32(n + 1))
+	return n
 }
 
 // sides returns the segmented sides of the texts the shape was made of.
