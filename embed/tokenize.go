@@ -169,9 +169,17 @@ func Tokens(text string) []string {
 // snake_case versus spaces, or regular English inflections (run, running,
 // runs) have the same terms.
 func Terms(text string) []string {
+	var out []string
+	EachTerm(text, func(term []byte) { out = append(out, string(term)) })
+	return out
+}
+
+// EachTerm calls f with each term of text, in order, as Terms returns
+// them, without making a string of each: term is only valid during the
+// call.
+func EachTerm(text string, f func(term []byte)) {
 	var t tokenizer
 	buf, spans := t.appendWords(nil, nil, text)
-	out := make([]string, 0, len(spans))
 	var st []byte
 	for _, sp := range spans {
 		w := buf[sp.start:sp.end]
@@ -179,9 +187,8 @@ func Terms(text string) []string {
 			continue
 		}
 		st = analyze.AppendStem(st[:0], w)
-		out = append(out, string(st))
+		f(st)
 	}
-	return out
 }
 
 // skipWord reports whether a lowercased word carries no meaning of its own:

@@ -225,17 +225,29 @@ func BenchmarkResumeWorkspace(b *testing.B) {
 			}
 		})
 	})
-	for _, c := range []struct{ name, session string }{{"short", "c07s4"}, {"long", "long49"}} {
+	// With a query, as continuity-bench query asks: the short chains in
+	// turn (query i of chain i mod 20), the 50-session chain always.
+	for _, c := range []struct {
+		name    string
+		session func(i int) string
+	}{
+		{"short", func(i int) string { return fmt.Sprintf("c%02ds4", i%20) }},
+		{"long", func(int) string { return "long49" }},
+	} {
 		b.Run("resume-"+c.name, func(b *testing.B) {
+			i := 0
 			run(b, func(q string) {
-				if _, err := Build(ctx, src, Options{Session: c.session, Query: q}); err != nil {
+				i++
+				if _, err := Build(ctx, src, Options{Session: c.session(i), Query: q}); err != nil {
 					b.Fatal(err)
 				}
 			})
 		})
 		b.Run("rank-"+c.name, func(b *testing.B) {
+			i := 0
 			run(b, func(q string) {
-				if _, err := src.Relevant(ctx, q, []string{c.session}, DefaultPolicy.RelevantLimit); err != nil {
+				i++
+				if _, err := src.Relevant(ctx, q, []string{c.session(i)}, DefaultPolicy.RelevantLimit); err != nil {
 					b.Fatal(err)
 				}
 			})

@@ -23,6 +23,7 @@ package resume
 // does not render as code.
 
 import (
+	"bytes"
 	"math"
 	"regexp"
 	"slices"
@@ -599,12 +600,12 @@ func (q terms) in(joined string) []string {
 }
 
 // indexTerm returns where t stands as a whole term in joined, -1 if not.
-func indexTerm(joined, t string) int {
-	if t == "" {
+func indexTerm[S string | []byte](joined, t S) int {
+	if len(t) == 0 {
 		return -1
 	}
 	for off := 0; off < len(joined); {
-		i := strings.Index(joined[off:], t)
+		i := indexOf(joined[off:], t)
 		if i < 0 {
 			return -1
 		}
@@ -615,6 +616,17 @@ func indexTerm(joined, t string) int {
 		off = i + 1
 	}
 	return -1
+}
+
+// indexOf is strings.Index, or bytes.Index for byte slices.
+func indexOf[S string | []byte](s, t S) int {
+	switch s := any(s).(type) {
+	case string:
+		return strings.Index(s, any(t).(string))
+	case []byte:
+		return bytes.Index(s, any(t).([]byte))
+	}
+	panic("unreachable")
 }
 
 // firstHit returns the offset in text (segment s's) of its first word

@@ -19,6 +19,7 @@ package resume
 // size of the texts' words.
 
 import (
+	"bytes"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,22 +67,38 @@ func newShapeDeep(c *Counter, user, ai string, overhead int) *shapeDeep {
 		d.tokensLB[side] = make([]int32, len(st.segs))
 		d.tokens[side] = make([]atomic.Int32, len(st.segs))
 		d.terms[side] = make([]string, len(st.segs))
-		var b strings.Builder
+		var joined []byte
+		var seen map[string]bool // for segments of many terms
 		for i, sp := range st.segs {
 			seg := text[sp[0]:sp[1]]
 			d.tokensLB[side][i] = int32(c.atLeast(strings.TrimSpace(seg)))
-			b.Reset()
-			seen := map[string]bool{}
-			for _, t := range embed.Terms(seg) {
-				if !seen[t] {
-					seen[t] = true
-					if b.Len() > 0 {
-						b.WriteByte(' ')
+			joined = joined[:0]
+			clear(seen)
+			embed.EachTerm(seg, func(t []byte) {
+				if len(joined) < 512 {
+					if indexTerm(joined, t) >= 0 {
+						return
 					}
-					b.WriteString(t)
+				} else {
+					if seen == nil {
+						seen = map[string]bool{}
+					}
+					if len(seen) == 0 {
+						for _, u := range bytes.Split(joined, []byte{' '}) {
+							seen[string(u)] = true
+						}
+					}
+					if seen[string(t)] {
+						return
+					}
+					seen[string(t)] = true
 				}
-			}
-			d.terms[side][i] = b.String()
+				if len(joined) > 0 {
+					joined = append(joined, ' ')
+				}
+				joined = append(joined, t...)
+			})
+			d.terms[side][i] = string(joined)
 		}
 	}
 	return d
