@@ -1,6 +1,7 @@
 package embed
 
 import (
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -178,18 +179,28 @@ func Terms(text string) []string {
 // them, without making a string of each: term is only valid during the
 // call.
 func EachTerm(text string, f func(term []byte)) {
-	var t tokenizer
-	buf, spans := t.appendWords(nil, nil, text)
-	var st []byte
-	for _, sp := range spans {
-		w := buf[sp.start:sp.end]
+	sc := termScratch.Get().(*termScratchSpace)
+	defer termScratch.Put(sc)
+	sc.buf, sc.spans = sc.t.appendWords(sc.buf[:0], sc.spans[:0], text)
+	for _, sp := range sc.spans {
+		w := sc.buf[sp.start:sp.end]
 		if skipWord(w) {
 			continue
 		}
-		st = analyze.AppendStem(st[:0], w)
-		f(st)
+		sc.st = analyze.AppendStem(sc.st[:0], w)
+		f(sc.st)
 	}
 }
+
+// termScratchSpace is EachTerm's scratch space, reused across calls
+// (resume lists the terms of every line of the exchanges it cuts).
+type termScratchSpace struct {
+	t       tokenizer
+	buf, st []byte
+	spans   []span
+}
+
+var termScratch = sync.Pool{New: func() any { return new(termScratchSpace) }}
 
 // skipWord reports whether a lowercased word carries no meaning of its own:
 // a stopword or a single ASCII letter (the "s" of "user's", the "t" of
