@@ -203,14 +203,41 @@ func sentences(text string, start, end int) [][2]int {
 // balanceFences returns text with a closing line added when it leaves a
 // fenced code block open, so that what follows it does not render as code.
 func balanceFences(text string) string {
-	st := split(text)
-	if n := len(st.segs); n > 0 && st.fenceEnds[n-1].block >= 0 {
+	if close, open := openFence(text); open {
 		if !strings.HasSuffix(text, "\n") {
 			text += "\n"
 		}
-		return text + st.fenceEnds[n-1].close
+		return text + close
 	}
 	return text
+}
+
+// openFence reports whether text ends inside a fenced code block, and the
+// line that would close it: split's reading of fences, line by line,
+// without splitting.
+func openFence(text string) (close string, open bool) {
+	if !strings.Contains(text, "``") && !strings.Contains(text, "~~") {
+		return "", false
+	}
+	for start := 0; start < len(text); {
+		end := strings.IndexByte(text[start:], '\n')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += start + 1
+		}
+		line := strings.TrimRight(text[start:end], "\r\n")
+		switch {
+		case open:
+			if closes(line, close) {
+				close, open = "", false
+			}
+		default:
+			close, open = fenceOpener(line)
+		}
+		start = end
+	}
+	return close, open
 }
 
 // cutter cuts exchanges for one pack.

@@ -59,3 +59,22 @@ func TestShapeTerms(t *testing.T) {
 		}
 	}
 }
+
+// FuzzOpenFence: openFence reads fences as split does (the fence split
+// leaves open at the end of the text).
+func FuzzOpenFence(f *testing.F) {
+	for _, s := range []string{"a\n```go\nx := 1", "```\n```", "~~~\n```\n~~~\n", "  ```\n\n\n", "````\n```\n", "x\r\n```\r\n", "```a`b\n", "    ```\n", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		st := split(s)
+		var wantClose string
+		wantOpen := false
+		if n := len(st.segs); n > 0 && st.fenceEnds[n-1].block >= 0 {
+			wantClose, wantOpen = st.fenceEnds[n-1].close, true
+		}
+		if close, open := openFence(s); open != wantOpen || close != wantClose {
+			t.Fatalf("%q: openFence %q %v, split %q %v", s, close, open, wantClose, wantOpen)
+		}
+	})
+}
