@@ -212,6 +212,8 @@ type plan struct {
 	shown   map[string]int // picks per session
 	files   fileSet
 	used    int
+	// minExtra is leastExtra's answer, 0 until asked.
+	minExtra int
 }
 
 func newPlan(l *layout, opts Options, pol Policy, counter *Counter) *plan {
@@ -291,6 +293,9 @@ func (p *plan) choose(ctx context.Context, src Source) error {
 			}
 		}
 		for k := 0; relevant < p.pol.RelevantMax && p.remaining() >= p.pol.MinItem; k++ {
+			if p.remaining()-p.leastExtra() < p.pol.MinItem {
+				break // no exchange has room left (try would refuse each)
+			}
 			ci, ok, err := p.rankedAt(ctx, src, k)
 			if err != nil || !ok {
 				if err != nil {
@@ -520,6 +525,13 @@ func (p *plan) fillRecent(ctx context.Context, src Source, recent []int) error {
 		if p.picked[ci] {
 			continue
 		}
+		if exact == maxExactTries && p.remaining()-p.leastExtra() < p.pol.MinItem {
+			// No room for any exchange whole (try would refuse it) and
+			// no exact try left: it waits for the cuts below.
+			later = append(later, ci)
+			misses++
+			continue
+		}
 		pk, err := p.try(ctx, src, ci, p.remaining(), true, recent[k:])
 		if err != nil {
 			return err
@@ -540,8 +552,8 @@ func (p *plan) fillRecent(ctx context.Context, src Source, recent []int) error {
 	p.lastCut = p.pol.MinItem / 2
 	defer func() { p.lastCut = 0 }()
 	for k, ci := range later {
-		if p.remaining() < p.pol.MinItem-p.lastCut {
-			break
+		if p.remaining()-p.leastExtra() < p.pol.MinItem-p.lastCut {
+			break // no exchange has room left (try would refuse each)
 		}
 		if _, err := p.try(ctx, src, ci, p.remaining(), false, later[k:]); err != nil {
 			return err
@@ -682,6 +694,25 @@ func (p *plan) header(shown, sessionsShown int) headerInfo {
 }
 
 func (p *plan) sessionsWithCandidates() int { return p.withCands }
+
+// leastExtra is the least any candidate brings along (try's extra: the
+// blank line, its session's header or a gap note; files may add none),
+// so that remaining()-leastExtra() bounds the room any try can give.
+func (p *plan) leastExtra() int {
+	if p.minExtra == 0 {
+		least := -1
+		for id, si := range p.sess {
+			if si.total == 0 {
+				continue
+			}
+			if c := 1 + min(p.sessionHeaderCost(id), p.gapReserve(id)); least < 0 || c < least {
+				least = c
+			}
+		}
+		p.minExtra = max(least, 1)
+	}
+	return p.minExtra
+}
 
 // gapReserve is the most a gap note in the session can take.
 func (p *plan) gapReserve(id string) int {
