@@ -187,7 +187,7 @@ func EachTerm(text string, f func(term []byte)) {
 		if skipWord(w) {
 			continue
 		}
-		sc.st = analyze.AppendStem(sc.st[:0], w)
+		sc.st = sc.stemmer.AppendStem(sc.st[:0], w)
 		f(sc.st)
 	}
 }
@@ -198,6 +198,7 @@ type termScratchSpace struct {
 	t       tokenizer
 	buf, st []byte
 	spans   []span
+	stemmer analyze.Stemmer
 }
 
 var termScratch = sync.Pool{New: func() any { return new(termScratchSpace) }}
