@@ -86,8 +86,9 @@ semantics".`)
 	case pack.InContext > 0:
 		// An agent in a new session that named the previous session with
 		// --session.
-		fmt.Fprintf(e.stderr, "continuity: the %d exchanges of %s after its latest context reset count as still in the agent's context; "+
-			"--include-current includes them (for an agent that starts a new session; --latest does so by default)\n", pack.InContext, pack.SessionID)
+		fmt.Fprintf(e.stderr, "continuity: the %d %s of %s since its latest context reset (all of them when it has none) %s as still in the agent's context; "+
+			"--include-current includes them (for an agent that starts a new session; --latest does so by default)\n",
+			pack.InContext, plural(pack.InContext, "exchange", "exchanges"), pack.SessionID, plural(pack.InContext, "counts", "count"))
 	}
 	if *asJSON {
 		return printJSON(e.stdout, pack)
