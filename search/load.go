@@ -71,6 +71,11 @@ func load(ctx context.Context, db *index.DB, identity string, log *slog.Logger, 
 			}
 			s := time.Now()
 			if err := writeSnapshot(ctx, db, v); err != nil {
+				if ctx.Err() != nil {
+					// Stopping: not a fault.
+					log.Info("vector snapshot left unfinished (stopping); the next start loads from the index", "identity", identity)
+					return
+				}
 				log.Warn("vector snapshot not written; the next start loads from the index", "identity", identity, "err", err)
 				return
 			}
