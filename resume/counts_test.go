@@ -147,3 +147,25 @@ func evalData() string {
 	}
 	return dir
 }
+
+// TestCountDEL: the tokenizer library drops DEL (U+007F) without a token;
+// a count never says a text with DELs takes fewer tokens than the text
+// without them plus one a DEL, so a pack of such text stays within its
+// budget.
+func TestCountDEL(t *testing.T) {
+	for _, enc := range []string{"cl100k_base", "o200k_base", "p50k_base"} {
+		c, err := NewCounter(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cached := c.withCache(newCountCache(0))
+		for _, s := range []string{"\x7f", "a\x7fb", "watcher \x7f\x7f\x7f events\n\x7f# x", strings.Repeat("\x7f", 40)} {
+			want := c.countUncached(strings.ReplaceAll(s, "\x7f", "")) + strings.Count(s, "\x7f")
+			for _, got := range []int{c.Count(s), cached.Count(s)} {
+				if got < want {
+					t.Errorf("%s: %q counts %d, want at least %d", enc, s, got, want)
+				}
+			}
+		}
+	}
+}

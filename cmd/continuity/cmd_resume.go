@@ -81,7 +81,7 @@ semantics".`)
 	case len(pack.Exchanges) > 0:
 	case pack.Omitted > 0:
 		// Exchanges were there, none fitted.
-		fmt.Fprintf(e.stderr, "continuity: a budget of %d tokens shows none of the %d exchanges: the headers take %d, and no useful part of an exchange fits in the rest; give a larger --budget\n",
+		fmt.Fprintf(e.stderr, "continuity: a budget of %d tokens shows no exchange (%d left out): the headers take %d, and no useful part of an exchange fits in the rest; give a larger --budget\n",
 			pack.Budget, pack.Omitted, pack.Tokens)
 	case pack.InContext > 0:
 		// An agent in a new session that named the previous session with

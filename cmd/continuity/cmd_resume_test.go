@@ -90,7 +90,7 @@ func TestResumeCommand(t *testing.T) {
 		{name: "bad tokenizer", args: []string{"resume", "--latest", "--tokenizer", "nope"}, code: 2, errText: "--tokenizer"},
 		{name: "stray argument", args: []string{"resume", "--latest", "extra"}, code: 2, errText: "unexpected arguments"},
 		{name: "tiny budget", args: []string{"resume", "--session", "new", "--budget", "5"}, out: []string{"# Resume"},
-			errText: "a budget of 5 tokens shows none of the 4 exchanges"},
+			errText: "a budget of 5 tokens shows no exchange (4 left out)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
