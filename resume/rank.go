@@ -51,9 +51,15 @@ func (p *plan) advance(ctx context.Context, src Source) error {
 	w := p.walk
 	row := w.rows[w.next]
 	if _, ok := p.events[row]; !ok {
+		// A pack looks at a dozen ranked exchanges or so before its
+		// budget is spent: the first batch is smaller.
+		size := fetchBatch
+		if w.next == 0 {
+			size = fetchBatch / 2
+		}
 		batch := []int64{row}
 		for _, r := range w.rows[w.next+1:] {
-			if len(batch) == fetchBatch {
+			if len(batch) == size {
 				break
 			}
 			if _, ok := p.events[r]; !ok {
