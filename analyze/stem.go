@@ -142,6 +142,24 @@ func (r *recentStems) appendStem(dst, w []byte, h uint32) []byte {
 	return append(dst, stem...)
 }
 
+// Stemmer stems words as AppendStem does, through a cache of the words it
+// met last (256 KiB, no lock): for a caller that stems many texts in turn
+// on one goroutine (keep one per goroutine, or pool them). The zero value
+// is ready.
+type Stemmer struct {
+	recent recentStems
+}
+
+// AppendStem appends the stem of the lowercase word w to dst, as the
+// package's AppendStem.
+func (s *Stemmer) AppendStem(dst, w []byte) []byte {
+	h := fnvInit
+	for _, c := range w {
+		h = fnvAdd(h, c)
+	}
+	return s.recent.appendStem(dst, w, h)
+}
+
 // FNV-1a, 32 bits: cheap to compute while a word is lowercased byte by
 // byte.
 const fnvInit = uint32(2166136261)

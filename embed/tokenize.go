@@ -1,6 +1,7 @@
 package embed
 
 import (
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -169,20 +170,38 @@ func Tokens(text string) []string {
 // snake_case versus spaces, or regular English inflections (run, running,
 // runs) have the same terms.
 func Terms(text string) []string {
-	var t tokenizer
-	buf, spans := t.appendWords(nil, nil, text)
-	out := make([]string, 0, len(spans))
-	var st []byte
-	for _, sp := range spans {
-		w := buf[sp.start:sp.end]
+	var out []string
+	EachTerm(text, func(term []byte) { out = append(out, string(term)) })
+	return out
+}
+
+// EachTerm calls f with each term of text, in order, as Terms returns
+// them, without making a string of each: term is only valid during the
+// call.
+func EachTerm(text string, f func(term []byte)) {
+	sc := termScratch.Get().(*termScratchSpace)
+	defer termScratch.Put(sc)
+	sc.buf, sc.spans = sc.t.appendWords(sc.buf[:0], sc.spans[:0], text)
+	for _, sp := range sc.spans {
+		w := sc.buf[sp.start:sp.end]
 		if skipWord(w) {
 			continue
 		}
-		st = analyze.AppendStem(st[:0], w)
-		out = append(out, string(st))
+		sc.st = sc.stemmer.AppendStem(sc.st[:0], w)
+		f(sc.st)
 	}
-	return out
 }
+
+// termScratchSpace is EachTerm's scratch space, reused across calls
+// (resume lists the terms of every line of the exchanges it cuts).
+type termScratchSpace struct {
+	t       tokenizer
+	buf, st []byte
+	spans   []span
+	stemmer analyze.Stemmer
+}
+
+var termScratch = sync.Pool{New: func() any { return new(termScratchSpace) }}
 
 // skipWord reports whether a lowercased word carries no meaning of its own:
 // a stopword or a single ASCII letter (the "s" of "user's", the "t" of

@@ -31,6 +31,7 @@ import (
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/internal/shareddata"
 	"github.com/praxis-os/continuity/search"
 )
 
@@ -176,6 +177,8 @@ func writeBenchLogs(b *testing.B, root string, n int, vocab []string) {
 //	CONTINUITY_BENCH_WS=/tmp/ws go test -tags sqlite_fts5 ./resume -run XXX -bench ResumeWorkspace -benchtime 100x -cpuprofile cpu.prof
 //
 // The embedder is $CONTINUITY_EMBEDDER's, as the workspace was prepared.
+// The queries are those continuity-bench asks through the daemon: the
+// LongMemEval questions, when the data set is beside the repository.
 func BenchmarkResumeWorkspace(b *testing.B) {
 	root := os.Getenv("CONTINUITY_BENCH_WS")
 	if root == "" {
@@ -192,11 +195,7 @@ func BenchmarkResumeWorkspace(b *testing.B) {
 	}
 	s := hybridSearcher(b, db, provider)
 	src := &IndexSource{DB: db, Ranker: SearchRanker(s), Cache: NewCache(CacheConfig{})}
-	vocab := strings.Fields("what did we decide about the database schema migration and how should the retry logic work for the deploy when tests fail on the build server with a timeout error in the parser")
-	r := rand.New(rand.NewPCG(1, 2))
-	query := func() string {
-		return vocab[r.IntN(len(vocab))] + " " + vocab[r.IntN(len(vocab))] + " " + vocab[r.IntN(len(vocab))]
-	}
+	query := benchQueries(b)
 	run := func(b *testing.B, f func(q string)) {
 		var lats []time.Duration
 		for b.Loop() {
@@ -226,21 +225,59 @@ func BenchmarkResumeWorkspace(b *testing.B) {
 			}
 		})
 	})
-	for _, c := range []struct{ name, session string }{{"short", "c07s4"}, {"long", "long49"}} {
+	// With a query, as continuity-bench query asks: the short chains in
+	// turn (query i of chain i mod 20), the 50-session chain always.
+	for _, c := range []struct {
+		name    string
+		session func(i int) string
+	}{
+		{"short", func(i int) string { return fmt.Sprintf("c%02ds4", i%20) }},
+		{"long", func(int) string { return "long49" }},
+	} {
 		b.Run("resume-"+c.name, func(b *testing.B) {
+			i := 0
 			run(b, func(q string) {
-				if _, err := Build(ctx, src, Options{Session: c.session, Query: q}); err != nil {
+				i++
+				if _, err := Build(ctx, src, Options{Session: c.session(i), Query: q}); err != nil {
 					b.Fatal(err)
 				}
 			})
 		})
 		b.Run("rank-"+c.name, func(b *testing.B) {
+			i := 0
 			run(b, func(q string) {
-				if _, err := src.Relevant(ctx, q, []string{c.session}, DefaultPolicy.RelevantLimit); err != nil {
+				i++
+				if _, err := src.Relevant(ctx, q, []string{c.session(i)}, DefaultPolicy.RelevantLimit); err != nil {
 					b.Fatal(err)
 				}
 			})
 		})
+	}
+}
+
+// benchQueries returns a function giving the queries in turn: the
+// LongMemEval development set's questions in their order (as
+// continuity-bench query asks them), or three words of a small vocabulary
+// drawn at random when the set is absent.
+func benchQueries(b *testing.B) func() string {
+	if data, err := os.ReadFile(filepath.Join(shareddata.LongMemEval(), "queries.jsonl")); err == nil {
+		var qs []string
+		for _, l := range strings.Split(string(data), "\n") {
+			var x struct{ Question string }
+			if json.Unmarshal([]byte(l), &x) == nil && x.Question != "" {
+				qs = append(qs, x.Question)
+			}
+		}
+		if len(qs) > 0 {
+			i := 0
+			return func() string { i++; return qs[(i-1)%len(qs)] }
+		}
+	}
+	b.Logf("%s not found: three-word queries of a small vocabulary", shareddata.LongMemEval())
+	vocab := strings.Fields("what did we decide about the database schema migration and how should the retry logic work for the deploy when tests fail on the build server with a timeout error in the parser")
+	r := rand.New(rand.NewPCG(1, 2))
+	return func() string {
+		return vocab[r.IntN(len(vocab))] + " " + vocab[r.IntN(len(vocab))] + " " + vocab[r.IntN(len(vocab))]
 	}
 }
 

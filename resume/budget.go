@@ -7,6 +7,7 @@ package resume
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -25,6 +26,7 @@ type Counter struct {
 	// whether counts add up over line-start chunks (counts.go).
 	encoding string
 	chunked  bool
+	dropsDEL bool // the codec counts nothing for U+007F (countUncached)
 	// cache, when set, remembers counts between packs (counts.go).
 	cache *countCache
 }
@@ -54,7 +56,7 @@ func NewCounter(encoding string) (*Counter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %q: not an encoding (cl100k_base, o200k_base, p50k_base, p50k_edit, r50k_base) or a known model name", encoding)
 	}
-	c := &Counter{name: encoding, codec: codec, encoding: codec.GetName(), chunked: chunkSafe[codec.GetName()]}
+	c := &Counter{name: encoding, codec: codec, encoding: codec.GetName(), chunked: chunkSafe[codec.GetName()], dropsDEL: dropsDEL(codec)}
 	counters[encoding] = c
 	return c, nil
 }
@@ -81,6 +83,25 @@ func (c *Counter) Count(s string) int {
 	return c.countUncached(s)
 }
 
+// atLeast returns a lower bound of Count(s) found without encoding: for
+// the encodings whose counts add up over chunks (counts.go), the number of
+// chunks after the first (each starts with a space or a visible character,
+// so holds a token; the first may not: the codec drops some characters,
+// such as DEL, altogether), else 0. Most exchanges are far too long for
+// the room they are offered: this says so without counting them.
+func (c *Counter) atLeast(s string) int {
+	if !c.chunked {
+		return 0
+	}
+	n := 0
+	for i := 1; i < len(s); i++ {
+		if chunkStart(s, i) {
+			n++
+		}
+	}
+	return n
+}
+
 // countUncached counts s with the codec.
 func (c *Counter) countUncached(s string) int {
 	if s == "" {
@@ -92,7 +113,19 @@ func (c *Counter) countUncached(s string) int {
 		// at least one byte, so the length in bytes is an upper bound.
 		return len(s)
 	}
+	if c.dropsDEL {
+		// A DEL is a token (or part of one) for the model; the codec's
+		// pre-tokenizer drops it. One token each: never under the count.
+		n += strings.Count(s, "\x7f")
+	}
 	return n
+}
+
+// dropsDEL reports whether codec counts no token for a DEL character (the
+// tokenizer library's pre-tokenizer skips U+007F: TestCountDEL).
+func dropsDEL(codec tokenizer.Codec) bool {
+	n, err := codec.Count("\x7f")
+	return err == nil && n == 0
 }
 
 // boundaries returns the byte offsets where the tokens of s start, plus

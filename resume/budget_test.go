@@ -169,7 +169,7 @@ func TestCut(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cx, ok := c.cut(tt.user, tt.ai, tt.limit, render)
+			cx, ok := c.cut(exRef{stamp: "10:00", user: tt.user, ai: tt.ai}, tt.limit)
 			u, a, cut := cx.user, cx.ai, cx.truncated
 			if ok && (cx.block != render(u, a) || cx.tokens != c.counter.Count(cx.block)) {
 				t.Errorf("block %q with %d tokens, want render(user, ai) and its count", cx.block, cx.tokens)

@@ -16,7 +16,9 @@ package resume
 //     per-session spans), by session, depth cap and IncludeCurrent;
 //   - the exchanges' texts read lately (by row id: a stored event never
 //     changes);
-//   - token counts (counts.go).
+//   - token counts (counts.go);
+//   - the exchanges' shapes: what cutting them needs whatever the query
+//     (shape.go).
 //
 // Invalidation. Each pack starts by reading the index's ChangeMark (one
 // small query). Equal to the cache's: everything kept is current. A new
@@ -59,6 +61,9 @@ type CacheConfig struct {
 	// CountEntries bounds the token counts kept, per generation (see
 	// counts.go); DefaultCountCacheEntries when 0.
 	CountEntries int
+	// ShapeBytes bounds the exchanges' shapes kept (shape.go);
+	// DefaultCacheShapeBytes when 0.
+	ShapeBytes int
 	// MaxDelta is how many new events a pack looks at one by one to know
 	// which sessions changed; more than that (a backfill), and
 	// everything is dropped instead. DefaultCacheMaxDelta when 0.
@@ -68,7 +73,7 @@ type CacheConfig struct {
 // Defaults of CacheConfig. What is kept is bounded by what packs asked
 // for: at 100k exchanges all the chains of the bench (a 50-session chain
 // and 20 of 5 sessions) take some 20 MiB. The bounds (about 100 MiB in
-// all: 16 MiB of timelines, the rest layouts, texts and counts) matter at
+// all: 16 MiB of timelines, the rest layouts, texts, counts and shapes) matter at
 // a million exchanges, where a 50-session chain alone lays out 333k
 // entries and the bench's 20 short chains 660k: their sessions' timelines
 // fit, so a chain whose layout was evicted is laid out again from memory.
@@ -76,6 +81,7 @@ const (
 	DefaultCacheTimelineEntries = 1_000_000
 	DefaultCacheLayoutEntries   = 400_000
 	DefaultCacheEventBytes      = 8 << 20
+	DefaultCacheShapeBytes      = 8 << 20
 	DefaultCacheMaxDelta        = 20_000
 )
 
@@ -85,6 +91,7 @@ const (
 type Cache struct {
 	cfg    CacheConfig
 	counts *countCache
+	shapes *shapeStore
 
 	// syncMu serialises sync (its queries run outside mu).
 	syncMu sync.Mutex
@@ -188,7 +195,10 @@ func NewCache(cfg CacheConfig) *Cache {
 	if cfg.MaxDelta <= 0 {
 		cfg.MaxDelta = DefaultCacheMaxDelta
 	}
-	c := &Cache{cfg: cfg, counts: newCountCache(cfg.CountEntries)}
+	if cfg.ShapeBytes <= 0 {
+		cfg.ShapeBytes = DefaultCacheShapeBytes
+	}
+	c := &Cache{cfg: cfg, counts: newCountCache(cfg.CountEntries), shapes: newShapeStore(cfg.ShapeBytes)}
 	c.flushLocked()
 	c.stats = CacheStats{}
 	return c
@@ -209,6 +219,7 @@ func (c *Cache) flushLocked() {
 	c.lays, c.lSize = map[layoutKey]*cachedLayout{}, 0
 	c.evCur, c.evOld, c.evSize = map[int64]index.Event{}, nil, 0
 	c.counts.clear()
+	c.shapes.clear()
 	c.stats.Flushes++
 }
 
@@ -547,6 +558,7 @@ type cachingSource interface {
 	caching() bool
 	sync(ctx context.Context) error
 	counts() *countCache
+	shapes() *shapeStore
 	layout(ctx context.Context, session string, maxDepth int, includeCurrent bool) (*layout, error)
 }
 
@@ -560,6 +572,8 @@ func (s *IndexSource) sync(ctx context.Context) error {
 }
 
 func (s *IndexSource) counts() *countCache { return s.Cache.counts }
+
+func (s *IndexSource) shapes() *shapeStore { return s.Cache.shapes }
 
 func (s *IndexSource) layout(ctx context.Context, session string, maxDepth int, includeCurrent bool) (*layout, error) {
 	if maxDepth <= 0 {

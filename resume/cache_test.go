@@ -291,10 +291,13 @@ func TestCacheSamePacks(t *testing.T) {
 		t.Logf("%d of %d option sets built a pack (the others failed alike)", packs/2, len(all))
 	}
 	// A cache too small to keep much: evictions on every pack.
-	w.cache = NewCache(CacheConfig{TimelineEntries: 20, LayoutEntries: 30, EventBytes: 4096, CountEntries: 50})
+	w.cache = NewCache(CacheConfig{TimelineEntries: 20, LayoutEntries: 30, EventBytes: 4096, CountEntries: 50, ShapeBytes: 2048})
 	w.cached.Cache = w.cache
 	for _, o := range all[:60] {
 		w.same(o)
+	}
+	if n := w.cache.shapes.len(); n == 0 || n > 2048/shapeBase*2 {
+		t.Errorf("%d shapes kept in 2 KiB", n)
 	}
 }
 

@@ -54,8 +54,7 @@ var chunkSafe = map[string]bool{"cl100k_base": true, "o200k_base": true}
 func chunks(s string, f func(string)) {
 	start := 0
 	for i := 1; i < len(s); i++ {
-		c := s[i]
-		if s[i-1] == '\n' && c >= '!' && c <= '~' && c != '/' || c == ' ' && isASCIIAlnum(s[i-1]) {
+		if chunkStart(s, i) {
 			f(s[start:i])
 			start = i
 		}
@@ -63,6 +62,12 @@ func chunks(s string, f func(string)) {
 	if start < len(s) {
 		f(s[start:])
 	}
+}
+
+// chunkStart reports whether a chunk of s starts at i (0 < i < len(s)).
+func chunkStart(s string, i int) bool {
+	c := s[i]
+	return s[i-1] == '\n' && c >= '!' && c <= '~' && c != '/' || c == ' ' && isASCIIAlnum(s[i-1])
 }
 
 func isASCIIAlnum(c byte) bool {

@@ -70,8 +70,13 @@ func TestChunkedCountExact(t *testing.T) {
 			t.Fatalf("%s: not counted by chunks", enc)
 		}
 		for _, s := range texts {
-			if whole, sum := c.countUncached(s), chunkedSum(c, s); whole != sum {
+			whole, sum := c.countUncached(s), chunkedSum(c, s)
+			if whole != sum {
 				t.Fatalf("%s: chunks sum to %d tokens, the whole text is %d: %q", enc, sum, whole, s[:min(len(s), 300)])
+			}
+			// The lower bound the selection prunes with.
+			if lb := c.atLeast(s); lb > whole {
+				t.Fatalf("%s: lower bound %d over the count %d: %q", enc, lb, whole, s[:min(len(s), 300)])
 			}
 		}
 	}
@@ -111,17 +116,23 @@ func TestChunkedCountUnsafeEncodings(t *testing.T) {
 	}
 }
 
-// FuzzChunkedCount: the chunked count of any text equals its whole count.
+// FuzzChunkedCount: the chunked count of any text equals its whole count,
+// and the lower bound is one.
 func FuzzChunkedCount(f *testing.F) {
 	for _, s := range []string{"a\nb", "x!\n/y", "\n\n# h\n", "a  \n\tb", "日本\n語", "'s\n's", "```go\nfunc f() {}\n```\n"} {
 		f.Add(s)
 	}
 	cl, _ := NewCounter("cl100k_base")
 	o2, _ := NewCounter("o200k_base")
+	p5, _ := NewCounter("p50k_base")
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, c := range []*Counter{cl, o2} {
-			if whole, sum := c.countUncached(s), chunkedSum(c, s); whole != sum {
+		for _, c := range []*Counter{cl, o2, p5} {
+			whole := c.countUncached(s)
+			if sum := chunkedSum(c, s); c.chunked && whole != sum {
 				t.Fatalf("%s: chunks %d, whole %d: %q", c.encoding, sum, whole, s)
+			}
+			if lb := c.atLeast(s); lb > whole {
+				t.Fatalf("%s: lower bound %d, count %d: %q", c.encoding, lb, whole, s)
 			}
 		}
 	})
@@ -135,4 +146,26 @@ func evalData() string {
 		return ""
 	}
 	return dir
+}
+
+// TestCountDEL: the tokenizer library drops DEL (U+007F) without a token;
+// a count never says a text with DELs takes fewer tokens than the text
+// without them plus one a DEL, so a pack of such text stays within its
+// budget.
+func TestCountDEL(t *testing.T) {
+	for _, enc := range []string{"cl100k_base", "o200k_base", "p50k_base"} {
+		c, err := NewCounter(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cached := c.withCache(newCountCache(0))
+		for _, s := range []string{"\x7f", "a\x7fb", "watcher \x7f\x7f\x7f events\n\x7f# x", strings.Repeat("\x7f", 40)} {
+			want := c.countUncached(strings.ReplaceAll(s, "\x7f", "")) + strings.Count(s, "\x7f")
+			for _, got := range []int{c.Count(s), cached.Count(s)} {
+				if got < want {
+					t.Errorf("%s: %q counts %d, want at least %d", enc, s, got, want)
+				}
+			}
+		}
+	}
 }

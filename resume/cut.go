@@ -23,6 +23,7 @@ package resume
 // does not render as code.
 
 import (
+	"bytes"
 	"math"
 	"regexp"
 	"slices"
@@ -74,10 +75,10 @@ type segment struct {
 	side       int // 0 user, 1 ai
 	idx        int // position within its side
 	start, end int // byte span in the side's text
-	tokens     int
+	tokensLB   int // a lower bound of its tokens (trimmed); the count is its shape's
 	score      float64
-	prio       int // tie-break order when scores are equal (lower first)
-	hit        int // offset in the segment of its first query term, -1 if none
+	prio       int  // tie-break order when scores are equal (lower first)
+	matched    bool // it holds a query term
 }
 
 // fence is the fenced code block a point of a text lies in.
@@ -154,7 +155,8 @@ func split(text string) sideText {
 			spans = [][2]int{{start, end}}
 		default:
 			if d, ok := fenceOpener(line); ok {
-				cur = fence{block: blocks, open: strings.TrimSpace(line), close: d}
+				// Copies: a shape kept between packs must not hold the text.
+				cur = fence{block: blocks, open: strings.Clone(strings.TrimSpace(line)), close: strings.Clone(d)}
 				blocks++
 				spans = [][2]int{{start, end}}
 			} else {
@@ -201,60 +203,158 @@ func sentences(text string, start, end int) [][2]int {
 // balanceFences returns text with a closing line added when it leaves a
 // fenced code block open, so that what follows it does not render as code.
 func balanceFences(text string) string {
-	st := split(text)
-	if n := len(st.segs); n > 0 && st.fenceEnds[n-1].block >= 0 {
+	if close, open := openFence(text); open {
 		if !strings.HasSuffix(text, "\n") {
 			text += "\n"
 		}
-		return text + st.fenceEnds[n-1].close
+		return text + close
 	}
 	return text
+}
+
+// openFence reports whether text ends inside a fenced code block, and the
+// line that would close it: split's reading of fences, line by line,
+// without splitting.
+func openFence(text string) (close string, open bool) {
+	if !strings.Contains(text, "``") && !strings.Contains(text, "~~") {
+		return "", false
+	}
+	for start := 0; start < len(text); {
+		end := strings.IndexByte(text[start:], '\n')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += start + 1
+		}
+		line := strings.TrimRight(text[start:end], "\r\n")
+		switch {
+		case open:
+			if closes(line, close) {
+				close, open = "", false
+			}
+		default:
+			close, open = fenceOpener(line)
+		}
+		start = end
+	}
+	return close, open
 }
 
 // cutter cuts exchanges for one pack.
 type cutter struct {
 	counter *Counter
 	query   terms
-	// cache holds each exchange's analysis (keyed by its block's time
-	// stamp and texts): an exchange may be cut several times, to grow.
-	cache map[string]*analysis
+	// shapes keeps what does not depend on the query between packs (a
+	// Cache's); nil keeps nothing.
+	shapes *shapeStore
+	// cache holds this pack's analysis of each exchange: an exchange may
+	// be cut several times, to grow.
+	cache map[exKey]*analysis
 }
 
-// analysis is what cutting needs to know of one exchange.
+// exRef is an exchange to measure or cut: its row, the stamp its block
+// is rendered with, and its texts.
+type exRef struct {
+	row      int64 // 0: an exchange of no index (tests): nothing is kept
+	stamp    string
+	user, ai string
+}
+
+func (x exRef) render(u, a string) string { return renderExchange(x.stamp, u, a) }
+
+// exKey names an analysis within a pack.
+type exKey struct {
+	row   int64
+	stamp string
+	texts string // for row 0 only
+}
+
+func (x exRef) key() exKey {
+	if x.row == 0 {
+		return exKey{stamp: x.stamp, texts: x.user + "\x00" + x.ai}
+	}
+	return exKey{row: x.row, stamp: x.stamp}
+}
+
+// analysis is what cutting needs to know of one exchange for this pack.
 type analysis struct {
+	sh       *shape
 	user, ai string // as shown whole (fences balanced)
 	block    string // the whole block, rendered
-	full     int    // tokens of the whole block
 	overhead int    // tokens of the block with both texts a marker
+	deep     *shapeDeep
 	sides    [2]sideText
-	segs     []segment // best first
+	segs     []segment // best first, for this pack's query
 }
 
 // analyse returns the exchange's analysis; segments are scored only when
-// deep (cutting needs them, measuring the whole does not).
-func (c *cutter) analyse(user, ai string, render func(u, a string) string, deep bool) *analysis {
-	key := render(user, ai)
+// deep (cutting needs them, measuring the whole does not). What does not
+// depend on the query comes from the shape store when it has it.
+func (c *cutter) analyse(x exRef, deep bool) *analysis {
+	key := x.key()
 	a, ok := c.cache[key]
 	if !ok {
-		u, ai2 := balanceFences(user), balanceFences(ai)
-		block := render(u, ai2)
-		a = &analysis{user: u, ai: ai2, block: block, full: c.counter.Count(block)}
+		var sk shapeKey
+		var sh *shape
+		if x.row != 0 {
+			sk = shapeKey{row: x.row, stamp: x.stamp, enc: c.counter.Name()}
+			sh = c.shapes.get(sk)
+		}
+		var u, ai, block string
+		if sh != nil {
+			u, ai = x.user+sh.fix[0], x.ai+sh.fix[1]
+			block = x.render(u, ai)
+		} else {
+			u, ai = balanceFences(x.user), balanceFences(x.ai)
+			block = x.render(u, ai)
+			sh = &shape{fix: [2]string{u[len(x.user):], ai[len(x.ai):]}, fullLB: c.counter.atLeast(block)}
+			if x.row != 0 {
+				c.shapes.put(sk, sh)
+			}
+		}
+		a = &analysis{sh: sh, user: u, ai: ai, block: block}
 		if c.cache == nil {
-			c.cache = map[string]*analysis{}
+			c.cache = map[exKey]*analysis{}
 		}
 		c.cache[key] = a
 	}
 	if deep && a.segs == nil {
-		a.overhead = c.counter.Count(render(marker(len(a.user)), marker(len(a.ai))))
-		a.sides = [2]sideText{split(a.user), split(a.ai)}
-		a.segs = c.score(a.sides)
+		d := a.sh.deep.Load()
+		if d == nil {
+			d = newShapeDeep(c.counter, a.user, a.ai, c.counter.Count(x.render(marker(len(a.user)), marker(len(a.ai)))))
+			if a.sh.deep.CompareAndSwap(nil, d) && x.row != 0 {
+				c.shapes.grew(d.size())
+			}
+		}
+		a.overhead = d.overhead
+		a.deep = d
+		a.sides = d.sides(a.user, a.ai)
+		a.segs = c.score(d)
 	}
 	return a
 }
 
-// whole returns the tokens of the exchange's block shown whole.
-func (c *cutter) whole(user, ai string, render func(u, a string) string) int {
-	return c.analyse(user, ai, render, false).full
+// full returns the tokens of the exchange's block shown whole, counting
+// them the first time.
+func (c *cutter) full(a *analysis) int {
+	if n := a.sh.full.Load(); n > 0 {
+		return int(n)
+	}
+	n := c.counter.Count(a.block)
+	a.sh.full.Store(int64(n))
+	return n
+}
+
+// wholeAtMost returns the tokens of x's block shown whole, and whether
+// they are at most limit; when a lower bound says they are not, they are
+// not counted (n is then that bound).
+func (c *cutter) wholeAtMost(x exRef, limit int) (n int, ok bool) {
+	a := c.analyse(x, false)
+	if a.sh.fullLB > limit {
+		return a.sh.fullLB, false
+	}
+	n = c.full(a)
+	return n, n <= limit
 }
 
 // cutExchange is an exchange as cut: its texts, its rendered block and the
@@ -275,12 +375,13 @@ const (
 // cut returns the exchange cut so that its block, render(user, ai), has at
 // most limit tokens. ok is false when not even a useful part fits (less
 // than minKeep tokens of text, for an exchange longer than that).
-func (c *cutter) cut(user, ai string, limit int, render func(u, a string) string) (out cutExchange, ok bool) {
-	a := c.analyse(user, ai, render, false)
-	if a.full <= limit {
-		return cutExchange{user: a.user, ai: a.ai, block: a.block, tokens: a.full}, true
+func (c *cutter) cut(x exRef, limit int) (out cutExchange, ok bool) {
+	render := x.render
+	if n, ok := c.wholeAtMost(x, limit); ok {
+		a := c.analyse(x, false)
+		return cutExchange{user: a.user, ai: a.ai, block: a.block, tokens: n}, true
 	}
-	a = c.analyse(user, ai, render, true)
+	a := c.analyse(x, true)
 	room := limit - a.overhead
 	if room < minKeep {
 		return cutExchange{}, false
@@ -294,11 +395,13 @@ func (c *cutter) cut(user, ai string, limit int, render func(u, a string) string
 	keep := [2][]bool{make([]bool, len(sides[0].segs)), make([]bool, len(sides[1].segs))}
 	var kept, rest []segment
 	used := 0
-	cost := func(s segment) int {
+	// costWith is a segment's cost with n tokens; cost counts them, costLB
+	// takes their lower bound (so a segment it says does not fit, does
+	// not).
+	costWith := func(s segment, n int) int {
 		k := keep[s.side]
 		left := s.idx > 0 && k[s.idx-1]
 		right := s.idx < len(k)-1 && k[s.idx+1]
-		n := s.tokens
 		switch {
 		case !left && !right:
 			n += markerTokens
@@ -310,8 +413,14 @@ func (c *cutter) cut(user, ai string, limit int, render func(u, a string) string
 		}
 		return n
 	}
+	cost := func(s segment) int {
+		return costWith(s, a.deep.tokensOf(c.counter, s.side, s.idx, sides[s.side].text))
+	}
+	costLB := func(s segment) int { return costWith(s, s.tokensLB) }
 	for _, s := range segs {
-		if n := cost(s); used+n <= room {
+		if used+costLB(s) > room {
+			rest = append(rest, s)
+		} else if n := cost(s); used+n <= room {
 			kept = append(kept, s)
 			keep[s.side][s.idx] = true
 			used += n
@@ -330,9 +439,10 @@ func (c *cutter) cut(user, ai string, limit int, render func(u, a string) string
 			n -= 2 * fenceTokens
 		}
 		from := 0
-		if s.hit >= 0 {
-			b := c.counter.boundaries(sides[s.side].text[s.start:s.end])
-			hitTok, _ := slices.BinarySearch(b, s.hit)
+		text := sides[s.side].text[s.start:s.end]
+		if hit := c.firstHit(s, text); hit >= 0 {
+			b := c.counter.boundaries(text)
+			hitTok, _ := slices.BinarySearch(b, hit)
 			from = max(0, hitTok-n/4)
 		}
 		return c.windowOf(sides, s, from, n)
@@ -376,7 +486,7 @@ func (c *cutter) cut(user, ai string, limit int, render func(u, a string) string
 		slack := limit - tokens
 		n := len(kept)
 		for _, s := range rest {
-			if keep[s.side][s.idx] {
+			if keep[s.side][s.idx] || costLB(s) > slack {
 				continue
 			}
 			if c := cost(s); c <= slack {
@@ -453,29 +563,23 @@ func isSpaceBefore(text string, i int) bool {
 	return unicode.IsSpace(r)
 }
 
-// score returns the segments of both sides, best first.
-func (c *cutter) score(sides [2]sideText) []segment {
+// score returns the segments of both sides, best first: by the query
+// terms each holds (a term rare within the exchange weighs more), ties
+// by headPriority.
+func (c *cutter) score(d *shapeDeep) []segment {
 	var segs []segment
 	df := map[string]int{}
-	segTerms := [][]string{}
-	for side, st := range sides {
-		for i, sp := range st.segs {
-			text := st.text[sp[0]:sp[1]]
-			s := segment{side: side, idx: i, start: sp[0], end: sp[1], hit: -1,
-				tokens: c.counter.Count(strings.TrimSpace(text))}
+	var segTerms [][]string
+	for side := range 2 {
+		for i, sp := range d.segs[side] {
+			s := segment{side: side, idx: i, start: sp[0], end: sp[1], tokensLB: int(d.tokensLB[side][i])}
 			var matched []string
 			if len(c.query) > 0 {
-				seen := map[string]bool{}
-				for _, t := range embed.Terms(text) {
-					if c.query[t] && !seen[t] {
-						seen[t] = true
-						matched = append(matched, t)
-						df[t]++
-					}
+				matched = c.query.in(d.terms[side][i])
+				for _, t := range matched {
+					df[t]++
 				}
-				if len(matched) > 0 {
-					s.hit = firstHit(text, c.query)
-				}
+				s.matched = len(matched) > 0
 			}
 			segs = append(segs, s)
 			segTerms = append(segTerms, matched)
@@ -483,10 +587,11 @@ func (c *cutter) score(sides [2]sideText) []segment {
 	}
 	n := float64(len(segs))
 	for i := range segs {
+		// Summed in the order the terms first appear in the segment.
 		for _, t := range segTerms[i] {
 			segs[i].score += math.Log(1 + n/float64(df[t]))
 		}
-		segs[i].prio = headPriority(segs[i], len(sides[segs[i].side].segs))
+		segs[i].prio = headPriority(segs[i], len(d.segs[segs[i].side]))
 	}
 	slices.SortStableFunc(segs, func(a, b segment) int {
 		if a.score != b.score {
@@ -498,6 +603,66 @@ func (c *cutter) score(sides [2]sideText) []segment {
 		return a.prio - b.prio
 	})
 	return segs
+}
+
+// in returns the terms of q that joined (distinct terms separated by
+// single spaces) holds, in the order they appear there.
+func (q terms) in(joined string) []string {
+	type at struct {
+		pos int
+		t   string
+	}
+	var found []at
+	for t := range q {
+		if p := indexTerm(joined, t); p >= 0 {
+			found = append(found, at{p, t})
+		}
+	}
+	slices.SortFunc(found, func(a, b at) int { return a.pos - b.pos })
+	out := make([]string, len(found))
+	for i, f := range found {
+		out[i] = f.t
+	}
+	return out
+}
+
+// indexTerm returns where t stands as a whole term in joined, -1 if not.
+func indexTerm[S string | []byte](joined, t S) int {
+	if len(t) == 0 {
+		return -1
+	}
+	for off := 0; off < len(joined); {
+		i := indexOf(joined[off:], t)
+		if i < 0 {
+			return -1
+		}
+		i += off
+		if (i == 0 || joined[i-1] == ' ') && (i+len(t) == len(joined) || joined[i+len(t)] == ' ') {
+			return i
+		}
+		off = i + 1
+	}
+	return -1
+}
+
+// indexOf is strings.Index, or bytes.Index for byte slices.
+func indexOf[S string | []byte](s, t S) int {
+	switch s := any(s).(type) {
+	case string:
+		return strings.Index(s, any(t).(string))
+	case []byte:
+		return bytes.Index(s, any(t).([]byte))
+	}
+	panic("unreachable")
+}
+
+// firstHit returns the offset in text (segment s's) of its first word
+// whose term the query holds, -1 if none.
+func (c *cutter) firstHit(s segment, text string) int {
+	if !s.matched {
+		return -1
+	}
+	return firstHit(text, c.query)
 }
 
 // headPriority orders segments when scores tie: the user's first segment,

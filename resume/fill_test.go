@@ -132,10 +132,9 @@ func TestIssueChainBudgets(t *testing.T) {
 
 func TestCutCodeFence(t *testing.T) {
 	c := &cutter{counter: counter(t), query: analyse("CheckField30")}
-	render := func(u, a string) string { return renderExchange("10:00", u, a) }
 	ev := issueChain().events[3]
 	for _, limit := range []int{60, 120, 300, 600} {
-		cx, ok := c.cut(ev.User, ev.AI, limit, render)
+		cx, ok := c.cut(exRef{stamp: "10:00", user: ev.User, ai: ev.AI}, limit)
 		if !ok {
 			t.Fatalf("limit %d: not cut", limit)
 		}

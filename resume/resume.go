@@ -143,6 +143,9 @@ func Build(ctx context.Context, src Source, opts Options) (*Pack, error) {
 		return nil, err
 	}
 	p := newPlan(l, opts, pol, counter)
+	if cached {
+		p.cut.shapes = cs.shapes()
+	}
 	if err := p.choose(ctx, src); err != nil {
 		return nil, err
 	}

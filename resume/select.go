@@ -107,8 +107,8 @@ type pick struct {
 	truncated bool
 	block     string
 	tokens    int // of block
-	full      int // of the block shown whole
-	rank      int // 1 + its place in the relevance ranking; 0 when not ranked
+	full      int // of the block shown whole; -1 when not counted yet (fullAtMost)
+	rank      int // 1 + its place in the relevance ranking; 0 when not ranked, -1 not known yet (rankNow)
 	extra     int // tokens charged for what comes with it (header, note, files)
 }
 
@@ -206,11 +206,14 @@ type plan struct {
 	picked map[int]bool
 	// lastCut lowers MinItem for the last cuts, which fill what is left.
 	lastCut int
-	rank    map[int]int // candidate -> 1 + its place in the relevance ranking
+	rank    map[int]int // candidate -> 1 + its place in the relevance ranking, as far as walked
+	walk    *rankWalk   // the relevance ranking; nil before it is asked (or without a query)
 	keys    map[string]bool
 	shown   map[string]int // picks per session
 	files   fileSet
 	used    int
+	// minExtra is leastExtra's answer, 0 until asked.
+	minExtra int
 }
 
 func newPlan(l *layout, opts Options, pol Policy, counter *Counter) *plan {
@@ -265,21 +268,22 @@ func (p *plan) choose(ctx context.Context, src Source) error {
 		if err != nil {
 			return fmt.Errorf("resume: rank exchanges for %q: %w", p.opts.Query, err)
 		}
-		var ranked []int
-		for _, r := range rows {
-			if ci, ok := p.byRow[r]; ok {
-				ranked = append(ranked, ci)
-				p.rank[ci] = len(ranked)
-			}
-		}
+		p.walk = newRankWalk(rows, p.pol.RelevantLimit)
 		wholeRoom := int(p.pol.WholeShare * float64(budget))
 		relevant := 0
-		for k, ci := range ranked[:min(len(ranked), p.pol.WholeMax)] {
+		for k := 0; k < p.pol.WholeMax; k++ {
+			ci, ok, err := p.rankedAt(ctx, src, k)
+			if err != nil || !ok {
+				if err != nil {
+					return err
+				}
+				break
+			}
 			if p.picked[ci] {
 				relevant++
 				continue
 			}
-			pk, err := p.try(ctx, src, ci, min(wholeRoom, p.remaining()), true, ranked[k:])
+			pk, err := p.try(ctx, src, ci, min(wholeRoom, p.remaining()), true, nil)
 			if err != nil {
 				return err
 			}
@@ -288,8 +292,15 @@ func (p *plan) choose(ctx context.Context, src Source) error {
 				relevant++
 			}
 		}
-		for k, ci := range ranked {
-			if relevant >= p.pol.RelevantMax || p.remaining() < p.pol.MinItem {
+		for k := 0; relevant < p.pol.RelevantMax && p.remaining() >= p.pol.MinItem; k++ {
+			if p.remaining()-p.leastExtra() < p.pol.MinItem {
+				break // no exchange has room left (try would refuse each)
+			}
+			ci, ok, err := p.rankedAt(ctx, src, k)
+			if err != nil || !ok {
+				if err != nil {
+					return err
+				}
 				break
 			}
 			if p.picked[ci] {
@@ -298,7 +309,7 @@ func (p *plan) choose(ctx context.Context, src Source) error {
 				}
 				continue
 			}
-			pk, err := p.try(ctx, src, ci, share(p.pol.CoverShare), false, ranked[k:])
+			pk, err := p.try(ctx, src, ci, share(p.pol.CoverShare), false, nil)
 			if err != nil {
 				return err
 			}
@@ -312,7 +323,10 @@ func (p *plan) choose(ctx context.Context, src Source) error {
 	recent := p.recent
 	for round := 0; round < 3; round++ {
 		n := len(p.picks)
-		grown := p.handBack()
+		grown, err := p.handBack(ctx, src)
+		if err != nil {
+			return err
+		}
 		if err := p.fillRecent(ctx, src, recent); err != nil {
 			return err
 		}
@@ -369,11 +383,12 @@ func (p *plan) allWhole(ctx context.Context, src Source) (bool, error) {
 		}
 		keys[key] = true
 		st := stamp(ev.Timestamp, p.sess[ev.SessionID].oneDay())
-		a := p.cut.analyse(ev.User, ev.AI, func(u, a string) string { return renderExchange(st, u, a) }, false)
-		if used += a.full; used > p.opts.Budget {
+		a := p.cut.analyse(exRef{row: ev.Row, stamp: st, user: ev.User, ai: ev.AI}, false)
+		full := p.cut.full(a)
+		if used += full; used > p.opts.Budget {
 			return false, nil
 		}
-		picks = append(picks, &pick{cand: ci, ev: ev, user: a.user, ai: a.ai, block: a.block, tokens: a.full, full: a.full})
+		picks = append(picks, &pick{cand: ci, ev: ev, user: a.user, ai: a.ai, block: a.block, tokens: full, full: full})
 	}
 	if pk := p.assemble(picks); pk.Tokens > p.opts.Budget {
 		return false, nil
@@ -405,11 +420,13 @@ func (p *plan) tryExact(ci int) bool {
 		return false
 	}
 	st := stamp(ev.Timestamp, p.sess[ev.SessionID].oneDay())
-	a := p.cut.analyse(ev.User, ev.AI, func(u, a string) string { return renderExchange(st, u, a) }, false)
-	if a.full > p.remaining() {
+	x := exRef{row: ev.Row, stamp: st, user: ev.User, ai: ev.AI}
+	full, ok := p.cut.wholeAtMost(x, p.remaining())
+	if !ok {
 		return false
 	}
-	pk := &pick{cand: ci, ev: ev, user: a.user, ai: a.ai, block: a.block, tokens: a.full, full: a.full, rank: p.rank[ci]}
+	a := p.cut.analyse(x, false)
+	pk := &pick{cand: ci, ev: ev, user: a.user, ai: a.ai, block: a.block, tokens: full, full: full, rank: p.rankNow(ci)}
 	picks := append(slices.Clone(p.picks), pk)
 	exact := p.assemble(picks).Tokens
 	sessions := maps.Clone(p.shown)
@@ -439,7 +456,16 @@ const minExchangeTokens = 8
 // relevant first (then in the order they were chosen): first each that now
 // fits whole is made whole, then each grows towards whole. It reports
 // whether any grew.
-func (p *plan) handBack() bool {
+func (p *plan) handBack(ctx context.Context, src Source) (bool, error) {
+	for _, pk := range p.picks {
+		if pk.rank < 0 {
+			r, err := p.rankOf(ctx, src, pk.cand)
+			if err != nil {
+				return false, err
+			}
+			pk.rank = r
+		}
+	}
 	order := slices.Clone(p.picks)
 	slices.SortStableFunc(order, func(a, b *pick) int {
 		switch {
@@ -454,7 +480,7 @@ func (p *plan) handBack() bool {
 	})
 	grown := false
 	for _, pk := range order {
-		if pk.truncated && pk.full-pk.tokens <= p.remaining() {
+		if pk.truncated && p.fullAtMost(pk, pk.tokens+p.remaining()) {
 			grown = p.grow(pk, pk.full) || grown
 		}
 	}
@@ -468,7 +494,22 @@ func (p *plan) handBack() bool {
 			grown = p.grow(pk, pk.tokens+p.remaining()) || grown
 		}
 	}
-	return grown
+	return grown, nil
+}
+
+// fullAtMost reports whether the chosen exchange pk shown whole takes at
+// most limit tokens, counting it (pk.full) only when a lower bound does
+// not say it cannot.
+func (p *plan) fullAtMost(pk *pick, limit int) bool {
+	if pk.full < 0 {
+		x := exRef{row: pk.ev.Row, stamp: stamp(pk.ev.Timestamp, p.sess[pk.ev.SessionID].oneDay()), user: pk.ev.User, ai: pk.ev.AI}
+		n, ok := p.cut.wholeAtMost(x, limit)
+		if !ok {
+			return false
+		}
+		pk.full = n
+	}
+	return pk.full <= limit
 }
 
 // fillRecent adds the most recent candidates not chosen yet, newest
@@ -482,6 +523,13 @@ func (p *plan) fillRecent(ctx context.Context, src Source, recent []int) error {
 			break
 		}
 		if p.picked[ci] {
+			continue
+		}
+		if exact == maxExactTries && p.remaining()-p.leastExtra() < p.pol.MinItem {
+			// No room for any exchange whole (try would refuse it) and
+			// no exact try left: it waits for the cuts below.
+			later = append(later, ci)
+			misses++
 			continue
 		}
 		pk, err := p.try(ctx, src, ci, p.remaining(), true, recent[k:])
@@ -504,8 +552,8 @@ func (p *plan) fillRecent(ctx context.Context, src Source, recent []int) error {
 	p.lastCut = p.pol.MinItem / 2
 	defer func() { p.lastCut = 0 }()
 	for k, ci := range later {
-		if p.remaining() < p.pol.MinItem-p.lastCut {
-			break
+		if p.remaining()-p.leastExtra() < p.pol.MinItem-p.lastCut {
+			break // no exchange has room left (try would refuse each)
 		}
 		if _, err := p.try(ctx, src, ci, p.remaining(), false, later[k:]); err != nil {
 			return err
@@ -547,23 +595,29 @@ func (p *plan) try(ctx context.Context, src Source, ci, room int, wholeOnly bool
 	if least := p.pol.MinItem - p.lastCut; room < least || wholeOnly && room < minExchangeTokens {
 		return nil, nil
 	}
-	st := stamp(ev.Timestamp, p.sess[ev.SessionID].oneDay())
-	render := func(u, a string) string { return renderExchange(st, u, a) }
+	x := exRef{row: ev.Row, stamp: stamp(ev.Timestamp, p.sess[ev.SessionID].oneDay()), user: ev.User, ai: ev.AI}
 	// A text of more than maxBytesPerToken bytes a token of the room
 	// cannot fit whole: no need to count it.
 	if wholeOnly && len(ev.User)+len(ev.AI) > maxBytesPerToken*room {
 		return nil, nil
 	}
-	full := p.cut.whole(ev.User, ev.AI, render)
-	if wholeOnly && full > room {
-		return nil, nil
+	full := -1 // not counted yet (fullAtMost)
+	if wholeOnly {
+		n, ok := p.cut.wholeAtMost(x, room)
+		if !ok {
+			return nil, nil
+		}
+		full = n
 	}
-	cx, ok := p.cut.cut(ev.User, ev.AI, room, render)
+	cx, ok := p.cut.cut(x, room)
 	if !ok {
 		return nil, nil
 	}
+	if !cx.truncated {
+		full = cx.tokens
+	}
 	pk := &pick{cand: ci, ev: ev, user: cx.user, ai: cx.ai, truncated: cx.truncated, block: cx.block,
-		tokens: cx.tokens, full: full, rank: p.rank[ci], extra: extra}
+		tokens: cx.tokens, full: full, rank: p.rankNow(ci), extra: extra}
 	p.picks = append(p.picks, pk)
 	p.picked[ci] = true
 	p.keys[key] = true
@@ -580,9 +634,7 @@ func (p *plan) grow(pk *pick, room int) bool {
 	if !pk.truncated || room <= pk.tokens {
 		return false
 	}
-	st := stamp(pk.ev.Timestamp, p.sess[pk.ev.SessionID].oneDay())
-	render := func(u, a string) string { return renderExchange(st, u, a) }
-	cx, ok := p.cut.cut(pk.ev.User, pk.ev.AI, room, render)
+	cx, ok := p.cut.cut(exRef{row: pk.ev.Row, stamp: stamp(pk.ev.Timestamp, p.sess[pk.ev.SessionID].oneDay()), user: pk.ev.User, ai: pk.ev.AI}, room)
 	if !ok || cx.tokens <= pk.tokens {
 		return false
 	}
@@ -642,6 +694,25 @@ func (p *plan) header(shown, sessionsShown int) headerInfo {
 }
 
 func (p *plan) sessionsWithCandidates() int { return p.withCands }
+
+// leastExtra is the least any candidate brings along (try's extra: the
+// blank line, its session's header or a gap note; files may add none),
+// so that remaining()-leastExtra() bounds the room any try can give.
+func (p *plan) leastExtra() int {
+	if p.minExtra == 0 {
+		least := -1
+		for id, si := range p.sess {
+			if si.total == 0 {
+				continue
+			}
+			if c := 1 + min(p.sessionHeaderCost(id), p.gapReserve(id)); least < 0 || c < least {
+				least = c
+			}
+		}
+		p.minExtra = max(least, 1)
+	}
+	return p.minExtra
+}
 
 // gapReserve is the most a gap note in the session can take.
 func (p *plan) gapReserve(id string) int {
@@ -718,9 +789,8 @@ func (p *plan) pack() *Pack {
 		}
 		// Over: cut the last chosen exchange shorter, else drop it.
 		last := picks[len(picks)-1]
-		st := stamp(last.ev.Timestamp, p.sess[last.ev.SessionID].oneDay())
-		cx, ok := p.cut.cut(last.ev.User, last.ev.AI, last.tokens-(pk.Tokens-budget)-1,
-			func(u, a string) string { return renderExchange(st, u, a) })
+		x := exRef{row: last.ev.Row, stamp: stamp(last.ev.Timestamp, p.sess[last.ev.SessionID].oneDay()), user: last.ev.User, ai: last.ev.AI}
+		cx, ok := p.cut.cut(x, last.tokens-(pk.Tokens-budget)-1)
 		if ok && cx.tokens < last.tokens {
 			picks = append(slices.Clone(picks[:len(picks)-1]), &pick{cand: last.cand, ev: last.ev, user: cx.user, ai: cx.ai,
 				truncated: cx.truncated, block: cx.block, tokens: cx.tokens, full: last.full, extra: last.extra})

@@ -19,7 +19,10 @@ type Source interface {
 	// Events returns the events with these row ids, in that order.
 	Events(ctx context.Context, rows []int64) ([]index.Event, error)
 	// Relevant returns the rows of the exchanges of these sessions that
-	// best match query, best first, at most limit.
+	// best match query, best first. Exchanges of identical texts may all
+	// be listed, and rows of events deleted since: the selection keeps
+	// the first row of each text and counts limit of them (so the list
+	// may hold a few times limit rows).
 	Relevant(ctx context.Context, query string, sessions []string, limit int) ([]int64, error)
 	// LatestSession returns the session of the most recent event, "" when
 	// the index holds none.

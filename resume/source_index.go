@@ -115,19 +115,6 @@ func (s *IndexSource) Relevant(ctx context.Context, query string, sessions []str
 	if s.Ranker == nil {
 		return nil, nil
 	}
-	if er, ok := s.Ranker.(eventsRanker); ok && s.Cache != nil {
-		return er.rankWith(ctx, query, sessions, limit, func(ctx context.Context, rows []int64) (map[int64]index.Event, error) {
-			evs, err := s.Cache.events(ctx, s.DB, rows)
-			if err != nil {
-				return nil, err
-			}
-			out := make(map[int64]index.Event, len(evs))
-			for _, e := range evs {
-				out[e.Row] = e
-			}
-			return out, nil
-		})
-	}
 	return s.Ranker.Rank(ctx, query, sessions, limit)
 }
 

@@ -28,22 +28,12 @@ type searchRanker struct {
 	at time.Time
 }
 
-// eventsRanker is a Ranker that can read the texts it needs through a
-// source's cache (IndexSource.Relevant passes Cache's): the search reads
-// the texts of some 200 candidates per pack, the ones the pack is then
-// built from.
-type eventsRanker interface {
-	rankWith(ctx context.Context, query string, sessions []string, limit int,
-		events func(context.Context, []int64) (map[int64]index.Event, error)) ([]int64, error)
-}
-
-// Rank implements Ranker.
+// Rank implements Ranker: the search's ranking of the chain's exchanges
+// (sessions, as the selection followed it, depth cap included), without
+// reading their texts (search.Searcher.RankRows): identical texts are
+// collapsed by the selection, which reads the texts of the few dozen
+// exchanges it looks at, not of all those ranked.
 func (r searchRanker) Rank(ctx context.Context, query string, sessions []string, limit int) ([]int64, error) {
-	return r.rankWith(ctx, query, sessions, limit, nil)
-}
-
-func (r searchRanker) rankWith(ctx context.Context, query string, sessions []string, limit int,
-	events func(context.Context, []int64) (map[int64]index.Event, error)) ([]int64, error) {
 	if len(sessions) == 0 {
 		return nil, nil
 	}
@@ -51,19 +41,11 @@ func (r searchRanker) rankWith(ctx context.Context, query string, sessions []str
 	// at all; resume only needs the order, and an exchange under the
 	// floor still beats an unrelated recent one.
 	noFloor := 0.0
-	res, err := r.s.Search(ctx, search.Query{Text: query, Chain: sessions[0], Limit: min(limit, search.MaxLimit), Now: r.at, MinScore: &noFloor,
-		OrderOnly: true, Events: events})
+	rows, err := r.s.RankRows(ctx, search.Query{Text: query, Sessions: sessions, Limit: min(limit, search.MaxLimit), Now: r.at, MinScore: &noFloor})
 	if errors.Is(err, search.ErrEmptyQuery) || errors.Is(err, index.ErrNoFullText) {
 		// No query ranking possible (the full-text index is being
 		// rebuilt and no vector answered): recency alone chooses.
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	rows := make([]int64, len(res))
-	for i, r := range res {
-		rows[i] = r.Row
-	}
-	return rows, nil
+	return rows, err
 }

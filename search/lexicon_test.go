@@ -349,9 +349,19 @@ func TestLexiconLifecycle(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	// Its folder deleted under it (rm -r): it is built again.
-	if err := os.RemoveAll(LexiconDir(f.db)); err != nil {
-		t.Fatal(err)
+	// Its folder deleted under it (rm -r): it is built again. The engine
+	// may be writing a segment into it meanwhile (a merge after the
+	// rebuild): then rm -r finds the folder not empty, and is run again,
+	// as a user would.
+	for try := 0; ; try++ {
+		err := os.RemoveAll(LexiconDir(f.db))
+		if err == nil {
+			break
+		}
+		if try == 50 {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	l.Notify()
 	deadline = time.Now().Add(30 * time.Second)

@@ -31,6 +31,14 @@ func Load(ctx context.Context, db *index.DB, identity string) (*Vectors, error) 
 
 // LoadLogged is Load with a logger for the snapshot's fate.
 func LoadLogged(ctx context.Context, db *index.DB, identity string, log *slog.Logger) (*Vectors, error) {
+	return load(ctx, db, identity, log, nil)
+}
+
+// load is LoadLogged; the snapshot writer, when one starts, is counted in
+// writers (nil: not counted), so that its owner can wait for it before it
+// exits: a process that exits while the writer runs leaves its temporary
+// file (hundreds of MB at a million exchanges) until the next snapshot.
+func load(ctx context.Context, db *index.DB, identity string, log *slog.Logger, writers *sync.WaitGroup) (*Vectors, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -51,9 +59,23 @@ func LoadLogged(ctx context.Context, db *index.DB, identity string, log *slog.Lo
 		return nil, fmt.Errorf("search: load vectors of %s: %w", identity, err)
 	}
 	if !db.ReadOnly() && v.Len() >= snapshotMin && (!fromSnapshot || read >= snapshotRewrite) {
+		if writers != nil {
+			writers.Add(1)
+		}
 		go func() {
+			if writers != nil {
+				defer writers.Done()
+			}
+			if testHookSnapshot != nil {
+				testHookSnapshot()
+			}
 			s := time.Now()
 			if err := writeSnapshot(ctx, db, v); err != nil {
+				if ctx.Err() != nil {
+					// Stopping: not a fault.
+					log.Info("vector snapshot left unfinished (stopping); the next start loads from the index", "identity", identity)
+					return
+				}
 				log.Warn("vector snapshot not written; the next start loads from the index", "identity", identity, "err", err)
 				return
 			}
@@ -62,6 +84,10 @@ func LoadLogged(ctx context.Context, db *index.DB, identity string, log *slog.Lo
 	}
 	return v, nil
 }
+
+// testHookSnapshot, when set (tests), runs in the snapshot writer before
+// it writes.
+var testHookSnapshot func()
 
 // loadRows adds to v the vectors of the rows from `from` on, and returns
 // how many it read.

@@ -98,18 +98,10 @@ type Query struct {
 	// (Options.MinScore) in hybrid and BM25 modes, none in vector mode
 	// (see Floor); 0 keeps every result.
 	MinScore *float64
-	// OrderOnly says the caller needs the results' order and rows, not
-	// their scores (resume's ranking). With no floor to apply, the
-	// lexical strength of each result (its text analysed against the
-	// query, which only Score and the floor use) is then not computed:
-	// the results are the same, in the same order, and their Score and
-	// Lexical are those of the semantic side alone.
-	OrderOnly bool
-	// Events, when set, reads the events of the candidates that become
-	// results (rows that do not exist are absent from the map), in place
-	// of the index (index.DB.ExchangesByRows): resume passes its cache of
-	// texts, which it reads again to build its pack.
-	Events func(ctx context.Context, rows []int64) (map[int64]index.Event, error)
+	// Sessions restricts results to these sessions: a chain the caller
+	// has followed already (resume, whose depth cap it is). It cannot be
+	// combined with Session or Chain.
+	Sessions []string
 }
 
 // Result is one found exchange.
@@ -480,6 +472,51 @@ func vectorList(hs []VectorHit, weight float64) ranked {
 // those in-span lists join the fusion (weight Options.TimeWeight): the
 // exchanges of the span rise, the others stay findable.
 func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
+	r, err := s.rank(ctx, q)
+	if err != nil || r == nil {
+		return nil, err
+	}
+	return s.results(ctx, s.db.ExchangesByRows, r.cands, r.lts, r.gate, r.each, r.limit)
+}
+
+// RankRows returns the rows Search would consider for q, best first,
+// without reading any text: for a caller that needs the order only and
+// reads the texts it uses itself (resume ranks some 200 exchanges of a
+// chain and then shows a few dozen). It differs from Search's rows in
+// two ways: exchanges of identical texts are all listed (Search shows the
+// first of them only: the caller collapses them), and the list holds the
+// candidates Search would examine to find q.Limit results (a few times
+// q.Limit), rows of events deleted since included. Collapsed (the first
+// of each text kept, rows of vanished events dropped) and cut to q.Limit,
+// it is Search's rows. q must not have a score floor (MinScore must be
+// 0): a floor needs the texts.
+func (s *Searcher) RankRows(ctx context.Context, q Query) ([]int64, error) {
+	if q.MinScore == nil || *q.MinScore > 0 {
+		return nil, errors.New("search: RankRows needs MinScore 0 (a floor needs the texts)")
+	}
+	r, err := s.rank(ctx, q)
+	if err != nil || r == nil {
+		return nil, err
+	}
+	cands := r.cands[:min(len(r.cands), max(minExamined, examineFactor*r.limit))]
+	rows := make([]int64, len(cands))
+	for i, c := range cands {
+		rows[i] = c.row
+	}
+	return rows, nil
+}
+
+// ranking is a query's candidates, fused and scored, before their texts
+// are read (results), with what results needs to finish them.
+type ranking struct {
+	cands      []*candidate
+	lts        []lexTerm
+	gate, each float64
+	limit      int
+}
+
+// rank runs both sides of q and fuses them; nil when nothing can match.
+func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 	if strings.TrimSpace(q.Text) == "" {
 		return nil, ErrEmptyQuery
 	}
@@ -613,16 +650,7 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 		}
 	}
 	cands = s.score(cands, each, cal)
-	if q.OrderOnly && gate <= 0 && each <= 0 {
-		for _, c := range cands {
-			c.hasLex = false // results() analyses the texts of those with a BM25 match
-		}
-	}
-	fetch := s.db.ExchangesByRows
-	if q.Events != nil {
-		fetch = q.Events
-	}
-	return s.results(ctx, fetch, cands, lts, gate, each, limit)
+	return &ranking{cands: cands, lts: lts, gate: gate, each: each, limit: limit}, nil
 }
 
 // lexical is db.Lexical(ctx, match, w, f, limit), answered by the bm25
@@ -747,6 +775,10 @@ func (s *Searcher) filter(ctx context.Context, q Query) (f index.Filter, none bo
 		return f, true, nil
 	}
 	switch {
+	case len(q.Sessions) > 0 && (q.Chain != "" || q.Session != ""):
+		return f, false, errors.New("search: Sessions cannot be combined with Session or Chain")
+	case len(q.Sessions) > 0:
+		f.Sessions = q.Sessions
 	case q.Chain != "":
 		chain, err := s.db.Chain(ctx, q.Chain, -1)
 		if err != nil {

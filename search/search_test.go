@@ -527,33 +527,74 @@ func TestVectorsMissing(t *testing.T) {
 	}
 }
 
-// TestOrderOnly: without a floor, a search that asks for the order only
-// returns the same rows in the same order as one that computes the scores.
-func TestOrderOnly(t *testing.T) {
+// TestRankRows: without a floor, RankRows lists Search's rows, best
+// first, without reading texts: collapsed by identical texts (the first
+// kept) and cut to the limit, they are Search's rows exactly, for every
+// mode, limit and session restriction (Sessions as the chain Chain names).
+func TestRankRows(t *testing.T) {
 	f := newFixture(t)
 	// Every 40th exchange is followed by one of identical texts (collapsed alike).
 	f.commit(wordExchanges(rand.New(rand.NewPCG(5, 6)), codingWords[:21], 400, 5, 40)...)
 	e := builtin(t, 0)
 	s := searcher(t, f.db, e, drain(t, f.db, e))
+	chain, err := f.db.Chain(ctx, "s1", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	zero := 0.0
+	dups := 0
 	for _, text := range []string{"docker build cache timeout", "stripe webhook retry", "the same docker question", "sqlite"} {
 		for _, m := range allModes {
-			for _, chain := range []string{"", "s1"} {
-				q := Query{Text: text, Mode: m, Limit: 200, MinScore: &zero, Chain: chain}
-				full, err := s.Search(ctx, q)
-				if err != nil {
-					t.Fatal(err)
-				}
-				q.OrderOnly = true
-				order, err := s.Search(ctx, q)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !slices.Equal(ids(full), ids(order)) {
-					t.Errorf("%q %s chain %q: order only %v, with scores %v", text, m, chain, ids(order), ids(full))
+			for _, limit := range []int{5, 10, 200} {
+				for _, restrict := range []Query{{}, {Chain: "s1"}, {Sessions: chain}} {
+					q := Query{Text: text, Mode: m, Limit: limit, MinScore: &zero, Chain: restrict.Chain, Sessions: restrict.Sessions}
+					full, err := s.Search(ctx, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := make([]int64, len(full))
+					for i, r := range full {
+						want[i] = r.Row
+					}
+					rows, err := s.RankRows(ctx, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					evs, err := f.db.ExchangesByRows(ctx, rows)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var got []int64
+					seen := map[[2]string]bool{}
+					for _, r := range rows {
+						e, ok := evs[r]
+						if !ok {
+							continue
+						}
+						if k := [2]string{e.User, e.AI}; seen[k] {
+							dups++
+							continue
+						} else {
+							seen[k] = true
+						}
+						got = append(got, r)
+					}
+					got = got[:min(len(got), limit)]
+					if !slices.Equal(got, want) {
+						t.Errorf("%q %s limit %d chain %q sessions %v: RankRows collapsed %v, Search %v", text, m, limit, restrict.Chain, restrict.Sessions, got, want)
+					}
 				}
 			}
 		}
+	}
+	if dups == 0 {
+		t.Error("no identical texts were ranked: the fixture does not test collapsing")
+	}
+	if _, err := s.RankRows(ctx, Query{Text: "sqlite"}); err == nil {
+		t.Error("RankRows with the default floor: no error")
+	}
+	if _, err := s.Search(ctx, Query{Text: "sqlite", Chain: "s1", Sessions: chain}); err == nil {
+		t.Error("Sessions with Chain: no error")
 	}
 }
 

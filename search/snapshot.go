@@ -190,7 +190,7 @@ func writeSnapshot(ctx context.Context, db *index.DB, v *Vectors) error {
 	err = v.writeSnapshotBody(crc)
 	h.CRC = crc.Sum32()
 	if err == nil {
-		err = writeSnapshotFile(tmp, h, v)
+		err = writeSnapshotFile(ctxWriter{ctx, tmp}, h, v)
 	}
 	count, maxRow := len(v.rows), h.MaxRow
 	v.mu.RUnlock()
@@ -251,7 +251,7 @@ func RemoveSnapshots(db *index.DB) error {
 	return nil
 }
 
-func writeSnapshotFile(f *os.File, h snapshotHeader, v *Vectors) error {
+func writeSnapshotFile(f io.Writer, h snapshotHeader, v *Vectors) error {
 	raw, err := json.Marshal(h)
 	if err != nil {
 		return err
@@ -264,6 +264,20 @@ func writeSnapshotFile(f *os.File, h snapshotHeader, v *Vectors) error {
 		return err
 	}
 	return w.Flush()
+}
+
+// ctxWriter is a writer that fails once ctx is done: a snapshot being
+// written stops at its next megabyte when its process stops.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
 }
 
 // writeSnapshotBody writes the arrays of v to w. Callers hold v.mu.

@@ -76,7 +76,18 @@ type Worker struct {
 	rate    atomic.Uint64 // float64 bits: exchanges embedded per second, smoothed; 0 until measured
 	pruned  atomic.Bool
 	lastErr atomic.Pointer[string]
+	// snapshots counts the vector snapshot writers the worker's loads
+	// started (load.go): Run waits for them before it returns, Wait for
+	// Drain's.
+	snapshots sync.WaitGroup
 }
+
+// Wait waits for the vector snapshot the worker may be writing in the
+// background since it loaded its space; the writer stops early once the
+// context given to Run or Drain is done (its temporary file removed).
+// Run waits for it itself; a caller of Drain that is about to exit calls
+// Wait after cancelling that context.
+func (w *Worker) Wait() { w.snapshots.Wait() }
 
 // NewWorker returns a worker; call Run (daemon) or Drain (one-shot).
 func NewWorker(cfg WorkerConfig) (*Worker, error) {
@@ -158,6 +169,7 @@ func (w *Worker) Status() WorkerStatus {
 // a failure (embedder down, database busy) it waits MinBackoff, doubling
 // up to MaxBackoff, and tries again; a success resets the wait.
 func (w *Worker) Run(ctx context.Context) error {
+	defer w.snapshots.Wait() // a snapshot being written stops with ctx
 	b := w.newBackoff()
 	for ctx.Err() == nil {
 		n, err := w.once(ctx)
@@ -416,7 +428,7 @@ func (w *Worker) prepare(ctx context.Context) (*Vectors, error) {
 	}
 	id := SpaceIdentity(w.emb)
 	start := time.Now()
-	v, err := LoadLogged(ctx, w.db, id, w.log)
+	v, err := load(ctx, w.db, id, w.log, &w.snapshots)
 	if err != nil {
 		return nil, err
 	}

@@ -139,10 +139,11 @@ them in the background.`)
 	}
 	ectx, stopEmbed := context.WithCancel(ctx)
 	err = work.Drain(ectx)
+	// The vector snapshot the load may have started stops with ectx (at
+	// its next megabyte) and removes its file: wait for it, so that no
+	// temporary file outlives the process.
 	stopEmbed()
-	if serr := settleSnapshots(p.cache, snapshotSettleTimeout); serr != nil && err == nil {
-		err = serr
-	}
+	work.Wait()
 	if err != nil {
 		// The events are indexed and searchable lexically; the vectors stay
 		// pending for the next ingest or the daemon.
@@ -191,16 +192,12 @@ func ingestGC() (restore func()) {
 // that file behind (the next writer would remove it, but until then it
 // holds up to hundreds of MB of vectors, forgotten sessions' included).
 // So when the phase ends, ingest cancels the writer, which notices at its
-// next look at the index and removes its file, and waits for that: the
+// next megabyte and removes its file, and waits for it (search.Worker.Wait): the
 // next daemon start loads from the index and writes the snapshot then.
 //
 // Only the holder of the index lock writes snapshots, so a temporary file
 // found before the phase is a killed process's leftover.
 const snapshotTempPattern = ".vectors-*.tmp"
-
-// snapshotSettleTimeout bounds the wait: a writer notices the cancel once
-// it has written its file (600 MB at 1M exchanges).
-const snapshotSettleTimeout = 2 * time.Minute
 
 // removeSnapshotTemps removes temporary snapshot files in dir.
 func removeSnapshotTemps(dir string) error {
@@ -211,32 +208,6 @@ func removeSnapshotTemps(dir string) error {
 	for _, t := range tmps {
 		if err := os.Remove(t); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("remove an unfinished vector snapshot: %w", err)
-		}
-	}
-	return nil
-}
-
-// settleSnapshots waits until no temporary snapshot file is in dir (a
-// cancelled writer removes its own), seen three times 20 ms apart (a
-// writer that got past its first look at the index creates its file at
-// once); after timeout it removes what is left and says so.
-func settleSnapshots(dir string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for quiet := 0; quiet < 3; time.Sleep(20 * time.Millisecond) {
-		tmps, err := filepath.Glob(filepath.Join(dir, snapshotTempPattern))
-		if err != nil {
-			return err
-		}
-		if len(tmps) > 0 {
-			quiet = 0
-		} else {
-			quiet++
-		}
-		if time.Now().After(deadline) {
-			if err := removeSnapshotTemps(dir); err != nil {
-				return err
-			}
-			return fmt.Errorf("a vector snapshot was still being written after %s; removed", timeout)
 		}
 	}
 	return nil

@@ -81,13 +81,14 @@ semantics".`)
 	case len(pack.Exchanges) > 0:
 	case pack.Omitted > 0:
 		// Exchanges were there, none fitted.
-		fmt.Fprintf(e.stderr, "continuity: a budget of %d tokens shows none of the %d exchanges: the headers take %d, and no useful part of an exchange fits in the rest; give a larger --budget\n",
+		fmt.Fprintf(e.stderr, "continuity: a budget of %d tokens shows no exchange (%d left out): the headers take %d, and no useful part of an exchange fits in the rest; give a larger --budget\n",
 			pack.Budget, pack.Omitted, pack.Tokens)
 	case pack.InContext > 0:
 		// An agent in a new session that named the previous session with
 		// --session.
-		fmt.Fprintf(e.stderr, "continuity: the %d exchanges of %s after its latest context reset count as still in the agent's context; "+
-			"--include-current includes them (for an agent that starts a new session; --latest does so by default)\n", pack.InContext, pack.SessionID)
+		fmt.Fprintf(e.stderr, "continuity: the %d %s of %s since its latest context reset (all of them when it has none) %s as still in the agent's context; "+
+			"--include-current includes them (for an agent that starts a new session; --latest does so by default)\n",
+			pack.InContext, plural(pack.InContext, "exchange", "exchanges"), pack.SessionID, plural(pack.InContext, "counts", "count"))
 	}
 	if *asJSON {
 		return printJSON(e.stdout, pack)

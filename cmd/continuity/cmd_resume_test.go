@@ -82,7 +82,7 @@ func TestResumeCommand(t *testing.T) {
 		{name: "latest without current", args: []string{"resume", "--latest", "--include-current=false"},
 			out: []string{"# Resume context for session new"}, notOut: []string{"Still there?"}},
 		{name: "nothing to resume", args: []string{"resume", "--session", "alone"}, out: []string{"Nothing to resume"},
-			errText: "--include-current includes them"},
+			errText: "the 1 exchange of alone since its latest context reset (all of them when it has none) counts as still in the agent's context; --include-current includes them"},
 		{name: "unknown session", args: []string{"resume", "--session", "nope"}, code: 2, errText: `unknown session "nope"`},
 		{name: "no session", args: []string{"resume"}, code: 2, errText: "--session ID or --latest"},
 		{name: "both", args: []string{"resume", "--session", "new", "--latest"}, code: 2, errText: "exclude each other"},
@@ -90,7 +90,7 @@ func TestResumeCommand(t *testing.T) {
 		{name: "bad tokenizer", args: []string{"resume", "--latest", "--tokenizer", "nope"}, code: 2, errText: "--tokenizer"},
 		{name: "stray argument", args: []string{"resume", "--latest", "extra"}, code: 2, errText: "unexpected arguments"},
 		{name: "tiny budget", args: []string{"resume", "--session", "new", "--budget", "5"}, out: []string{"# Resume"},
-			errText: "a budget of 5 tokens shows none of the 4 exchanges"},
+			errText: "a budget of 5 tokens shows no exchange (4 left out)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
