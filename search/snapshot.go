@@ -82,14 +82,30 @@ func loadSnapshot(ctx context.Context, db *index.DB, identity string) (v *Vector
 	if h.Identity != identity || h.Dim <= 0 || h.Count <= 0 {
 		return nil, 0, fmt.Errorf("snapshot of %q (%d×%d), want %q", h.Identity, h.Count, h.Dim, identity)
 	}
-	count, epoch, err := db.VectorsUpTo(ctx, identity, h.MaxRow)
-	if err != nil {
-		return nil, 0, err
+	// Whether the snapshot is the index's (a count of the index's
+	// vectors up to its largest row) is asked while its body is read:
+	// with a cold disk each takes seconds at a million vectors.
+	type upTo struct {
+		count, epoch int64
+		err          error
 	}
-	if count != int64(h.Count) || epoch != h.Epoch {
-		return nil, 0, fmt.Errorf("stale snapshot: %d vectors up to row %d and deletion counter %d, the index has %d and %d",
-			h.Count, h.MaxRow, h.Epoch, count, epoch)
-	}
+	check := make(chan upTo, 1)
+	go func() {
+		var u upTo
+		u.count, u.epoch, u.err = db.VectorsUpTo(ctx, identity, h.MaxRow)
+		check <- u
+	}()
+	defer func() {
+		u := <-check
+		switch {
+		case err != nil:
+		case u.err != nil:
+			v, maxRow, err = nil, 0, u.err
+		case u.count != int64(h.Count) || u.epoch != h.Epoch:
+			v, maxRow, err = nil, 0, fmt.Errorf("stale snapshot: %d vectors up to row %d and deletion counter %d, the index has %d and %d",
+				h.Count, h.MaxRow, h.Epoch, u.count, u.epoch)
+		}
+	}()
 	v = NewVectors(identity)
 	v.dim, v.words = h.Dim, (h.Dim+63)/64
 	n := h.Count
