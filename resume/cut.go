@@ -134,13 +134,7 @@ func split(text string) sideText {
 	blocks := 0
 	start := 0
 	for start < len(text) {
-		end := strings.IndexByte(text[start:], '\n')
-		if end < 0 {
-			end = len(text)
-		} else {
-			end += start + 1
-		}
-		line := strings.TrimRight(text[start:end], "\r\n")
+		line, end := nextLine(text, start)
 		// Following blank lines belong to this segment.
 		for end < len(text) && text[end] == '\n' {
 			end++
@@ -175,6 +169,18 @@ func split(text string) sideText {
 		start = end
 	}
 	return st
+}
+
+// nextLine returns the line of text that starts at start, without its
+// line end, and where the next line starts.
+func nextLine(text string, start int) (line string, next int) {
+	next = strings.IndexByte(text[start:], '\n')
+	if next < 0 {
+		next = len(text)
+	} else {
+		next += start + 1
+	}
+	return strings.TrimRight(text[start:next], "\r\n"), next
 }
 
 // sentences splits text[start:end] after sentence-ending punctuation
@@ -220,13 +226,7 @@ func openFence(text string) (close string, open bool) {
 		return "", false
 	}
 	for start := 0; start < len(text); {
-		end := strings.IndexByte(text[start:], '\n')
-		if end < 0 {
-			end = len(text)
-		} else {
-			end += start + 1
-		}
-		line := strings.TrimRight(text[start:end], "\r\n")
+		line, end := nextLine(text, start)
 		switch {
 		case open:
 			if closes(line, close) {
