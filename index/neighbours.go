@@ -9,7 +9,7 @@ import (
 // PreviousUserTexts returns, for each of rows that is an exchange with an
 // earlier exchange in its session, the user text of the exchange just
 // before it (by timestamp, then row). It is what a text recipe that
-// expands an exchange with its context embeds (search.TextUserPrev).
+// expands an exchange with its context embeds (vectors.TextUserPrev).
 // Only the previous exchange: it is known when an exchange is embedded,
 // the next one may not have been written yet.
 func (db *DB) PreviousUserTexts(ctx context.Context, rows []int64) (map[int64]string, error) {

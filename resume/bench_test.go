@@ -33,6 +33,7 @@ import (
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/internal/shareddata"
 	"github.com/praxis-os/continuity/search"
+	"github.com/praxis-os/continuity/vectors"
 )
 
 func BenchmarkResume(b *testing.B) {
@@ -289,7 +290,7 @@ func hybridSearcher(b *testing.B, db *index.DB, provider string) *search.Searche
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, err := search.NewWorker(search.WorkerConfig{DB: db, Embedder: emb, BatchSize: 512})
+	w, err := vectors.NewWorker(vectors.WorkerConfig{DB: db, Embedder: emb, BatchSize: 512})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -306,7 +307,7 @@ func hybridSearcher(b *testing.B, db *index.DB, provider string) *search.Searche
 	if err := lex.CatchUp(ctx); err != nil {
 		b.Fatal(err)
 	}
-	s, err := search.New(search.Config{DB: db, Embedder: emb, Vectors: w.Vectors, Lexicon: lex})
+	s, err := search.New(search.Config{DB: db, Embedder: emb, Vectors: w.Space, Lexicon: lex})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/search"
+	"github.com/praxis-os/continuity/vectors"
 	"github.com/praxis-os/continuity/watcher"
 )
 
@@ -453,7 +454,7 @@ func TestCacheSamePacksSearchRanker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wk, err := search.NewWorker(search.WorkerConfig{DB: w.db, Embedder: emb})
+	wk, err := vectors.NewWorker(vectors.WorkerConfig{DB: w.db, Embedder: emb})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,7 +469,7 @@ func TestCacheSamePacksSearchRanker(t *testing.T) {
 	if err := lex.CatchUp(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s, err := search.New(search.Config{DB: w.db, Embedder: emb, Vectors: wk.Vectors, Lexicon: lex})
+	s, err := search.New(search.Config{DB: w.db, Embedder: emb, Vectors: wk.Space, Lexicon: lex})
 	if err != nil {
 		t.Fatal(err)
 	}

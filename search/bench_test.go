@@ -1,21 +1,18 @@
 package search
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	chromem "github.com/philippgille/chromem-go"
+	"github.com/praxis-os/continuity/vectors"
 )
 
 // EnvBench100k enables the 100k-exchange variant of BenchmarkSearch (its
@@ -163,7 +160,7 @@ func benchCorpusOf(b testing.TB, n int) *benchCorpus {
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	v, err := Load(ctx, f.db, SpaceIdentity(e))
+	v, err := vectors.Load(ctx, f.db, vectors.SpaceIdentity(e))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -174,7 +171,7 @@ func benchCorpusOf(b testing.TB, n int) *benchCorpus {
 	// is garbage; give its memory back, so that rss-MB means something.
 	debug.FreeOSMemory()
 
-	c.s, err = New(Config{DB: f.db, Embedder: e, Vectors: func() *Vectors { return v }})
+	c.s, err = New(Config{DB: f.db, Embedder: e, Vectors: func() *vectors.Space { return v }})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -243,62 +240,4 @@ func rssMB() float64 {
 		}
 	}
 	return 0
-}
-
-// BenchmarkVectorScan compares the vector space's query with chromem-go's
-// QueryEmbedding on the same random unit vectors (256 dimensions, 500
-// sessions), unfiltered and filtered to one session: the measurement
-// behind the choice of a flat scan (see Vectors). 100k vectors with
-// CONTINUITY_BENCH_100K=1.
-func BenchmarkVectorScan(b *testing.B) {
-	sizes := []int{10_000}
-	if os.Getenv(EnvBench100k) != "" {
-		sizes = append(sizes, 100_000)
-	}
-	const dim, sessions, k = 256, 500, 50
-	for _, n := range sizes {
-		v, docs := randomSpace(b, n, dim, sessions)
-		coll, err := chromem.NewDB().CreateCollection("bench", nil, func(context.Context, string) ([]float32, error) {
-			return nil, errors.New("no embedding")
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, d := range docs {
-			err := coll.AddDocument(ctx, chromem.Document{ID: strconv.FormatInt(d.row, 10), Embedding: d.vec,
-				Metadata: map[string]string{"session": d.session}})
-			if err != nil {
-				b.Fatal(err)
-			}
-		}
-		q := randomUnit(rand.New(rand.NewPCG(9, 9)), dim)
-		b.Run(fmt.Sprintf("%dk/flat", n/1000), func(b *testing.B) {
-			for range b.N {
-				if _, err := v.Query(ctx, q, k, vectorFilter{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		b.Run(fmt.Sprintf("%dk/chromem", n/1000), func(b *testing.B) {
-			for range b.N {
-				if _, err := coll.QueryEmbedding(ctx, q, k, nil, nil); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		b.Run(fmt.Sprintf("%dk/flat-session", n/1000), func(b *testing.B) {
-			for range b.N {
-				if _, err := v.Query(ctx, q, k, vectorFilter{sessions: []string{"s7"}}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		b.Run(fmt.Sprintf("%dk/chromem-session", n/1000), func(b *testing.B) {
-			for range b.N {
-				if _, err := coll.QueryEmbedding(ctx, q, k, map[string]string{"session": "s7"}, nil); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
 }

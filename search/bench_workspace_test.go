@@ -1,17 +1,16 @@
 package search
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/vectors"
 
 	"github.com/praxis-os/continuity/internal/shareddata"
 )
@@ -44,12 +43,12 @@ func BenchmarkSearchWorkspace(b *testing.B) {
 	opts := index.Options{ReadOnly: os.Getenv("CONTINUITY_BENCH_READONLY") == "1"}
 	ws, db, e := openBenchWorkspace(b, opts)
 	start := time.Now()
-	v, err := Load(ctx, db, SpaceIdentity(e))
+	v, err := vectors.Load(ctx, db, vectors.SpaceIdentity(e))
 	if err != nil {
 		b.Fatal(err)
 	}
 	if v.Len() == 0 {
-		b.Fatalf("no vector of %s in %s: prepare it with continuity-bench query", SpaceIdentity(e), ws)
+		b.Fatalf("no vector of %s in %s: prepare it with continuity-bench query", vectors.SpaceIdentity(e), ws)
 	}
 	b.Logf("%d vectors of %s loaded in %s", v.Len(), v.Identity(), time.Since(start).Round(time.Millisecond))
 	// The bm25 engine, built (the first time) or opened from its files
@@ -65,7 +64,7 @@ func BenchmarkSearchWorkspace(b *testing.B) {
 	}
 	st := lex.Status(ctx)
 	b.Logf("bm25 engine %s with %d exchanges in %s (a build: %.1fs)", st.State, st.Docs, time.Since(start).Round(time.Millisecond), st.BuildSeconds)
-	vecs := func() *Vectors { return v }
+	vecs := func() *vectors.Space { return v }
 	s, err := New(Config{DB: db, Embedder: e, Vectors: vecs, Lexicon: lex})
 	if err != nil {
 		b.Fatal(err)
@@ -142,31 +141,10 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkLoadWorkspace measures Load, the daemon's start-to-ready, on a
-// workspace continuity-bench prepared (see BenchmarkSearchWorkspace).
-func BenchmarkLoadWorkspace(b *testing.B) {
-	_, db, e := openBenchWorkspace(b, index.Options{ReadOnly: true})
-	for b.Loop() {
-		v, err := Load(ctx, db, SpaceIdentity(e))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ReportMetric(float64(v.Len()), "vectors")
-	}
-}
-
 // benchQuestions are the LongMemEval questions when the dataset is
 // there, else a few coding questions.
 func benchQuestions() []string {
-	var qs []string
-	if data, err := os.ReadFile(filepath.Join(evalDataDir(), "queries.jsonl")); err == nil {
-		for _, l := range strings.Split(string(data), "\n") {
-			var x struct{ Question string }
-			if json.Unmarshal([]byte(l), &x) == nil && x.Question != "" {
-				qs = append(qs, x.Question)
-			}
-		}
-	}
+	qs := shareddata.LongMemEvalQuestions()
 	if len(qs) == 0 {
 		qs = []string{
 			"how did we fix the payment provider resending the same notification",
@@ -176,89 +154,6 @@ func benchQuestions() []string {
 		}
 	}
 	return qs
-}
-
-// evalDataDir is the LongMemEval dev set: $CONTINUITY_EVAL_DATA, or
-// ../shared/data/longmemeval-s-dev beside the repository.
-func evalDataDir() string {
-	return shareddata.LongMemEval()
-}
-
-// BenchmarkPreselectWorkspace measures how much of the exact top k the
-// two-stage query (preselect.go) keeps, on the vectors of a workspace
-// continuity-bench prepared and the embedded LongMemEval questions, and
-// the time of each path.
-func BenchmarkPreselectWorkspace(b *testing.B) {
-	_, db, e := openBenchWorkspace(b, index.Options{ReadOnly: true})
-	v, err := Load(ctx, db, SpaceIdentity(e))
-	if err != nil {
-		b.Fatal(err)
-	}
-	qs := benchQuestions()
-	qs = qs[:min(len(qs), 200)]
-	qvs, err := e.Embed(ctx, qs)
-	if err != nil {
-		b.Fatal(err)
-	}
-	all := func(int) bool { return true }
-	const n = 200
-	rows := func(t topN) []int32 {
-		h := slices.Clone(t.h)
-		slices.SortFunc(h, func(a, b scoredIdx) int {
-			if a.score != b.score {
-				if a.score > b.score {
-					return -1
-				}
-				return 1
-			}
-			return int(b.row - a.row)
-		})
-		out := make([]int32, len(h))
-		for i, x := range h {
-			out[i] = x.idx
-		}
-		return out
-	}
-	recall := map[int]float64{}
-	for _, q := range qvs {
-		qi, _ := quantizeQuery(q)
-		tops := v.exact(sparseQuery{}, false, qi, n, all, true)
-		var merged topN
-		merged.n = n
-		for _, t := range tops {
-			for _, x := range t.h {
-				merged.offer(x.score, x.idx, x.row)
-			}
-		}
-		ex := rows(merged)
-		two := rows(v.twoStage(q, qi, n, preselectWant(n), all, true))
-		for _, k := range []int{10, 50, 200} {
-			got := 0
-			for _, r := range ex[:k] {
-				if slices.Contains(two[:k], r) {
-					got++
-				}
-			}
-			recall[k] += float64(got) / float64(k) / float64(len(qvs))
-		}
-	}
-	b.Logf("%d vectors, %d questions: two-stage keeps of the exact top 10/50/200: %.4f / %.4f / %.4f", v.Len(), len(qvs), recall[10], recall[50], recall[200])
-	for _, path := range []string{"exact", "two-stage"} {
-		b.Run(path, func(b *testing.B) {
-			i := 0
-			for b.Loop() {
-				q := qvs[i%len(qvs)]
-				qi, _ := quantizeQuery(q)
-				if path == "exact" {
-					v.exact(sparseQuery{}, false, qi, n, all, true)
-				} else {
-					v.twoStage(q, qi, n, preselectWant(n), all, true)
-				}
-				i++
-			}
-		})
-	}
-	b.ReportMetric(recall[10], "recall@10")
 }
 
 // openBenchWorkspace opens the index of the workspace named by

@@ -3,6 +3,8 @@ package search
 import (
 	"context"
 	"sync"
+
+	"github.com/praxis-os/continuity/vectors"
 )
 
 // cohort is a per-query "unrelated" level, for evaluation
@@ -70,7 +72,7 @@ func (s *Searcher) cohortTop(ctx context.Context, qv []float32) (float64, bool) 
 	if c.err != nil || len(c.vecs) == 0 {
 		return 0, false
 	}
-	qq := float64(dot(qv, qv))
+	qq := float64(vectors.Dot(qv, qv))
 	if qq <= 0 {
 		return 0, false
 	}
@@ -79,7 +81,7 @@ func (s *Searcher) cohortTop(ctx context.Context, qv []float32) (float64, bool) 
 		if len(v) != len(qv) {
 			return 0, false
 		}
-		best = max(best, float64(dot(qv, v)))
+		best = max(best, float64(vectors.Dot(qv, v)))
 	}
 	return best, true
 }

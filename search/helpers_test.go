@@ -10,6 +10,7 @@ import (
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/vectors"
 	"github.com/praxis-os/continuity/watcher"
 )
 
@@ -87,9 +88,9 @@ func builtin(t testing.TB, dim int) embed.Embedder {
 }
 
 // drain embeds everything pending with e and returns the worker.
-func drain(t testing.TB, db *index.DB, e embed.Embedder) *Worker {
+func drain(t testing.TB, db *index.DB, e embed.Embedder) *vectors.Worker {
 	t.Helper()
-	w, err := NewWorker(WorkerConfig{DB: db, Embedder: e})
+	w, err := vectors.NewWorker(vectors.WorkerConfig{DB: db, Embedder: e})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,11 +100,11 @@ func drain(t testing.TB, db *index.DB, e embed.Embedder) *Worker {
 	return w
 }
 
-func searcher(t testing.TB, db *index.DB, e embed.Embedder, w *Worker) *Searcher {
+func searcher(t testing.TB, db *index.DB, e embed.Embedder, w *vectors.Worker) *Searcher {
 	t.Helper()
 	cfg := Config{DB: db, Embedder: e, Options: noFloor}
 	if w != nil {
-		cfg.Vectors = w.Vectors
+		cfg.Vectors = w.Space
 	}
 	s, err := New(cfg)
 	if err != nil {

@@ -255,7 +255,7 @@ func TestSearchWithLexicon(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := searcher(t, f.db, e, w)
-	withLex, err := New(Config{DB: f.db, Embedder: e, Vectors: w.Vectors, Options: noFloor, Lexicon: l})
+	withLex, err := New(Config{DB: f.db, Embedder: e, Vectors: w.Space, Options: noFloor, Lexicon: l})
 	if err != nil {
 		t.Fatal(err)
 	}

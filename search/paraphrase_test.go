@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/vectors"
 )
 
 // paraphrases are exchanges of realistic coding conversations and, for
@@ -94,7 +95,7 @@ func paraphraseSearch(t *testing.T, opts Options) (*Searcher, embed.Embedder) {
 		t.Fatal(err)
 	}
 	if r := os.Getenv("PARAPHRASE_TEXT"); r != "" { // measure another recipe
-		if e, err = WithTextRecipe(e, r); err != nil {
+		if e, err = vectors.WithTextRecipe(e, r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -110,7 +111,7 @@ func paraphraseSearch(t *testing.T, opts Options) (*Searcher, embed.Embedder) {
 			t.Fatal(err)
 		}
 	}
-	cfg := Config{DB: f.db, Embedder: e, Vectors: w.Vectors, Options: opts}
+	cfg := Config{DB: f.db, Embedder: e, Vectors: w.Space, Options: opts}
 	// PARAPHRASE_MORE: a further space of another recipe, max similarity
 	// (two vectors per exchange; see Config.More).
 	if r := os.Getenv("PARAPHRASE_MORE"); r != "" {
@@ -118,11 +119,11 @@ func paraphraseSearch(t *testing.T, opts Options) (*Searcher, embed.Embedder) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := WithTextRecipe(base, r)
+		m, err := vectors.WithTextRecipe(base, r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg.More = append(cfg.More, drain(t, f.db, m).Vectors)
+		cfg.More = append(cfg.More, drain(t, f.db, m).Space)
 	}
 	s, err := New(cfg)
 	if err != nil {
@@ -159,7 +160,7 @@ func TestParaphraseVectors(t *testing.T) {
 		}
 	}
 	share := float64(hits) / float64(len(paraphrases))
-	t.Logf("%d of %d paraphrases (%.0f%%) in the top 3 by vectors alone (%s)", hits, len(paraphrases), 100*share, SpaceIdentity(e))
+	t.Logf("%d of %d paraphrases (%.0f%%) in the top 3 by vectors alone (%s)", hits, len(paraphrases), 100*share, vectors.SpaceIdentity(e))
 	if len(paraphrases) < 30 || share < paraphraseFloor {
 		t.Errorf("%d of %d in the top 3, want at least %.0f%% of at least 30", hits, len(paraphrases), 100*paraphraseFloor)
 	}
@@ -192,7 +193,7 @@ func TestParaphraseSearchDefaults(t *testing.T) {
 			shown++
 		}
 	}
-	t.Logf("%d of %d targets shown by plain hybrid search, %d in the top 3 (%s)", shown, len(paraphrases), top3, SpaceIdentity(e))
+	t.Logf("%d of %d targets shown by plain hybrid search, %d in the top 3 (%s)", shown, len(paraphrases), top3, vectors.SpaceIdentity(e))
 	if float64(shown) < paraphraseShownFloor*float64(len(paraphrases)) {
 		t.Errorf("%d of %d targets shown, want at least %.0f%%", shown, len(paraphrases), 100*paraphraseShownFloor)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/praxis-os/continuity/analyze"
+	"github.com/praxis-os/continuity/internal/shareddata"
 )
 
 // TestLexicalStrength: L counts the query's terms as the index holds them
@@ -68,7 +69,7 @@ func TestCountASCII(t *testing.T) {
 			queries = append(queries, q)
 		}
 	}
-	if logs, _ := filepath.Glob(filepath.Join(evalDataDir(), "logs", "*.jsonl")); len(logs) > 0 {
+	if logs, _ := filepath.Glob(filepath.Join(shareddata.LongMemEval(), "logs", "*.jsonl")); len(logs) > 0 {
 		data, err := os.ReadFile(logs[0])
 		if err != nil {
 			t.Fatal(err)

@@ -1,8 +1,9 @@
-// Package search finds past exchanges. It fuses two retrievers: BM25 over
-// the index's full-text table (events_fts) and nearest neighbours in an
-// in-memory vector space (vectors.go), kept in step with the index by the
-// embed worker (worker.go). Results can be restricted to a session, a
-// resume chain, a time range or event types.
+// Package search finds past exchanges: query-time ranking. It fuses two
+// retrievers: BM25 over the index's full-text table (events_fts), or the
+// daemon's bm25 engine (lexicon.go), and nearest neighbours in an
+// in-memory vector space (package vectors), kept in step with the index by
+// the embedding worker (vectors.Worker). Results can be restricted to a
+// session, a resume chain, a time range or event types.
 //
 // BM25 does most of the work; the vectors add what words alone miss
 // (inflections, typos, related wording) — with the builtin hashed
@@ -26,6 +27,7 @@ import (
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/logformat"
+	"github.com/praxis-os/continuity/vectors"
 )
 
 // Mode selects the retrievers a search uses.
@@ -378,18 +380,18 @@ func (o Options) vectorWeight(e embed.Embedder) float64 {
 type Config struct {
 	DB *index.DB
 	// Embedder embeds queries; nil means BM25 only. Only a vector space of
-	// its identity (SpaceIdentity) is searched: vectors of two embedders
+	// its identity (vectors.SpaceIdentity) is searched: vectors of two embedders
 	// are never compared.
 	Embedder embed.Embedder
 	// Vectors returns the current vector space, or nil while there is
-	// none; typically (*Worker).Vectors. nil means BM25 only.
-	Vectors func() *Vectors
+	// none; typically (*vectors.Worker).Space. nil means BM25 only.
+	Vectors func() *vectors.Space
 	// More are further vector spaces of the same model under other text
 	// recipes (several vectors per exchange): an exchange's similarity is
 	// the largest over the spaces that hold it. For evaluation (issue 14:
 	// "two vectors per exchange, max similarity"); their identities are
 	// not checked against Embedder's.
-	More []func() *Vectors
+	More []func() *vectors.Space
 	// Lexicon, when set, answers the BM25 queries of plain words in place
 	// of FTS5 whenever it is current (see Lexicon); nil means FTS5 always.
 	Lexicon *Lexicon
@@ -403,8 +405,8 @@ type Searcher struct {
 	cohort cohort
 	db     *index.DB
 	emb    embed.Embedder
-	space  func() *Vectors
-	more   []func() *Vectors
+	space  func() *vectors.Space
+	more   []func() *vectors.Space
 	lex    *Lexicon
 	opts   Options
 	vw     float64 // vector weight in the fusion
@@ -454,7 +456,7 @@ func lexicalList(hs []index.LexicalHit, weight float64) ranked {
 	return r
 }
 
-func vectorList(hs []VectorHit, weight float64) ranked {
+func vectorList(hs []vectors.Hit, weight float64) ranked {
 	r := ranked{rows: make([]int64, len(hs)), scores: make([]float64, len(hs)), weight: weight, vector: true}
 	for i, h := range hs {
 		r.rows[i], r.scores[i] = h.Row, h.Score
@@ -552,7 +554,7 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 
 	// The vector side runs concurrently with BM25.
 	type vecAnswer struct {
-		hits, inSpan []VectorHit
+		hits, inSpan []vectors.Hit
 		qv           []float32 // the query's vector, nil when not embedded
 		err          error
 	}
@@ -565,7 +567,7 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 				filters = append(filters, *inSpan)
 			}
 			var a vecAnswer
-			var lists [][]VectorHit
+			var lists [][]vectors.Hit
 			if lists, a.qv, a.err = s.vectorCandidates(ctx, embedding, depth, filters...); a.err == nil {
 				a.hits = lists[0]
 				if inSpan != nil {
@@ -612,7 +614,7 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 		}
 		lv.release()
 	}
-	var vec, vecIn []VectorHit
+	var vec, vecIn []vectors.Hit
 	var qv []float32
 	vecOK := false
 	if vch != nil {
@@ -810,7 +812,7 @@ func (s *Searcher) VectorsMissing() string {
 	return vectorsMissing(s.emb, s.space())
 }
 
-func vectorsMissing(e embed.Embedder, v *Vectors) string {
+func vectorsMissing(e embed.Embedder, v *vectors.Space) string {
 	switch {
 	case v == nil:
 		return "the vector space is still loading (the daemon just started, or cannot reach its embedder): lexical (BM25) ranking only for now"
@@ -818,8 +820,8 @@ func vectorsMissing(e embed.Embedder, v *Vectors) string {
 	// asking for its identity would probe the server on every search.
 	case e.Dimension() == 0:
 		return "the embedder has not been reached yet: lexical (BM25) ranking only for now"
-	case v.Identity() != SpaceIdentity(e):
-		return "the vectors of " + SpaceIdentity(e) + " are still being built: lexical (BM25) ranking only for now ('continuity status' shows the progress)"
+	case v.Identity() != vectors.SpaceIdentity(e):
+		return "the vectors of " + vectors.SpaceIdentity(e) + " are still being built: lexical (BM25) ranking only for now ('continuity status' shows the progress)"
 	case v.Len() == 0:
 		return "no exchange has a vector yet: lexical (BM25) ranking only for now ('continuity status' shows the progress)"
 	}
@@ -858,8 +860,8 @@ func (s *Searcher) embedQuery(ctx context.Context, text string) func() ([]float3
 // (embedding, see embedQuery) under each filter, in order, and the
 // query's vector; nothing when there is no vector space of the embedder's
 // identity.
-func (s *Searcher) vectorCandidates(ctx context.Context, embedding func() ([]float32, error), depth int, filters ...index.Filter) ([][]VectorHit, []float32, error) {
-	out := make([][]VectorHit, len(filters))
+func (s *Searcher) vectorCandidates(ctx context.Context, embedding func() ([]float32, error), depth int, filters ...index.Filter) ([][]vectors.Hit, []float32, error) {
+	out := make([][]vectors.Hit, len(filters))
 	if s.emb == nil || s.space == nil {
 		return out, nil, nil
 	}
@@ -873,12 +875,12 @@ func (s *Searcher) vectorCandidates(ctx context.Context, embedding func() ([]flo
 	}
 	qv := [][]float32{q}
 	for i, f := range filters {
-		vf := vectorFilter{sessions: f.Sessions}
+		vf := vectors.Filter{Sessions: f.Sessions}
 		if !f.Since.IsZero() {
-			vf.since = f.Since.UnixNano()
+			vf.Since = f.Since.UnixNano()
 		}
 		if !f.Until.IsZero() {
-			vf.until = f.Until.UnixNano()
+			vf.Until = f.Until.UnixNano()
 		}
 		if out[i], err = v.Query(ctx, qv[0], depth, vf); err != nil {
 			return nil, nil, err
@@ -905,9 +907,9 @@ func (s *Searcher) vectorCandidates(ctx context.Context, embedding func() ([]flo
 				}
 			}
 		}
-		merged := make([]VectorHit, 0, len(best))
+		merged := make([]vectors.Hit, 0, len(best))
 		for r, c := range best {
-			merged = append(merged, VectorHit{Row: r, Score: c})
+			merged = append(merged, vectors.Hit{Row: r, Score: c})
 		}
 		sort.Slice(merged, func(a, b int) bool {
 			if merged[a].Score != merged[b].Score {

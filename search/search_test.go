@@ -12,6 +12,7 @@ import (
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/vectors"
 )
 
 // kubeLog is a small history: session b resumes a, c resumes b; x is
@@ -186,18 +187,18 @@ func TestSearchWithoutVectors(t *testing.T) {
 	}
 
 	switched := builtin(t, 128)
-	partial, err := NewWorker(WorkerConfig{DB: f.db, Embedder: switched, BatchSize: 2})
+	partial, err := vectors.NewWorker(vectors.WorkerConfig{DB: f.db, Embedder: switched, BatchSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := partial.once(ctx); err != nil { // one batch of the re-embed
+	if _, err := partial.Step(ctx); err != nil { // one batch of the re-embed
 		t.Fatal(err)
 	}
 	if st := partial.Status(); st.Vectors != 2 || st.Pending != 5 || st.Identity != "builtin:hash-v2:128#user" {
 		t.Fatalf("status after one batch: %+v", st)
 	}
 
-	with := func(e embed.Embedder, space func() *Vectors) *Searcher {
+	with := func(e embed.Embedder, space func() *vectors.Space) *Searcher {
 		s, err := New(Config{DB: f.db, Embedder: e, Vectors: space, Options: noFloor})
 		if err != nil {
 			t.Fatal(err)
@@ -210,11 +211,11 @@ func TestSearchWithoutVectors(t *testing.T) {
 		vectorHits int // results of a vector-only search
 	}{
 		{"no vector space", with(switched, nil), 0},
-		{"no vector space yet", with(switched, func() *Vectors { return nil }), 0},
-		{"empty vector space", with(switched, func() *Vectors { return NewVectors(SpaceIdentity(switched)) }), 0},
-		{"no embedder", with(nil, oldWorker.Vectors), 0},
-		{"space of another embedder", with(switched, oldWorker.Vectors), 0},
-		{"re-embed in progress", with(switched, partial.Vectors), 2},
+		{"no vector space yet", with(switched, func() *vectors.Space { return nil }), 0},
+		{"empty vector space", with(switched, func() *vectors.Space { return vectors.NewSpace(vectors.SpaceIdentity(switched)) }), 0},
+		{"no embedder", with(nil, oldWorker.Space), 0},
+		{"space of another embedder", with(switched, oldWorker.Space), 0},
+		{"re-embed in progress", with(switched, partial.Space), 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -455,7 +456,7 @@ func TestScoresAndFloor(t *testing.T) {
 	kubeLog(f)
 	e := builtin(t, 0)
 	w := drain(t, f.db, e)
-	s, err := New(Config{DB: f.db, Embedder: e, Vectors: w.Vectors})
+	s, err := New(Config{DB: f.db, Embedder: e, Vectors: w.Space})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,19 +501,19 @@ func TestVectorsMissing(t *testing.T) {
 	f.commit(exchange("a", "s", at(0), "deploy the service", "ok"))
 	e := builtin(t, 64)
 	other := builtin(t, 32)
-	loaded := drain(t, f.db, e).Vectors()
-	empty := NewVectors(SpaceIdentity(e))
+	loaded := drain(t, f.db, e).Space()
+	empty := vectors.NewSpace(vectors.SpaceIdentity(e))
 	for _, tc := range []struct {
 		name  string
 		emb   embed.Embedder
-		space func() *Vectors
+		space func() *vectors.Space
 		want  string // a word of the reason; "" for none
 	}{
 		{"no embedder", nil, nil, "no embedder"},
-		{"loading", e, func() *Vectors { return nil }, "loading"},
-		{"new embedder being built", other, func() *Vectors { return loaded }, "being built"},
-		{"no vector yet", e, func() *Vectors { return empty }, "no exchange has a vector"},
-		{"searchable", e, func() *Vectors { return loaded }, ""},
+		{"loading", e, func() *vectors.Space { return nil }, "loading"},
+		{"new embedder being built", other, func() *vectors.Space { return loaded }, "being built"},
+		{"no vector yet", e, func() *vectors.Space { return empty }, "no exchange has a vector"},
+		{"searchable", e, func() *vectors.Space { return loaded }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := New(Config{DB: f.db, Embedder: tc.emb, Vectors: tc.space})
@@ -665,11 +666,11 @@ func TestMoreSpacesMax(t *testing.T) {
 		exchange("c", "s", at(2), "liveness probe tuning", "raised the initial delay"),
 	)
 	base := builtin(t, 256)
-	user, err := WithTextRecipe(base, TextUser)
+	user, err := vectors.WithTextRecipe(base, vectors.TextUser)
 	if err != nil {
 		t.Fatal(err)
 	}
-	both, err := WithTextRecipe(base, TextUserAI)
+	both, err := vectors.WithTextRecipe(base, vectors.TextUserAI)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -691,9 +692,9 @@ func TestMoreSpacesMax(t *testing.T) {
 		}
 		return out
 	}
-	cu := cosines(Config{DB: f.db, Embedder: user, Vectors: wu.Vectors, Options: noFloor})
-	cb := cosines(Config{DB: f.db, Embedder: both, Vectors: wb.Vectors, Options: noFloor})
-	cm := cosines(Config{DB: f.db, Embedder: user, Vectors: wu.Vectors, More: []func() *Vectors{wb.Vectors}, Options: noFloor})
+	cu := cosines(Config{DB: f.db, Embedder: user, Vectors: wu.Space, Options: noFloor})
+	cb := cosines(Config{DB: f.db, Embedder: both, Vectors: wb.Space, Options: noFloor})
+	cm := cosines(Config{DB: f.db, Embedder: user, Vectors: wu.Space, More: []func() *vectors.Space{wb.Space}, Options: noFloor})
 	if cb["a"] <= cu["a"] {
 		t.Fatalf("fixture: a's cosine %v with its answer, %v without; want higher with", cb["a"], cu["a"])
 	}

@@ -91,12 +91,12 @@ func TestSearchTimeAnchoring(t *testing.T) {
 	e := builtin(t, 0)
 	w := drain(t, f.db, e)
 	anchored := searcher(t, f.db, e, w)
-	plain, err := New(Config{DB: f.db, Embedder: e, Vectors: w.Vectors, Options: Options{TimeWeight: -1, MinScore: -1}})
+	plain, err := New(Config{DB: f.db, Embedder: e, Vectors: w.Space, Options: Options{TimeWeight: -1, MinScore: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	counting := &countingEmbedder{Embedder: e}
-	counted, err := New(Config{DB: f.db, Embedder: counting, Vectors: w.Vectors, Options: noFloor})
+	counted, err := New(Config{DB: f.db, Embedder: counting, Vectors: w.Space, Options: noFloor})
 	if err != nil {
 		t.Fatal(err)
 	}

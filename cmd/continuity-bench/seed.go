@@ -9,7 +9,7 @@ import (
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/internal/embedcache"
-	"github.com/praxis-os/continuity/search"
+	"github.com/praxis-os/continuity/vectors"
 )
 
 // seedReport says where the vectors of a query bench came from.
@@ -37,7 +37,7 @@ func (r seedReport) String() string {
 // vectors were made. Vectors are remembered in the development tools'
 // embedding cache (internal/embedcache, shared with continuity-eval).
 //
-// The daemon's own worker code stores them (search.Worker with the cached
+// The daemon's own worker code stores them (vectors.Worker with the cached
 // embedder), so the text embedded and the space identity are exactly the
 // daemon's, and the daemon starts with a complete space: nothing pending,
 // nothing to re-embed.
@@ -66,12 +66,12 @@ func seedVectors(ctx context.Context, dir string, progress io.Writer) (seedRepor
 		return rep, err
 	}
 	// The daemon's embedder carries no recipe: the default one.
-	emb, err := search.WithTextRecipe(ce, search.DefaultText)
+	emb, err := vectors.WithTextRecipe(ce, vectors.DefaultText)
 	if err != nil {
 		return rep, err
 	}
-	rep.Identity, rep.Cache = search.SpaceIdentity(emb), ce.Path()
-	if want := search.SpaceIdentity(e); want != rep.Identity {
+	rep.Identity, rep.Cache = vectors.SpaceIdentity(emb), ce.Path()
+	if want := vectors.SpaceIdentity(e); want != rep.Identity {
 		return rep, fmt.Errorf("seeded space %s is not the daemon's %s", rep.Identity, want)
 	}
 	db, err := index.Open(dir, index.Options{})
@@ -79,7 +79,7 @@ func seedVectors(ctx context.Context, dir string, progress io.Writer) (seedRepor
 		return rep, err
 	}
 	defer db.Close()
-	w, err := search.NewWorker(search.WorkerConfig{DB: db, Embedder: emb, BatchSize: 1024})
+	w, err := vectors.NewWorker(vectors.WorkerConfig{DB: db, Embedder: emb, BatchSize: 1024})
 	if err != nil {
 		return rep, err
 	}

@@ -37,7 +37,7 @@ import (
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/internal/embedcache"
-	"github.com/praxis-os/continuity/search"
+	"github.com/praxis-os/continuity/vectors"
 )
 
 // EnvData overrides the default dataset folder.
@@ -116,9 +116,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	embedder := fs.String("embedder", embed.DefaultProvider, "embedder: uselite, hash (\"builtin\" is its old name), ollama or openai (remote ones read CONTINUITY_EMBED_URL, _MODEL, _API_KEY)")
 	dim := fs.Int("dim", 0, "embedder dimension (hash: buckets; default: the embedder's default)")
 	chunks := fs.Int("chunks", 0, "uselite: most 128-token chunks embedded per exchange (default: the embedder's default)")
-	text := fs.String("text", search.DefaultText, "what of an exchange is embedded: "+strings.Join([]string{search.TextUser, search.TextUserAI, search.TextUserDate, search.TextUserPrev}, ", ")+"; or chunkN, chunkmean (see --more)")
+	text := fs.String("text", vectors.DefaultText, "what of an exchange is embedded: "+strings.Join([]string{vectors.TextUser, vectors.TextUserAI, vectors.TextUserDate, vectors.TextUserPrev}, ", ")+"; or chunkN, chunkmean (see --more)")
 	limit := fs.Int("first", 0, "only the first N questions of the split (0: all), for quick comparisons of costly settings (--questions names the coding set's question file)")
-	more := fs.String("more", "", "retrieval: further vector spaces of the same model searched with the main one, an exchange's similarity being the largest (several vectors per exchange): comma-separated text recipes ("+strings.Join([]string{search.TextUser, search.TextUserAI, search.TextUserDate, search.TextUserPrev}, ", ")+") chunkN (the vector of the N-th 128-token chunk of the user+ai text, 1 to 8) or chunkmean (their mean, = the user+ai vector); --text chunk1 --more chunk2,...,chunk8 is the max over chunks, --text chunkmean the mean, from the same chunk vectors")
+	more := fs.String("more", "", "retrieval: further vector spaces of the same model searched with the main one, an exchange's similarity being the largest (several vectors per exchange): comma-separated text recipes ("+strings.Join([]string{vectors.TextUser, vectors.TextUserAI, vectors.TextUserDate, vectors.TextUserPrev}, ", ")+") chunkN (the vector of the N-th 128-token chunk of the user+ai text, 1 to 8) or chunkmean (their mean, = the user+ai vector); --text chunk1 --more chunk2,...,chunk8 is the max over chunks, --text chunkmean the mean, from the same chunk vectors")
 	cache := fs.Bool("cache", true, "cache vectors on disk by embedder identity and text SHA-256 (folder $"+embedcache.EnvDir+", else $XDG_CACHE_HOME/continuity-eval or ~/.cache/continuity-eval)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: continuity-eval [flags]\n\nRetrieval and resume quality of continuity on a LongMemEval-style dataset (--set longmemeval)\n"+
@@ -227,7 +227,7 @@ func newEmbedder(provider string, dim, chunks int, text string, cache bool, stde
 		fmt.Fprintf(stderr, "embedding cache: %s (%d vectors)\n", ce.Path(), ce.Len())
 		e = ce
 	}
-	return search.WithTextRecipe(e, text)
+	return vectors.WithTextRecipe(e, text)
 }
 
 // isTerminal reports whether w is a terminal (progress is drawn there only).

@@ -11,7 +11,7 @@ import (
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/internal/embedcache"
-	"github.com/praxis-os/continuity/search"
+	"github.com/praxis-os/continuity/vectors"
 )
 
 // chunkEmbedder is the embedding of one chunk of a text (--more chunkN):
@@ -196,7 +196,7 @@ func moreEmbedders(list string, provider string, dim, chunks int, cache bool, st
 			out = append(out, e)
 			continue
 		}
-		e, err := search.WithTextRecipe(e, search.TextUserAI)
+		e, err := vectors.WithTextRecipe(e, vectors.TextUserAI)
 		if err != nil {
 			return nil, err
 		}

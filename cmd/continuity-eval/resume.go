@@ -41,6 +41,7 @@ import (
 	"github.com/praxis-os/continuity/logformat"
 	"github.com/praxis-os/continuity/resume"
 	"github.com/praxis-os/continuity/search"
+	"github.com/praxis-os/continuity/vectors"
 )
 
 func init() { tasks["resume"] = runResumeEval }
@@ -231,13 +232,13 @@ func runResumeEval(ctx context.Context, c *config, qs []question) error {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{
-			"data": c.data, "questions": len(qs), "embedder": search.SpaceIdentity(c.emb),
+			"data": c.data, "questions": len(qs), "embedder": vectors.SpaceIdentity(c.emb),
 			"budget": resumeEvalBudget, "tokenizer": resume.DefaultEncoding, "min_chars": resumeEvalMinChars,
 			"results": sums,
 		})
 	}
 	fmt.Fprintf(c.stdout, "resume on %d questions of %s (embedder %s), budget %d tokens (%s)\n",
-		len(qs), c.data, search.SpaceIdentity(c.emb), resumeEvalBudget, resume.DefaultEncoding)
+		len(qs), c.data, vectors.SpaceIdentity(c.emb), resumeEvalBudget, resume.DefaultEncoding)
 	fmt.Fprintf(c.stdout, "recall_any: an evidence exchange in the pack with >= %d characters kept (all when shorter); "+
 		"evidence: share of evidence exchanges so kept;\nany_whole, ev_whole: the same, counting only evidence kept whole (not cut); latency: one resume, per question\n\n", resumeEvalMinChars)
 	types := make([]string, 0, len(byType))

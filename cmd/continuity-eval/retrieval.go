@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/search"
+	"github.com/praxis-os/continuity/vectors"
 )
 
 // variant is one way of searching, evaluated on every question.
@@ -113,7 +114,7 @@ func evalLimit(ks []int) int { return max(50, 5*slices.Max(ks)) }
 // and runs the question through every variant. progress, if not nil, is
 // told about each question.
 func evaluateRetrieval(ctx context.Context, c *config, qs []question, vs []variant, progress func(i int, q question)) (*retrievalRun, error) {
-	run := &retrievalRun{ks: c.ks, variants: vs, scores: make([][]scored, len(vs)), identity: search.SpaceIdentity(c.emb),
+	run := &retrievalRun{ks: c.ks, variants: vs, scores: make([][]scored, len(vs)), identity: vectors.SpaceIdentity(c.emb),
 		nonsense: make([]int, len(vs))}
 	seen := map[*workspace]bool{} // a shared workspace's times count once
 	for i, q := range qs {

@@ -12,6 +12,7 @@ import (
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/search"
+	"github.com/praxis-os/continuity/vectors"
 )
 
 // TestSweep is the tuning harness behind search.DefaultOptions and the
@@ -68,9 +69,9 @@ func TestSweep(t *testing.T) {
 	for _, v := range variants {
 		var scores []scored
 		for i, h := range hs {
-			cfg := search.Config{DB: h.ws.db, Embedder: emb, Vectors: h.ws.worker.Vectors, Options: v.Options}
+			cfg := search.Config{DB: h.ws.db, Embedder: emb, Vectors: h.ws.worker.Space, Options: v.Options}
 			if sp := h.spaces[v.space]; sp != nil {
-				cfg.Embedder, cfg.Vectors = sp.emb, func() *search.Vectors { return sp.v }
+				cfg.Embedder, cfg.Vectors = sp.emb, func() *vectors.Space { return sp.v }
 			}
 			s, err := search.New(cfg)
 			if err != nil {
@@ -144,7 +145,7 @@ func sweepVariants() []sweepVariant {
 
 // altSpace is a vector space built by the harness, not the worker.
 type altSpace struct {
-	v   *search.Vectors
+	v   *vectors.Space
 	emb embed.Embedder
 }
 
@@ -171,7 +172,7 @@ func buildSpace(ctx context.Context, ws *workspace, name string) (*altSpace, err
 	}
 	// Still "builtin:..." so that the builtin's default vector weight applies.
 	r := renamed{e, e.Identity() + ":sweep-" + name}
-	id := search.SpaceIdentity(r)
+	id := vectors.SpaceIdentity(r)
 	items, err := ws.db.PendingEmbeddings(ctx, id, 0)
 	if err != nil {
 		return nil, err
@@ -205,7 +206,7 @@ func buildSpace(ctx context.Context, ws *workspace, name string) (*altSpace, err
 	if err := ws.db.StoreVectors(ctx, id, rows, vecs); err != nil {
 		return nil, err
 	}
-	v, err := search.Load(ctx, ws.db, id)
+	v, err := vectors.Load(ctx, ws.db, id)
 	if err != nil {
 		return nil, err
 	}

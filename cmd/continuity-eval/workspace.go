@@ -11,6 +11,7 @@ import (
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/search"
+	"github.com/praxis-os/continuity/vectors"
 	"github.com/praxis-os/continuity/watcher"
 )
 
@@ -21,9 +22,9 @@ import (
 type workspace struct {
 	root   string
 	db     *index.DB
-	worker *search.Worker
+	worker *vectors.Worker
 	emb    embed.Embedder
-	more   []func() *search.Vectors
+	more   []func() *vectors.Space
 
 	indexTime, embedTime time.Duration
 }
@@ -71,23 +72,23 @@ func buildWorkspace(ctx context.Context, emb embed.Embedder, what string, fill f
 	ws.indexTime = time.Since(start)
 
 	start = time.Now()
-	if ws.worker, err = search.NewWorker(search.WorkerConfig{DB: ws.db, Embedder: emb, BatchSize: 256}); err != nil {
+	if ws.worker, err = vectors.NewWorker(vectors.WorkerConfig{DB: ws.db, Embedder: emb, BatchSize: 256}); err != nil {
 		return nil, err
 	}
 	if err := ws.worker.Drain(ctx); err != nil {
 		return nil, fmt.Errorf("embed %s: %w", what, err)
 	}
 	for _, e := range moreSpaces {
-		w, err := search.NewWorker(search.WorkerConfig{DB: ws.db, Embedder: e, BatchSize: 256})
+		w, err := vectors.NewWorker(vectors.WorkerConfig{DB: ws.db, Embedder: e, BatchSize: 256})
 		if err != nil {
 			return nil, err
 		}
 		// Each drain prunes the other spaces' vectors from the index;
 		// those loaded in memory stay searchable.
 		if err := w.Drain(ctx); err != nil {
-			return nil, fmt.Errorf("embed %s for %s: %w", what, search.SpaceIdentity(e), err)
+			return nil, fmt.Errorf("embed %s for %s: %w", what, vectors.SpaceIdentity(e), err)
 		}
-		ws.more = append(ws.more, w.Vectors)
+		ws.more = append(ws.more, w.Space)
 	}
 	ws.embedTime = time.Since(start)
 	return ws, nil
@@ -99,7 +100,7 @@ var moreSpaces []embed.Embedder
 
 // searcher returns a Searcher over the workspace with the given options.
 func (ws *workspace) searcher(opts search.Options) (*search.Searcher, error) {
-	return search.New(search.Config{DB: ws.db, Embedder: ws.emb, Vectors: ws.worker.Vectors, More: ws.more, Options: opts})
+	return search.New(search.Config{DB: ws.db, Embedder: ws.emb, Vectors: ws.worker.Space, More: ws.more, Options: opts})
 }
 
 func (ws *workspace) close() {

@@ -15,6 +15,7 @@ import (
 	"github.com/praxis-os/continuity/resume"
 	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/server"
+	"github.com/praxis-os/continuity/vectors"
 )
 
 // The queries continuity answers are "calls": a name, a JSON request and a
@@ -232,7 +233,7 @@ type engine struct {
 // newEngine builds the engine over db. vectors gives the current vector
 // space (nil: BM25 only); lex, in the daemon, the bm25 engine that answers
 // BM25 queries of plain words when current (nil: FTS5 always).
-func newEngine(db *index.DB, emb embed.Embedder, vectors func() *search.Vectors, lex *search.Lexicon, log *slog.Logger) (*engine, error) {
+func newEngine(db *index.DB, emb embed.Embedder, vectors func() *vectors.Space, lex *search.Lexicon, log *slog.Logger) (*engine, error) {
 	s, err := search.New(search.Config{DB: db, Embedder: emb, Vectors: vectors, Lexicon: lex, Logger: log})
 	if err != nil {
 		return nil, err
@@ -332,13 +333,13 @@ func localEngine(ctx context.Context, db *index.DB, ef embedFlags) (*engine, err
 	if err != nil {
 		return nil, err
 	}
-	var vecs *search.Vectors
+	var vecs *vectors.Space
 	if id, ok := knownIdentity(emb); ok {
-		if vecs, err = search.Load(ctx, db, id); err != nil {
+		if vecs, err = vectors.Load(ctx, db, id); err != nil {
 			return nil, err
 		}
 	}
-	return newEngine(db, emb, func() *search.Vectors { return vecs }, nil, nil)
+	return newEngine(db, emb, func() *vectors.Space { return vecs }, nil, nil)
 }
 
 // knownIdentity is the vector space of emb when it is known without asking
@@ -348,7 +349,7 @@ func knownIdentity(emb embed.Embedder) (string, bool) {
 	if emb.Dimension() == 0 {
 		return "", false
 	}
-	return search.SpaceIdentity(emb), true
+	return vectors.SpaceIdentity(emb), true
 }
 
 // listSessions lists the sessions with their resume links, newest link

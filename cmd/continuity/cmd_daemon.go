@@ -18,6 +18,7 @@ import (
 	"github.com/praxis-os/continuity/resume"
 	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/server"
+	"github.com/praxis-os/continuity/vectors"
 	"github.com/praxis-os/continuity/watcher"
 )
 
@@ -212,7 +213,7 @@ type daemon struct {
 	w    *watcher.Watcher
 	srv  *server.Server
 	eng  *engine
-	work *search.Worker
+	work *vectors.Worker
 	fti  *index.FullTextIndexer
 	lex  *search.Lexicon
 	rej  *rejectLog
@@ -236,7 +237,7 @@ func openDaemon(p paths, wf watchFlags, ef embedFlags, log *slog.Logger) (*daemo
 	}
 	// Embedding is a durable queue drained in the background: a slow or
 	// down embedder never holds up ingestion.
-	d.work, err = search.NewWorker(search.WorkerConfig{DB: db, Embedder: emb, Logger: log})
+	d.work, err = vectors.NewWorker(vectors.WorkerConfig{DB: db, Embedder: emb, Logger: log})
 	if err != nil {
 		d.close()
 		return nil, err
@@ -249,7 +250,7 @@ func openDaemon(p paths, wf watchFlags, ef embedFlags, log *slog.Logger) (*daemo
 		return nil, err
 	}
 	d.rej = newRejectLog(db, log)
-	if d.eng, err = newEngine(db, emb, d.work.Vectors, d.lex, log); err != nil {
+	if d.eng, err = newEngine(db, emb, d.work.Space, d.lex, log); err != nil {
 		d.close()
 		return nil, err
 	}
@@ -275,7 +276,7 @@ func openDaemon(p paths, wf watchFlags, ef embedFlags, log *slog.Logger) (*daemo
 		if err := json.Unmarshal(raw, &req); err != nil {
 			return nil, server.BadRequest(err)
 		}
-		return forget(ctx, d.db, d.work.Vectors, d.lex, req)
+		return forget(ctx, d.db, d.work.Space, d.lex, req)
 	})
 	registerEmbedStatus(d.srv, d.work)
 	registerLexiconStatus(d.srv, d.lex)

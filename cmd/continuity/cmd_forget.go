@@ -16,6 +16,7 @@ import (
 	"github.com/praxis-os/continuity/logformat"
 	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/server"
+	"github.com/praxis-os/continuity/vectors"
 	"golang.org/x/sys/unix"
 )
 
@@ -226,7 +227,7 @@ func nonNil(s []string) []string {
 // space when vecs is given), and removes the derived files that hold their
 // vectors or words (vector snapshots, the bm25 engine's files; lex, when
 // given, is the running bm25 engine, rebuilt after).
-func forget(ctx context.Context, db *index.DB, vecs func() *search.Vectors, lex *search.Lexicon, req forgetRequest) (forgetResponse, error) {
+func forget(ctx context.Context, db *index.DB, vecs func() *vectors.Space, lex *search.Lexicon, req forgetRequest) (forgetResponse, error) {
 	if ok, err := db.SessionExists(ctx, req.Session); err != nil {
 		return forgetResponse{}, err
 	} else if !ok {
@@ -264,7 +265,7 @@ func forget(ctx context.Context, db *index.DB, vecs func() *search.Vectors, lex 
 			}
 		}
 	}
-	if err := search.RemoveSnapshots(db); err != nil {
+	if err := vectors.RemoveSnapshots(db); err != nil {
 		return resp, fmt.Errorf("forget: %w", err)
 	}
 	return resp, nil

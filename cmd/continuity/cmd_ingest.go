@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/index"
-	"github.com/praxis-os/continuity/search"
+	"github.com/praxis-os/continuity/vectors"
 	"github.com/praxis-os/continuity/watcher"
 	"golang.org/x/sys/unix"
 )
@@ -124,7 +124,7 @@ them in the background.`)
 	if err != nil {
 		return err
 	}
-	work, err := search.NewWorker(search.WorkerConfig{DB: db, Embedder: emb, Logger: e.logger(level)})
+	work, err := vectors.NewWorker(vectors.WorkerConfig{DB: db, Embedder: emb, Logger: e.logger(level)})
 	if err != nil {
 		return err
 	}
@@ -185,14 +185,14 @@ func ingestGC() (restore func()) {
 	})
 }
 
-// The embedding phase loads the vector space (search.Load), which, after
+// The embedding phase loads the vector space (vectors.Load), which, after
 // reading many vectors from the index, writes a snapshot of it for the
 // next start in the background: into a temporary file, renamed into place
 // when complete. A one-shot ingest must not exit in the middle and leave
 // that file behind (the next writer would remove it, but until then it
 // holds up to hundreds of MB of vectors, forgotten sessions' included).
 // So when the phase ends, ingest cancels the writer, which notices at its
-// next megabyte and removes its file, and waits for it (search.Worker.Wait): the
+// next megabyte and removes its file, and waits for it (vectors.Worker.Wait): the
 // next daemon start loads from the index and writes the snapshot then.
 //
 // Only the holder of the index lock writes snapshots, so a temporary file

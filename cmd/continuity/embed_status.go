@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/server"
+	"github.com/praxis-os/continuity/vectors"
 )
 
 // embedStatusCall is the daemon call that reports the embed worker's
-// progress (search.WorkerStatus), for `continuity status`.
+// progress (vectors.WorkerStatus), for `continuity status`.
 const embedStatusCall = "embed_status"
 
 // embedStatusReply is the daemon's answer to embedStatusCall.
@@ -21,7 +21,7 @@ type embedStatusReply struct {
 	Rate     float64 `json:"rate"` // exchanges per second, 0 until measured
 }
 
-func registerEmbedStatus(srv *server.Server, w *search.Worker) {
+func registerEmbedStatus(srv *server.Server, w *vectors.Worker) {
 	srv.Handle(embedStatusCall, func(context.Context, json.RawMessage) (any, error) {
 		st := w.Status()
 		return embedStatusReply{Identity: st.Identity, Pending: st.Pending, Rate: st.Rate}, nil

@@ -8,8 +8,10 @@
 package shareddata
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // EnvLongMemEval names the variable that points at the LongMemEval
@@ -41,4 +43,21 @@ func LongMemEval() string {
 		return dir
 	}
 	return Dir("longmemeval-s-dev")
+}
+
+// LongMemEvalQuestions returns the questions of the LongMemEval
+// development set (its queries.jsonl), in order; nil when it is absent.
+func LongMemEvalQuestions() []string {
+	data, err := os.ReadFile(filepath.Join(LongMemEval(), "queries.jsonl"))
+	if err != nil {
+		return nil
+	}
+	var qs []string
+	for _, l := range strings.Split(string(data), "\n") {
+		var x struct{ Question string }
+		if json.Unmarshal([]byte(l), &x) == nil && x.Question != "" {
+			qs = append(qs, x.Question)
+		}
+	}
+	return qs
 }

@@ -1,4 +1,4 @@
-package search
+package vectors
 
 import (
 	"math/bits"
@@ -32,7 +32,7 @@ const (
 
 // preselects reports whether a dense query for n vectors of a space of
 // total vectors takes the two-stage path.
-func (v *Vectors) preselects(total, n int) bool {
+func (v *Space) preselects(total, n int) bool {
 	return total >= preselectMin && n*preselectFactor < total/4
 }
 
@@ -66,7 +66,7 @@ func signCodeFloat(dst []uint64, q []float32) {
 // twoStage is the query of q (qi quantised) for the best n vectors that
 // pass the filter, through sign-code candidates.
 // want is how many candidates stage 1 keeps (see preselectWant).
-func (v *Vectors) twoStage(q []float32, qi []int16, n, want int, pass func(int) bool, unfiltered bool) topN {
+func (v *Space) twoStage(q []float32, qi []int16, n, want int, pass func(int) bool, unfiltered bool) topN {
 	total := len(v.rows)
 	qs := make([]uint64, v.words)
 	signCodeFloat(qs, q)
@@ -146,7 +146,7 @@ var distPool = sync.Pool{New: func() any { return new([]uint16) }}
 // hamming sets dist[i] for i in [lo, hi) to the Hamming distance between
 // qs and vector i's sign code (0xffff when it does not pass) and counts
 // the distances in hist.
-func (v *Vectors) hamming(qs []uint64, lo, hi int, dist []uint16, pass func(int) bool, unfiltered bool, hist []int) {
+func (v *Space) hamming(qs []uint64, lo, hi int, dist []uint16, pass func(int) bool, unfiltered bool, hist []int) {
 	for i := lo; i < hi; {
 		end := min(hi, (i/blockSize+1)*blockSize)
 		b := v.signs[i/blockSize]

@@ -1,4 +1,4 @@
-package search
+package vectors
 
 import (
 	"cmp"
@@ -12,7 +12,7 @@ import (
 	"sync"
 )
 
-// Vectors is the in-memory vector space of one identity (SpaceIdentity):
+// Space is the in-memory vector space of one identity (SpaceIdentity):
 // for each embedded exchange, its row id, its vector and what search
 // filters on (session and timestamp) — never its text, which stays in the
 // index and is read only for the results shown. It is derived data: Load
@@ -23,7 +23,7 @@ import (
 // scan, so a filtered query returns the true top n of the filtered set at
 // the cost of one scan.
 //
-// Vectors are kept normalised and quantised to 8 bits: int8 components
+// Space are kept normalised and quantised to 8 bits: int8 components
 // with one float32 scale per vector (the index keeps the float32
 // originals). 100k vectors of 256 dimensions take 27 MB instead of 105,
 // and the heap the garbage collector lets grow to twice the live data
@@ -47,8 +47,8 @@ import (
 // strings add 45% to float32 vectors; and its exact-match where filter
 // cannot express a resume chain or a time range.
 //
-// Vectors is safe for concurrent use.
-type Vectors struct {
+// Space is safe for concurrent use.
+type Space struct {
 	identity string
 
 	mu      sync.RWMutex
@@ -75,12 +75,12 @@ const parallelMin = 16384
 
 // ErrDimension is returned for a vector whose length differs from the
 // space's.
-var ErrDimension = errors.New("search: vector dimension mismatch")
+var ErrDimension = errors.New("vectors: vector dimension mismatch")
 
-// NewVectors returns an empty space for identity; its dimension is set by
+// NewSpace returns an empty space for identity; its dimension is set by
 // the first vector added.
-func NewVectors(identity string) *Vectors {
-	v := &Vectors{identity: identity, sessIdx: map[string]int32{}, mem: &blockMem{}}
+func NewSpace(identity string) *Space {
+	v := &Space{identity: identity, sessIdx: map[string]int32{}, mem: &blockMem{}}
 	runtime.AddCleanup(v, func(m *blockMem) { m.free() }, v.mem)
 	return v
 }
@@ -94,10 +94,10 @@ type vectorDoc struct {
 }
 
 // Identity is the identity of the space.
-func (v *Vectors) Identity() string { return v.identity }
+func (v *Space) Identity() string { return v.identity }
 
 // Len is the number of vectors that can be found.
-func (v *Vectors) Len() int {
+func (v *Space) Len() int {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	return len(v.rows)
@@ -107,7 +107,7 @@ func (v *Vectors) Len() int {
 // of unit length. Zero vectors (texts without content) are similar to
 // nothing and left out. Nothing is added if a vector has the wrong
 // dimension.
-func (v *Vectors) add(docs []vectorDoc) error {
+func (v *Space) add(docs []vectorDoc) error {
 	st, err := stage(docs)
 	if err != nil {
 		return fmt.Errorf("%w (space %s)", err, v.identity)
@@ -143,7 +143,7 @@ func stage(docs []vectorDoc) (staged, error) {
 		if len(d.vec) != dim {
 			return staged{}, fmt.Errorf("%w: event %d has %d components, others %d", ErrDimension, d.row, len(d.vec), dim)
 		}
-		norm := math.Sqrt(float64(dot(d.vec, d.vec)))
+		norm := math.Sqrt(float64(Dot(d.vec, d.vec)))
 		if norm == 0 || math.IsNaN(norm) || math.IsInf(norm, 0) {
 			continue
 		}
@@ -159,7 +159,7 @@ func stage(docs []vectorDoc) (staged, error) {
 }
 
 // addStaged appends a staged batch.
-func (v *Vectors) addStaged(st staged) error {
+func (v *Space) addStaged(st staged) error {
 	if len(st.rows) == 0 {
 		return nil
 	}
@@ -176,7 +176,7 @@ func (v *Vectors) addStaged(st staged) error {
 		if i%blockSize == 0 && i/blockSize == len(v.blocks) {
 			codes, signs, err := v.mem.block(blockSize*v.dim, blockSize*v.words)
 			if err != nil {
-				return fmt.Errorf("search: vector space %s: %w", v.identity, err)
+				return fmt.Errorf("vectors: vector space %s: %w", v.identity, err)
 			}
 			v.blocks, v.signs = append(v.blocks, codes), append(v.signs, signs)
 		}
@@ -223,14 +223,14 @@ func quantize(dst []int8, vec []float32, norm float64) float32 {
 }
 
 // vector is the storage of vector i. Callers hold v.mu.
-func (v *Vectors) vector(i int) []int8 {
+func (v *Space) vector(i int) []int8 {
 	b := v.blocks[i/blockSize]
 	o := (i % blockSize) * v.dim
 	return b[o : o+v.dim : o+v.dim]
 }
 
 // signCode is the sign code of vector i. Callers hold v.mu.
-func (v *Vectors) signCode(i int) []uint64 {
+func (v *Space) signCode(i int) []uint64 {
 	b := v.signs[i/blockSize]
 	o := (i % blockSize) * v.words
 	return b[o : o+v.words : o+v.words]
@@ -240,7 +240,7 @@ func (v *Vectors) signCode(i int) []uint64 {
 // it (index.DB.DeleteSession), so that they stop taking candidate slots.
 // (Search never returns a deleted exchange either way: results are read
 // from the index.)
-func (v *Vectors) RemoveSession(session string) {
+func (v *Space) RemoveSession(session string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	si, ok := v.sessIdx[session]
@@ -265,22 +265,22 @@ func (v *Vectors) RemoveSession(session string) {
 	// position) but has no vector left.
 }
 
-// VectorHit is a nearest neighbour: an event row and its cosine similarity
+// Hit is a nearest neighbour: an event row and its cosine similarity
 // to the query.
-type VectorHit struct {
+type Hit struct {
 	Row   int64
 	Score float64
 }
 
-// vectorFilter restricts a query. Zero fields put no constraint.
-type vectorFilter struct {
-	sessions     []string // any of these sessions
-	since, until int64    // unix nanoseconds; since <= ts < until
+// Filter restricts a query. Zero fields put no constraint.
+type Filter struct {
+	Sessions     []string // any of these sessions
+	Since, Until int64    // unix nanoseconds; since <= ts < until
 }
 
 // Query returns the n vectors most similar to q among those that pass f,
 // best first (ties: the later row first).
-func (v *Vectors) Query(ctx context.Context, q []float32, n int, f vectorFilter) ([]VectorHit, error) {
+func (v *Space) Query(ctx context.Context, q []float32, n int, f Filter) ([]Hit, error) {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	total := len(v.rows)
@@ -290,15 +290,15 @@ func (v *Vectors) Query(ctx context.Context, q []float32, n int, f vectorFilter)
 	if len(q) != v.dim {
 		return nil, fmt.Errorf("%w: query has %d components, the space %s has %d", ErrDimension, len(q), v.identity, v.dim)
 	}
-	norm := math.Sqrt(float64(dot(q, q)))
+	norm := math.Sqrt(float64(Dot(q, q)))
 	if norm == 0 || math.IsNaN(norm) || math.IsInf(norm, 0) {
 		return nil, nil // similar to nothing
 	}
 	var allowed []bool // by session index; nil: every session
-	if len(f.sessions) > 0 {
+	if len(f.Sessions) > 0 {
 		allowed = make([]bool, len(v.sessions))
 		any := false
-		for _, s := range f.sessions {
+		for _, s := range f.Sessions {
 			if si, ok := v.sessIdx[s]; ok {
 				allowed[si], any = true, true
 			}
@@ -309,7 +309,7 @@ func (v *Vectors) Query(ctx context.Context, q []float32, n int, f vectorFilter)
 	}
 	pass := func(i int) bool {
 		return (allowed == nil || allowed[v.session[i]]) &&
-			(f.since == 0 || v.ts[i] >= f.since) && (f.until == 0 || v.ts[i] < f.until)
+			(f.Since == 0 || v.ts[i] >= f.Since) && (f.Until == 0 || v.ts[i] < f.Until)
 	}
 
 	// The builtin embedder's queries are sparse (short texts hash to
@@ -323,7 +323,7 @@ func (v *Vectors) Query(ctx context.Context, q []float32, n int, f vectorFilter)
 	if !sparse {
 		qi, qscale = quantizeQuery(q)
 	}
-	unfiltered := allowed == nil && f.since == 0 && f.until == 0
+	unfiltered := allowed == nil && f.Since == 0 && f.Until == 0
 
 	var tops []topN
 	passing := total
@@ -355,16 +355,16 @@ func (v *Vectors) Query(ctx context.Context, q []float32, n int, f vectorFilter)
 		return cmp.Compare(b.row, a.row)
 	})
 	all = all[:min(n, len(all))]
-	hits := make([]VectorHit, len(all))
+	hits := make([]Hit, len(all))
 	for i, s := range all {
-		hits[i] = VectorHit{Row: v.rows[s.idx], Score: float64(s.score) * float64(qscale) / norm}
+		hits[i] = Hit{Row: v.rows[s.idx], Score: float64(s.score) * float64(qscale) / norm}
 	}
 	return hits, nil
 }
 
 // exact scores every vector that passes the filter; each worker keeps the
 // best n of its share.
-func (v *Vectors) exact(sq sparseQuery, sparse bool, qi []int16, n int, pass func(int) bool, unfiltered bool) []topN {
+func (v *Space) exact(sq sparseQuery, sparse bool, qi []int16, n int, pass func(int) bool, unfiltered bool) []topN {
 	total := len(v.rows)
 	workers := 1
 	if total >= parallelMin {
@@ -512,10 +512,10 @@ func (sq sparseQuery) dotInt8(b []int8) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// dot is the dot product of two vectors of the same length, with eight
+// Dot is the Dot product of two vectors of the same length, with eight
 // independent accumulators: a single one would chain every addition on
 // the previous one's latency.
-func dot(a, b []float32) float32 {
+func Dot(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3, s4, s5, s6, s7 float32
 	i := 0

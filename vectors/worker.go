@@ -1,4 +1,4 @@
-package search
+package vectors
 
 import (
 	"context"
@@ -68,7 +68,7 @@ type Worker struct {
 	log *slog.Logger
 
 	wake  chan struct{}
-	space atomic.Pointer[Vectors] // nil until the identity is known and loaded
+	space atomic.Pointer[Space] // nil until the identity is known and loaded
 
 	step    sync.Mutex    // one batch at a time (Run and Drain may overlap)
 	pending atomic.Int64  // exchanges without a vector; -1 until counted
@@ -92,7 +92,7 @@ func (w *Worker) Wait() { w.snapshots.Wait() }
 // NewWorker returns a worker; call Run (daemon) or Drain (one-shot).
 func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if cfg.DB == nil || cfg.Embedder == nil {
-		return nil, errors.New("search: worker needs an index and an embedder")
+		return nil, errors.New("vectors: worker needs an index and an embedder")
 	}
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = DefaultBatchSize
@@ -117,10 +117,10 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	return w, nil
 }
 
-// Vectors returns the current vector space, nil until the embedder's
+// Space returns the current vector space, nil until the embedder's
 // identity is known and its stored vectors are loaded. It is meant for
-// Config.Vectors.
-func (w *Worker) Vectors() *Vectors { return w.space.Load() }
+// Config.Space.
+func (w *Worker) Space() *Space { return w.space.Load() }
 
 // Notify wakes the worker up: new exchanges were committed. It never
 // blocks; call it from the watcher's OnCommit.
@@ -218,6 +218,18 @@ func (w *Worker) Drain(ctx context.Context) error {
 	}
 }
 
+// Step embeds and stores one batch of pending exchanges, making sure the
+// space is ready first; more is true when it took care of some (there may
+// be more). When none was pending it prunes the vectors of other
+// identities (see prune).
+func (w *Worker) Step(ctx context.Context) (more bool, err error) {
+	n, err := w.once(ctx)
+	if err == nil && n == 0 {
+		w.prune(ctx)
+	}
+	return n > 0, err
+}
+
 // once makes sure the space is ready, then embeds and stores one batch;
 // n is the number of exchanges it took care of, 0 when none was pending.
 func (w *Worker) once(ctx context.Context) (n int, err error) {
@@ -240,7 +252,7 @@ func (w *Worker) once(ctx context.Context) (n int, err error) {
 	id := v.Identity()
 	items, err := w.db.PendingEmbeddings(ctx, id, w.cfg.BatchSize)
 	if err != nil {
-		return 0, fmt.Errorf("search: pending embeddings: %w", err)
+		return 0, fmt.Errorf("vectors: pending embeddings: %w", err)
 	}
 	if len(items) < w.cfg.BatchSize {
 		// This batch is all there is (until the next commit).
@@ -263,13 +275,13 @@ func (w *Worker) once(ctx context.Context) (n int, err error) {
 	// time the vector space filters on.
 	evs, err := w.db.EventsByRows(ctx, rows)
 	if err != nil {
-		return 0, fmt.Errorf("search: read %d exchanges to embed: %w", len(rows), err)
+		return 0, fmt.Errorf("vectors: read %d exchanges to embed: %w", len(rows), err)
 	}
 	recipe := recipeOf(w.emb)
 	var prev map[int64]string
 	if recipe == TextUserPrev {
 		if prev, err = w.db.PreviousUserTexts(ctx, rows); err != nil {
-			return 0, fmt.Errorf("search: read the context of %d exchanges to embed: %w", len(rows), err)
+			return 0, fmt.Errorf("vectors: read the context of %d exchanges to embed: %w", len(rows), err)
 		}
 	}
 	texts := make([]string, 0, len(rows))
@@ -288,7 +300,7 @@ func (w *Worker) once(ctx context.Context) (n int, err error) {
 	start := time.Now()
 	vecs, err := w.embed(ctx, texts)
 	if err != nil {
-		return 0, fmt.Errorf("search: embed %d exchanges for %s: %w", len(texts), id, err)
+		return 0, fmt.Errorf("vectors: embed %d exchanges for %s: %w", len(texts), id, err)
 	}
 	w.observeRate(len(texts), time.Since(start))
 	rows = rows[:0]
@@ -297,7 +309,7 @@ func (w *Worker) once(ctx context.Context) (n int, err error) {
 		rows = append(rows, docs[i].row)
 	}
 	if err := w.db.StoreVectors(ctx, id, rows, vecs); err != nil {
-		return 0, fmt.Errorf("search: store %d vectors: %w", len(rows), err)
+		return 0, fmt.Errorf("vectors: store %d vectors: %w", len(rows), err)
 	}
 	w.stored.Add(int64(len(rows)))
 	w.pending.Store(max(0, w.pending.Load()-int64(len(items))))
@@ -355,12 +367,12 @@ type TextRecipe interface {
 
 // WithTextRecipe returns e with the text recipe r (TextUser or
 // TextUserAI). Give the same wrapped embedder to the Worker and the
-// Searcher.
+// search.Searcher.
 func WithTextRecipe(e embed.Embedder, r string) (embed.Embedder, error) {
 	if slices.Contains(textRecipes, r) {
 		return recipeEmbedder{e, r}, nil
 	}
-	return nil, fmt.Errorf("search: unknown text recipe %q (want one of %s)", r, strings.Join(textRecipes, ", "))
+	return nil, fmt.Errorf("vectors: unknown text recipe %q (want one of %s)", r, strings.Join(textRecipes, ", "))
 }
 
 type recipeEmbedder struct {
@@ -422,9 +434,9 @@ func embedText(recipe string, e index.Event, prev string) string {
 // prepare resolves the embedder's identity (a remote embedder may need to
 // reach its server to learn its dimension), loads the stored vectors of
 // that identity and counts what is pending.
-func (w *Worker) prepare(ctx context.Context) (*Vectors, error) {
+func (w *Worker) prepare(ctx context.Context) (*Space, error) {
 	if _, err := embed.Resolve(ctx, w.emb); err != nil {
-		return nil, fmt.Errorf("search: embedder identity: %w", err)
+		return nil, fmt.Errorf("vectors: embedder identity: %w", err)
 	}
 	id := SpaceIdentity(w.emb)
 	start := time.Now()
@@ -434,7 +446,7 @@ func (w *Worker) prepare(ctx context.Context) (*Vectors, error) {
 	}
 	n, err := w.db.CountPending(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("search: count pending embeddings: %w", err)
+		return nil, fmt.Errorf("vectors: count pending embeddings: %w", err)
 	}
 	w.pending.Store(n)
 	w.space.Store(v)

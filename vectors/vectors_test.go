@@ -1,4 +1,4 @@
-package search
+package vectors
 
 import (
 	"fmt"
@@ -11,10 +11,10 @@ import (
 
 // randomSpace is a space of n random unit vectors spread over sessions
 // s0..s(sessions-1), timestamps 0..n-1.
-func randomSpace(t testing.TB, n, dim, sessions int) (*Vectors, []vectorDoc) {
+func randomSpace(t testing.TB, n, dim, sessions int) (*Space, []vectorDoc) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(1, 2))
-	v := NewVectors("test")
+	v := NewSpace("test")
 	docs := make([]vectorDoc, n)
 	for i := range docs {
 		docs[i] = vectorDoc{row: int64(i + 1), session: fmt.Sprintf("s%d", i%sessions), ts: int64(i), vec: randomUnit(r, dim)}
@@ -40,21 +40,21 @@ func randomUnit(r *rand.Rand, dim int) []float32 {
 }
 
 // bruteForce is the reference answer of Query.
-func bruteForce(docs []vectorDoc, q []float32, n int, f vectorFilter) []int64 {
+func bruteForce(docs []vectorDoc, q []float32, n int, f Filter) []int64 {
 	type hit struct {
 		row int64
 		sim float64
 	}
 	var hs []hit
 	for _, d := range docs {
-		if len(f.sessions) > 0 && !slices.Contains(f.sessions, d.session) ||
-			f.since != 0 && d.ts < f.since || f.until != 0 && d.ts >= f.until {
+		if len(f.Sessions) > 0 && !slices.Contains(f.Sessions, d.session) ||
+			f.Since != 0 && d.ts < f.Since || f.Until != 0 && d.ts >= f.Until {
 			continue
 		}
 		// The same arithmetic as Query: this checks selection and
 		// filtering, not rounding.
 		codes := make([]int8, len(d.vec))
-		scale := quantize(codes, d.vec, math.Sqrt(float64(dot(d.vec, d.vec))))
+		scale := quantize(codes, d.vec, math.Sqrt(float64(Dot(d.vec, d.vec))))
 		var sim float32
 		if sq, ok := sparseOf(q); ok {
 			sim = sq.dotInt8(codes) * scale
@@ -96,24 +96,24 @@ func testVectorsQueryFilters(t *testing.T, n int) {
 	r := rand.New(rand.NewPCG(3, 4))
 	tests := []struct {
 		name string
-		f    vectorFilter
+		f    Filter
 		k    int
 	}{
-		{"none", vectorFilter{}, 10},
-		{"none, more than the space", vectorFilter{}, 5000},
-		{"one session", vectorFilter{sessions: []string{"s7"}}, 10},
-		{"one session, all of it", vectorFilter{sessions: []string{"s7"}}, 100},
-		{"two sessions", vectorFilter{sessions: []string{"s1", "s99"}}, 10},
-		{"two sessions, all of them", vectorFilter{sessions: []string{"s1", "s99"}}, 50},
-		{"half the sessions", vectorFilter{sessions: sessionNames(0, 50)}, 20},
-		{"unknown session", vectorFilter{sessions: []string{"nope"}}, 10},
-		{"unknown and known sessions", vectorFilter{sessions: []string{"nope", "s3"}}, 10},
-		{"recent", vectorFilter{since: int64(n) - 30}, 10},
-		{"old", vectorFilter{until: 25}, 10},
-		{"narrow range", vectorFilter{since: 1000, until: 1003}, 10},
-		{"empty range", vectorFilter{since: int64(n)}, 10},
-		{"sessions and range", vectorFilter{sessions: []string{"s5", "s6"}, since: 500, until: 1500}, 10},
-		{"one session and range", vectorFilter{sessions: []string{"s5"}, since: 500}, 10},
+		{"none", Filter{}, 10},
+		{"none, more than the space", Filter{}, 5000},
+		{"one session", Filter{Sessions: []string{"s7"}}, 10},
+		{"one session, all of it", Filter{Sessions: []string{"s7"}}, 100},
+		{"two sessions", Filter{Sessions: []string{"s1", "s99"}}, 10},
+		{"two sessions, all of them", Filter{Sessions: []string{"s1", "s99"}}, 50},
+		{"half the sessions", Filter{Sessions: sessionNames(0, 50)}, 20},
+		{"unknown session", Filter{Sessions: []string{"nope"}}, 10},
+		{"unknown and known sessions", Filter{Sessions: []string{"nope", "s3"}}, 10},
+		{"recent", Filter{Since: int64(n) - 30}, 10},
+		{"old", Filter{Until: 25}, 10},
+		{"narrow range", Filter{Since: 1000, Until: 1003}, 10},
+		{"empty range", Filter{Since: int64(n)}, 10},
+		{"sessions and range", Filter{Sessions: []string{"s5", "s6"}, Since: 500, Until: 1500}, 10},
+		{"one session and range", Filter{Sessions: []string{"s5"}, Since: 500}, 10},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -194,8 +194,8 @@ func sessionNames(from, to int) []string {
 }
 
 func TestVectorsAddAndRemove(t *testing.T) {
-	v := NewVectors("test")
-	if hits, err := v.Query(ctx, []float32{1, 0, 0}, 5, vectorFilter{}); err != nil || hits != nil {
+	v := NewSpace("test")
+	if hits, err := v.Query(ctx, []float32{1, 0, 0}, 5, Filter{}); err != nil || hits != nil {
 		t.Errorf("empty space: %v, %v", hits, err)
 	}
 	err := v.add([]vectorDoc{
@@ -209,14 +209,14 @@ func TestVectorsAddAndRemove(t *testing.T) {
 	if v.Len() != 2 {
 		t.Errorf("Len %d, want 2", v.Len())
 	}
-	hits, err := v.Query(ctx, []float32{0, 0.6, 0.8}, 5, vectorFilter{})
+	hits, err := v.Query(ctx, []float32{0, 0.6, 0.8}, 5, Filter{})
 	if err != nil || len(hits) != 2 || hits[0].Row != 3 || math.Abs(hits[0].Score-1) > 1e-2 {
 		t.Errorf("query: %+v, %v", hits, err)
 	}
-	if hits, _ := v.Query(ctx, []float32{0, 0, 0}, 5, vectorFilter{}); hits != nil {
+	if hits, _ := v.Query(ctx, []float32{0, 0, 0}, 5, Filter{}); hits != nil {
 		t.Errorf("zero query: %v", hits)
 	}
-	if _, err := v.Query(ctx, []float32{1, 0}, 5, vectorFilter{}); err == nil {
+	if _, err := v.Query(ctx, []float32{1, 0}, 5, Filter{}); err == nil {
 		t.Error("query of another dimension: no error")
 	}
 	if err := v.add([]vectorDoc{{row: 4, session: "a", vec: []float32{1, 0}}}); err == nil {
@@ -224,11 +224,11 @@ func TestVectorsAddAndRemove(t *testing.T) {
 	}
 	v.RemoveSession("a")
 	v.RemoveSession("unknown")
-	hits, err = v.Query(ctx, []float32{1, 0, 0}, 5, vectorFilter{})
+	hits, err = v.Query(ctx, []float32{1, 0, 0}, 5, Filter{})
 	if err != nil || len(hits) != 1 || hits[0].Row != 3 {
 		t.Errorf("after RemoveSession: %+v, %v", hits, err)
 	}
-	if hits, _ := v.Query(ctx, []float32{1, 0, 0}, 5, vectorFilter{sessions: []string{"a"}}); len(hits) != 0 {
+	if hits, _ := v.Query(ctx, []float32{1, 0, 0}, 5, Filter{Sessions: []string{"a"}}); len(hits) != 0 {
 		t.Errorf("removed session still found: %v", hits)
 	}
 }
@@ -250,7 +250,7 @@ func TestVectorsRemoveSessionAcrossBlocks(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for range 5 {
 		q := randomUnit(r, 8)
-		for _, f := range []vectorFilter{{}, {sessions: []string{"s2"}}, {sessions: []string{"s1"}}} {
+		for _, f := range []Filter{{}, {Sessions: []string{"s2"}}, {Sessions: []string{"s1"}}} {
 			hits, err := v.Query(ctx, q, 20, f)
 			if err != nil {
 				t.Fatal(err)
@@ -268,7 +268,7 @@ func TestVectorsRemoveSessionAcrossBlocks(t *testing.T) {
 	if err := v.add([]vectorDoc{{row: 1 << 40, session: "s1", vec: docs[0].vec}}); err != nil {
 		t.Fatal(err)
 	}
-	hits, err := v.Query(ctx, docs[0].vec, 1, vectorFilter{sessions: []string{"s1"}})
+	hits, err := v.Query(ctx, docs[0].vec, 1, Filter{Sessions: []string{"s1"}})
 	if err != nil || len(hits) != 1 || hits[0].Row != 1<<40 {
 		t.Errorf("after re-adding: %+v, %v", hits, err)
 	}
@@ -285,7 +285,7 @@ func TestQuantizationError(t *testing.T) {
 			a, b := randomUnit(r, dim), randomUnit(r, dim)
 			codes := make([]int8, dim)
 			scale := quantize(codes, b, 1)
-			exact := float64(dot(a, b))
+			exact := float64(Dot(a, b))
 			// As Query computes it: the query in int16, an integer dot product.
 			qi, qscale := quantizeQuery(a)
 			var d [1]int32

@@ -1,6 +1,6 @@
 //go:build !amd64
 
-package search
+package vectors
 
 // dotsInt16Int8 sets out[i] to the dot product of q and the i-th vector of
 // b (len(q) components each), for i < len(out).

@@ -1,4 +1,4 @@
-package search
+package vectors
 
 import (
 	"bufio"
@@ -68,7 +68,7 @@ func SnapshotPath(db *index.DB, identity string) string {
 // loadSnapshot reads the snapshot of identity into a new space and
 // returns it with the largest row it holds; ok is false (and the error
 // says why, for the log) when there is none or it is not the index's.
-func loadSnapshot(ctx context.Context, db *index.DB, identity string) (v *Vectors, maxRow int64, err error) {
+func loadSnapshot(ctx context.Context, db *index.DB, identity string) (v *Space, maxRow int64, err error) {
 	f, err := os.Open(SnapshotPath(db, identity))
 	if err != nil {
 		return nil, 0, err
@@ -106,7 +106,7 @@ func loadSnapshot(ctx context.Context, db *index.DB, identity string) (v *Vector
 				h.Count, h.MaxRow, h.Epoch, u.count, u.epoch)
 		}
 	}()
-	v = NewVectors(identity)
+	v = NewSpace(identity)
 	v.dim, v.words = h.Dim, (h.Dim+63)/64
 	n := h.Count
 	v.rows, v.ts, v.session, v.scale = make([]int64, n), make([]int64, n), make([]int32, n), make([]float32, n)
@@ -172,7 +172,7 @@ func readSnapshotHeader(r io.Reader) (snapshotHeader, error) {
 // writeSnapshot writes v's snapshot for db (a temporary file renamed into
 // place, 0600). It holds v's read lock while it writes: searches go on,
 // additions wait.
-func writeSnapshot(ctx context.Context, db *index.DB, v *Vectors) error {
+func writeSnapshot(ctx context.Context, db *index.DB, v *Space) error {
 	_, before, err := db.VectorsUpTo(ctx, v.identity, 0)
 	if err != nil {
 		return err
@@ -245,15 +245,11 @@ func writeSnapshot(ctx context.Context, db *index.DB, v *Vectors) error {
 	return nil
 }
 
-// RemoveSnapshots deletes every snapshot of db's vector spaces, and the
-// bm25 engine's files (LexiconDir; a running Lexicon must be dropped
-// first: Lexicon.Drop). Forget calls it: a stale snapshot or engine is
-// never used, but it would keep the forgotten sessions' ids, vectors and
-// words on disk until the next one replaces it.
+// RemoveSnapshots deletes every snapshot of db's vector spaces. Forget
+// calls it: a stale snapshot is never used, but it would keep the
+// forgotten sessions' ids and vectors on disk until the next one replaces
+// it.
 func RemoveSnapshots(db *index.DB) error {
-	if err := os.RemoveAll(LexiconDir(db)); err != nil {
-		return fmt.Errorf("remove the bm25 engine's files: %w", err)
-	}
 	dir := filepath.Dir(db.Path())
 	files, err := filepath.Glob(filepath.Join(dir, "vectors-*.snap"))
 	if err != nil {
@@ -267,7 +263,7 @@ func RemoveSnapshots(db *index.DB) error {
 	return nil
 }
 
-func writeSnapshotFile(f io.Writer, h snapshotHeader, v *Vectors) error {
+func writeSnapshotFile(f io.Writer, h snapshotHeader, v *Space) error {
 	raw, err := json.Marshal(h)
 	if err != nil {
 		return err
@@ -297,7 +293,7 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 }
 
 // writeSnapshotBody writes the arrays of v to w. Callers hold v.mu.
-func (v *Vectors) writeSnapshotBody(w io.Writer) error {
+func (v *Space) writeSnapshotBody(w io.Writer) error {
 	for _, a := range []any{v.rows, v.ts, v.session, v.scale} {
 		if err := binary.Write(w, binary.LittleEndian, a); err != nil {
 			return err

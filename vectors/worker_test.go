@@ -1,4 +1,4 @@
-package search
+package vectors
 
 import (
 	"context"
@@ -82,22 +82,16 @@ func TestWorkerDrainAndLoad(t *testing.T) {
 		t.Errorf("Load: %d vectors, want 8", v.Len())
 	}
 	q, _ := e.Embed(ctx, []string{"pods crashing"})
-	a, err := v.Query(ctx, q[0], 3, vectorFilter{})
+	a, err := v.Query(ctx, q[0], 3, Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := w.Vectors().Query(ctx, q[0], 3, vectorFilter{})
+	b, err := w.Space().Query(ctx, q[0], 3, Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if fmt.Sprint(a) != fmt.Sprint(b) {
 		t.Errorf("loaded space answers %v, live one %v", a, b)
-	}
-	// The orphan reply is embedded by its ai text.
-	s := searcher(t, f.db, e, w)
-	res, err := s.Search(ctx, Query{Text: "answer without a question", Mode: ModeVector, Limit: 1})
-	if err != nil || len(res) != 1 || res[0].ID != "orphan" {
-		t.Errorf("orphan reply: %v, %v", ids(res), err)
 	}
 }
 
@@ -198,20 +192,6 @@ func TestWorkerRejectedText(t *testing.T) {
 	if st := w.Status(); st.Pending != 0 || st.Vectors != 2 || st.Stored != 3 {
 		t.Errorf("status: %+v", st)
 	}
-	s := searcher(t, f.db, e, w)
-	for _, tc := range []struct {
-		mode Mode
-		bad  bool
-	}{{ModeVector, false}, {ModeLexical, true}, {ModeHybrid, true}} {
-		res, err := s.Search(ctx, Query{Text: "gardening roses", Mode: tc.mode})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := strings.Contains(strings.Join(ids(res), " "), "bad"); got != tc.bad {
-			t.Errorf("%s: results %v", tc.mode, ids(res))
-		}
-	}
-
 	// When the embedder refuses everything, that is its configuration's
 	// fault: nothing is stored and Drain reports the error.
 	f2 := newFixture(t)
@@ -246,13 +226,8 @@ func TestWorkerUnresolvedEmbedder(t *testing.T) {
 	if err := w.Drain(ctx); err == nil {
 		t.Fatal("Drain: no error")
 	}
-	if w.Vectors() != nil || w.Status().Ready {
+	if w.Space() != nil || w.Status().Ready {
 		t.Errorf("space without an identity: %+v", w.Status())
-	}
-	s := searcher(t, f.db, e, w)
-	res, err := s.Search(ctx, Query{Text: "kubernetes ingress"})
-	if err != nil || len(res) == 0 {
-		t.Errorf("hybrid search without vectors: %v, %v", ids(res), err)
 	}
 }
 

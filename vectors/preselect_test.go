@@ -1,4 +1,4 @@
-package search
+package vectors
 
 import (
 	"fmt"
@@ -11,14 +11,14 @@ import (
 // clusteredSpace returns a space of n vectors around a few centres (as
 // sentence embeddings of a few topics are), with session s<i%7>, and the
 // centres.
-func clusteredSpace(t testing.TB, n, dim int) (*Vectors, [][]float32) {
+func clusteredSpace(t testing.TB, n, dim int) (*Space, [][]float32) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(11, 12))
 	centres := make([][]float32, 30)
 	for i := range centres {
 		centres[i] = randomUnit(r, dim)
 	}
-	v := NewVectors("test")
+	v := NewSpace("test")
 	docs := make([]vectorDoc, n)
 	for i := range docs {
 		c, noise := centres[r.IntN(len(centres))], randomUnit(r, dim)
@@ -108,12 +108,12 @@ func TestQueryPreselects(t *testing.T) {
 		t.Fatal("the space does not take the two-stage path")
 	}
 	for _, i := range []int{0, 777, preselectMin + 999} {
-		hits, err := v.Query(ctx, docs[i].vec, 10, vectorFilter{})
+		hits, err := v.Query(ctx, docs[i].vec, 10, Filter{})
 		if err != nil || len(hits) != 10 || hits[0].Row != docs[i].row {
 			t.Fatalf("vector %d: %+v, %v", i, hits[:min(len(hits), 2)], err)
 		}
 	}
-	hits, err := v.Query(ctx, docs[3].vec, 5, vectorFilter{sessions: []string{"s3"}})
+	hits, err := v.Query(ctx, docs[3].vec, 5, Filter{Sessions: []string{"s3"}})
 	if err != nil || len(hits) != 5 || hits[0].Row != docs[3].row {
 		t.Fatalf("session filter: %+v, %v", hits, err)
 	}

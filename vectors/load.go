@@ -1,4 +1,4 @@
-package search
+package vectors
 
 import (
 	"context"
@@ -25,12 +25,12 @@ const loadMin = 50_000
 // own read connection, quantised outside the space's lock by stage). When
 // that was many vectors, and db is writable, a new snapshot is written in
 // the background (until ctx ends); log (nil: none) hears how it went.
-func Load(ctx context.Context, db *index.DB, identity string) (*Vectors, error) {
+func Load(ctx context.Context, db *index.DB, identity string) (*Space, error) {
 	return LoadLogged(ctx, db, identity, nil)
 }
 
 // LoadLogged is Load with a logger for the snapshot's fate.
-func LoadLogged(ctx context.Context, db *index.DB, identity string, log *slog.Logger) (*Vectors, error) {
+func LoadLogged(ctx context.Context, db *index.DB, identity string, log *slog.Logger) (*Space, error) {
 	return load(ctx, db, identity, log, nil)
 }
 
@@ -38,7 +38,7 @@ func LoadLogged(ctx context.Context, db *index.DB, identity string, log *slog.Lo
 // writers (nil: not counted), so that its owner can wait for it before it
 // exits: a process that exits while the writer runs leaves its temporary
 // file (hundreds of MB at a million exchanges) until the next snapshot.
-func load(ctx context.Context, db *index.DB, identity string, log *slog.Logger, writers *sync.WaitGroup) (*Vectors, error) {
+func load(ctx context.Context, db *index.DB, identity string, log *slog.Logger, writers *sync.WaitGroup) (*Space, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -49,14 +49,14 @@ func load(ctx context.Context, db *index.DB, identity string, log *slog.Logger, 
 	case fromSnapshot:
 		log.Debug("vector snapshot read", "identity", identity, "vectors", v.Len(), "took", time.Since(start).Round(time.Millisecond))
 	case errors.Is(err, fs.ErrNotExist):
-		v, upTo = NewVectors(identity), 0
+		v, upTo = NewSpace(identity), 0
 	default:
 		log.Info("vector snapshot not used; loading from the index", "identity", identity, "reason", err)
-		v, upTo = NewVectors(identity), 0
+		v, upTo = NewSpace(identity), 0
 	}
 	read, err := loadRows(ctx, db, v, identity, upTo+1)
 	if err != nil {
-		return nil, fmt.Errorf("search: load vectors of %s: %w", identity, err)
+		return nil, fmt.Errorf("vectors: load vectors of %s: %w", identity, err)
 	}
 	if !db.ReadOnly() && v.Len() >= snapshotMin && (!fromSnapshot || read >= snapshotRewrite) {
 		if writers != nil {
@@ -91,7 +91,7 @@ var testHookSnapshot func()
 
 // loadRows adds to v the vectors of the rows from `from` on, and returns
 // how many it read.
-func loadRows(ctx context.Context, db *index.DB, v *Vectors, identity string, from int64) (int, error) {
+func loadRows(ctx context.Context, db *index.DB, v *Space, identity string, from int64) (int, error) {
 	lo, hi, err := db.VectorRows(ctx, identity)
 	if err != nil || hi < from {
 		return 0, err
@@ -132,7 +132,7 @@ func loadRows(ctx context.Context, db *index.DB, v *Vectors, identity string, fr
 
 // loadRange adds the vectors of rows [from, to) to v and returns how many
 // it read.
-func loadRange(ctx context.Context, db *index.DB, v *Vectors, identity string, from, to int64) (int, error) {
+func loadRange(ctx context.Context, db *index.DB, v *Space, identity string, from, to int64) (int, error) {
 	n := 0
 	batch := make([]vectorDoc, 0, 1024)
 	flush := func() error {

@@ -1,4 +1,4 @@
-package search
+package vectors
 
 import (
 	"context"
@@ -35,14 +35,14 @@ func TestSnapshot(t *testing.T) {
 		drain(t, f.db, e)
 	}
 	// fromIndex is the reference: the space loaded from SQLite alone.
-	fromIndex := func() *Vectors {
-		v := NewVectors(id)
+	fromIndex := func() *Space {
+		v := NewSpace(id)
 		if _, err := loadRows(ctx, f.db, v, id, 0); err != nil {
 			t.Fatal(err)
 		}
 		return v
 	}
-	same := func(what string, got *Vectors) {
+	same := func(what string, got *Space) {
 		t.Helper()
 		want := fromIndex()
 		if got.Len() != want.Len() {
@@ -53,7 +53,7 @@ func TestSnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, q := range qs {
-			for _, flt := range []vectorFilter{{}, {sessions: []string{"s2"}}} {
+			for _, flt := range []Filter{{}, {Sessions: []string{"s2"}}} {
 				g, err1 := got.Query(ctx, q, 10, flt)
 				w, err2 := want.Query(ctx, q, 10, flt)
 				if err1 != nil || err2 != nil || !slices.Equal(g, w) {

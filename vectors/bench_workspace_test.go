@@ -1,0 +1,129 @@
+package vectors
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/internal/shareddata"
+)
+
+// envBenchWorkspace names a workspace prepared by `continuity-bench query
+// --workspace DIR` (real LongMemEval text, vectors of the default
+// embedder seeded for every exchange); see search.BenchmarkSearchWorkspace.
+const envBenchWorkspace = "CONTINUITY_BENCH_WORKSPACE"
+
+// BenchmarkLoadWorkspace measures Load, the daemon's start-to-ready, on a
+// workspace continuity-bench prepared (see BenchmarkSearchWorkspace).
+func BenchmarkLoadWorkspace(b *testing.B) {
+	db, e := openBenchWorkspace(b)
+	for b.Loop() {
+		v, err := Load(ctx, db, SpaceIdentity(e))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(v.Len()), "vectors")
+	}
+}
+
+// BenchmarkPreselectWorkspace measures how much of the exact top k the
+// two-stage query (preselect.go) keeps, on the vectors of a workspace
+// continuity-bench prepared and the embedded LongMemEval questions, and
+// the time of each path.
+func BenchmarkPreselectWorkspace(b *testing.B) {
+	db, e := openBenchWorkspace(b)
+	v, err := Load(ctx, db, SpaceIdentity(e))
+	if err != nil {
+		b.Fatal(err)
+	}
+	qs := shareddata.LongMemEvalQuestions()
+	if len(qs) == 0 {
+		b.Skipf("no LongMemEval questions in %s", shareddata.LongMemEval())
+	}
+	qs = qs[:min(len(qs), 200)]
+	qvs, err := e.Embed(ctx, qs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	all := func(int) bool { return true }
+	const n = 200
+	rows := func(t topN) []int32 {
+		h := slices.Clone(t.h)
+		slices.SortFunc(h, func(a, b scoredIdx) int {
+			if a.score != b.score {
+				if a.score > b.score {
+					return -1
+				}
+				return 1
+			}
+			return int(b.row - a.row)
+		})
+		out := make([]int32, len(h))
+		for i, x := range h {
+			out[i] = x.idx
+		}
+		return out
+	}
+	recall := map[int]float64{}
+	for _, q := range qvs {
+		qi, _ := quantizeQuery(q)
+		tops := v.exact(sparseQuery{}, false, qi, n, all, true)
+		var merged topN
+		merged.n = n
+		for _, t := range tops {
+			for _, x := range t.h {
+				merged.offer(x.score, x.idx, x.row)
+			}
+		}
+		ex := rows(merged)
+		two := rows(v.twoStage(q, qi, n, preselectWant(n), all, true))
+		for _, k := range []int{10, 50, 200} {
+			got := 0
+			for _, r := range ex[:k] {
+				if slices.Contains(two[:k], r) {
+					got++
+				}
+			}
+			recall[k] += float64(got) / float64(k) / float64(len(qvs))
+		}
+	}
+	b.Logf("%d vectors, %d questions: two-stage keeps of the exact top 10/50/200: %.4f / %.4f / %.4f", v.Len(), len(qvs), recall[10], recall[50], recall[200])
+	for _, path := range []string{"exact", "two-stage"} {
+		b.Run(path, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				q := qvs[i%len(qvs)]
+				qi, _ := quantizeQuery(q)
+				if path == "exact" {
+					v.exact(sparseQuery{}, false, qi, n, all, true)
+				} else {
+					v.twoStage(q, qi, n, preselectWant(n), all, true)
+				}
+				i++
+			}
+		})
+	}
+	b.ReportMetric(recall[10], "recall@10")
+}
+
+// openBenchWorkspace opens, read-only, the index of the workspace named
+// by envBenchWorkspace (skipping without one) and the default embedder.
+func openBenchWorkspace(b *testing.B) (*index.DB, embed.Embedder) {
+	ws := os.Getenv(envBenchWorkspace)
+	if ws == "" {
+		b.Skipf("set %s to a workspace prepared by continuity-bench query --workspace", envBenchWorkspace)
+	}
+	db, err := index.Open(filepath.Join(ws, ".praxis-os", ".cache", "continuity"), index.Options{ReadOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	e, err := embed.New(embed.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return db, e
+}
