@@ -2,19 +2,32 @@ package index
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/praxis-os/continuity/follow"
 )
 
-// FullTextIndexer keeps the full-text index up to date in the background:
-// it runs IndexFullText steps until caught up, then waits for Notify (a
-// commit) or, as a safety net, a second.
+var _ follow.View = (*FullTextIndexer)(nil)
+
+// FullTextIndexer keeps the full-text index (fulltext.db) up to date in
+// the background: a follow.View of the events table. Each step indexes
+// until caught up; it then waits for Notify (a commit) or, as a safety
+// net, a second.
 type FullTextIndexer struct {
 	db   *DB
 	log  *slog.Logger
-	kick chan struct{}
+	kick follow.Kick
 }
+
+// Full-text indexer timing: the idle poll, and the pause after a failed
+// step, doubling up to ftMaxPause.
+const (
+	ftIdlePoll = time.Second
+	ftMaxPause = 30 * time.Second
+)
 
 // NewFullTextIndexer returns an indexer for db, which must be open for
 // writing. log may be nil.
@@ -22,16 +35,14 @@ func NewFullTextIndexer(db *DB, log *slog.Logger) *FullTextIndexer {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &FullTextIndexer{db: db, log: log, kick: make(chan struct{}, 1)}
+	return &FullTextIndexer{db: db, log: log, kick: follow.NewKick()}
 }
 
+// Name is the view's name: "fulltext".
+func (x *FullTextIndexer) Name() string { return "fulltext" }
+
 // Notify tells the indexer that events were committed. It never blocks.
-func (x *FullTextIndexer) Notify() {
-	select {
-	case x.kick <- struct{}{}:
-	default:
-	}
-}
+func (x *FullTextIndexer) Notify() { x.kick.Notify() }
 
 // Run indexes until ctx ends, and returns nil then. A failing step (a full
 // disk...) is logged and retried with a growing pause: lexical search
@@ -46,50 +57,58 @@ func (x *FullTextIndexer) Run(ctx context.Context) error {
 // backfill (ingest) closes finish when its last commit is done, so that
 // the step in progress is not thrown away and done again.
 func (x *FullTextIndexer) RunUntil(ctx context.Context, finish <-chan struct{}) error {
-	const maxPause = 30 * time.Second
-	pause := time.Second
-	for {
-		// A deleted (or replaced) fulltext.db is rebuilt from index.db
-		// at once, without a restart; searches meanwhile fall back on
-		// what they can use (search.Searcher).
-		rebuilt, err := x.db.CheckFullText(ctx)
-		if rebuilt {
-			x.log.Warn("the full-text index file was deleted or replaced; rebuilding it from the index", "file", x.db.ftPath)
-		}
-		if err == nil {
-			err = x.Drain(ctx)
-		} else if ctx.Err() == nil {
+	p := follow.Policy{IdlePoll: ftIdlePoll, MinBackoff: time.Second, MaxBackoff: ftMaxPause, KickDuringBackoff: true,
+		OnError: func(err error, retryIn time.Duration, _ int) {
+			x.log.Error("full-text indexing failed; retrying", "err", err, "retry_in", retryIn)
+		}}
+	return follow.LoopUntil(ctx, x.kick, p, x.step, finish)
+}
+
+// step brings the full-text index up to date: rebuilt first if its file
+// was deleted or replaced, then every committed event indexed.
+func (x *FullTextIndexer) step(ctx context.Context) (more bool, err error) {
+	// A deleted (or replaced) fulltext.db is rebuilt from index.db at
+	// once, without a restart; searches meanwhile fall back on what they
+	// can use (search.Searcher).
+	rebuilt, err := x.db.CheckFullText(ctx)
+	if rebuilt {
+		x.log.Warn("the full-text index file was deleted or replaced; rebuilding it from the index", "file", x.db.ftPath)
+	}
+	if err != nil {
+		if ctx.Err() == nil {
 			x.log.Error("full-text index unusable", "err", err)
 		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		select {
-		case <-finish:
-			if err != nil {
-				return err
-			}
-			return x.Drain(ctx) // what was committed during the last pass
-		default:
-		}
-		wait := time.Second
-		if err != nil {
-			x.log.Error("full-text indexing failed; retrying", "err", err, "retry_in", pause)
-			wait, pause = pause, min(2*pause, maxPause)
-		} else {
-			pause = time.Second
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-x.kick:
-		case <-finish:
-		case <-t.C:
-		}
-		t.Stop()
+		return false, err
 	}
+	return false, x.Drain(ctx)
+}
+
+// Forget: the index queues a forgotten session's exchanges for removal
+// from the full-text index as it deletes them (DeleteSession); the next
+// step removes them, which Forget asks for at once.
+func (x *FullTextIndexer) Forget(ctx context.Context, sessions []string) error {
+	x.Notify()
+	return nil
+}
+
+// FullTextStatus is the full-text index's state.
+type FullTextStatus struct {
+	// Pending counts the exchanges not in it yet, plus deletions not
+	// applied; -1 while it is not built.
+	Pending int64  `json:"pending"`
+	Error   string `json:"error,omitempty"`
+}
+
+// Report is the full-text index's state, a FullTextStatus.
+func (x *FullTextIndexer) Report(ctx context.Context) any {
+	n, err := x.db.FullTextPending(ctx)
+	switch {
+	case errors.Is(err, ErrNoFullText):
+		return FullTextStatus{Pending: -1}
+	case err != nil:
+		return FullTextStatus{Pending: -1, Error: err.Error()}
+	}
+	return FullTextStatus{Pending: n}
 }
 
 // Drain indexes until the full-text index holds every committed event.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/bm25"
+	"github.com/praxis-os/continuity/follow"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/logformat"
 )
@@ -58,7 +59,7 @@ type Lexicon struct {
 	log *slog.Logger
 	cfg LexiconConfig
 
-	kick chan struct{}
+	kick follow.Kick
 
 	// wmu serialises what writes the engine: feeding, flushing,
 	// dropping, closing. life guards the engine's lifetime against the
@@ -109,6 +110,9 @@ const (
 	// lexIdlePoll: an idle Run looks for new events this often without
 	// being notified.
 	lexIdlePoll = time.Second
+	// lexMaxPause caps the pause after a failed step, which doubles
+	// from a second.
+	lexMaxPause = 30 * time.Second
 )
 
 // LexiconDirName is the engine's folder in the cache folder, beside
@@ -150,17 +154,17 @@ func NewLexicon(cfg LexiconConfig) (*Lexicon, error) {
 	if cfg.Dir == "" {
 		cfg.Dir = LexiconDir(cfg.DB)
 	}
-	return &Lexicon{db: cfg.DB, dir: cfg.Dir, log: cfg.Logger, cfg: cfg, kick: make(chan struct{}, 1)}, nil
+	return &Lexicon{db: cfg.DB, dir: cfg.Dir, log: cfg.Logger, cfg: cfg, kick: follow.NewKick()}, nil
 }
+
+var _ follow.View = (*Lexicon)(nil)
+
+// Name is the view's name: "bm25".
+func (l *Lexicon) Name() string { return "bm25" }
 
 // Notify tells the Lexicon that events were committed (or deleted). It
 // never blocks.
-func (l *Lexicon) Notify() {
-	select {
-	case l.kick <- struct{}{}:
-	default:
-	}
-}
+func (l *Lexicon) Notify() { l.kick.Notify() }
 
 // Run keeps the engine up to date until ctx ends: it opens it, catches up
 // with the index, then follows new events as Notify reports them (or
@@ -174,39 +178,43 @@ func (l *Lexicon) Run(ctx context.Context) error {
 			l.log.Error("bm25 engine: close", "err", err)
 		}
 	}()
-	const maxPause = 30 * time.Second
-	pause := time.Second
-	for {
-		err := l.checkDir()
-		if err == nil {
-			err = l.CatchUp(ctx)
-		}
-		if err == nil {
-			err = l.flushIfDue(false)
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		wait := lexIdlePoll
-		if err != nil {
+	p := follow.Policy{IdlePoll: lexIdlePoll, MinBackoff: time.Second, MaxBackoff: lexMaxPause, KickDuringBackoff: true,
+		OnError: func(err error, retryIn time.Duration, _ int) {
 			l.setErr(err)
-			l.log.Error("bm25 engine: catching up failed; searches use FTS5 meanwhile", "err", err, "retry_in", pause)
-			wait, pause = pause, min(2*pause, maxPause)
-		} else {
-			l.lastErr.Store(nil)
-			pause = time.Second
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-l.kick:
-		case <-t.C:
-		}
-		t.Stop()
-	}
+			l.log.Error("bm25 engine: catching up failed; searches use FTS5 meanwhile", "err", err, "retry_in", retryIn)
+		}}
+	return follow.Loop(ctx, l.kick, p, l.step)
 }
+
+// step makes the engine current: built again if its folder was deleted,
+// fed every committed event, flushed when due.
+func (l *Lexicon) step(ctx context.Context) (more bool, err error) {
+	err = l.checkDir()
+	if err == nil {
+		err = l.CatchUp(ctx)
+	}
+	if err == nil {
+		err = l.flushIfDue(false)
+	}
+	if err == nil {
+		l.lastErr.Store(nil)
+	}
+	return false, err
+}
+
+// Forget removes the engine's files, which hold the forgotten sessions'
+// words, and lets Run build it again from the index (whose deletion
+// epoch moved: it would not be used meanwhile).
+func (l *Lexicon) Forget(ctx context.Context, sessions []string) error {
+	if err := l.Drop(); err != nil {
+		return err
+	}
+	l.Resume()
+	return nil
+}
+
+// Report is the engine's state, a LexiconStatus (Status).
+func (l *Lexicon) Report(ctx context.Context) any { return l.Status(ctx) }
 
 func (l *Lexicon) setErr(err error) {
 	s := err.Error()

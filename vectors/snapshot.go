@@ -180,12 +180,12 @@ func writeSnapshot(ctx context.Context, db *index.DB, v *Space) error {
 	path := SnapshotPath(db, v.identity)
 	// Left by a process that stopped while writing: only the index's
 	// writer writes snapshots, one at a time.
-	if old, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".vectors-*.tmp")); len(old) > 0 {
+	if old, _ := filepath.Glob(filepath.Join(filepath.Dir(path), snapshotTempPattern)); len(old) > 0 {
 		for _, o := range old {
 			os.Remove(o)
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".vectors-*.tmp")
+	tmp, err := os.CreateTemp(filepath.Dir(path), snapshotTempPattern)
 	if err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
@@ -241,6 +241,33 @@ func writeSnapshot(ctx context.Context, db *index.DB, v *Space) error {
 	if _, after, err := db.VectorsUpTo(ctx, v.identity, 0); err != nil || after != before {
 		os.Remove(path)
 		return fmt.Errorf("snapshot: the index changed while it was written; not kept")
+	}
+	return nil
+}
+
+// A snapshot is written into a temporary file of this pattern in the
+// cache folder, renamed into place when complete. A one-shot process
+// (ingest) that loaded a space must not exit in the middle and leave that
+// file behind (the next writer would remove it, but until then it holds
+// up to hundreds of MB of vectors, forgotten sessions' included): it
+// cancels the writer, which notices at its next megabyte and removes its
+// file, and waits for it (Worker.Wait); the next daemon start loads from
+// the index and writes the snapshot then. Only the holder of the index
+// lock writes snapshots, so a temporary file found before a load is a
+// killed process's leftover (RemoveSnapshotTemps).
+const snapshotTempPattern = ".vectors-*.tmp"
+
+// RemoveSnapshotTemps removes the temporary snapshot files in the cache
+// folder dir: a killed process's leftovers.
+func RemoveSnapshotTemps(dir string) error {
+	tmps, err := filepath.Glob(filepath.Join(dir, snapshotTempPattern))
+	if err != nil {
+		return err
+	}
+	for _, t := range tmps {
+		if err := os.Remove(t); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove an unfinished vector snapshot: %w", err)
+		}
 	}
 	return nil
 }

@@ -235,3 +235,18 @@ func TestWorkerWaitsForSnapshot(t *testing.T) {
 		t.Errorf("left %v", tmps)
 	}
 }
+
+// RemoveSnapshotTemps clears a killed process's temporary snapshot file.
+func TestRemoveSnapshotTemps(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, ".vectors-123.tmp")
+	if err := os.WriteFile(name, []byte("partial"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := RemoveSnapshotTemps(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(name); !os.IsNotExist(err) {
+		t.Errorf("%s left behind: %v", name, err)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/follow"
 	"github.com/praxis-os/continuity/index"
 )
 
@@ -33,7 +33,10 @@ const (
 
 // WorkerConfig sets up a Worker.
 type WorkerConfig struct {
-	DB       *index.DB
+	DB *index.DB
+	// Embedder embeds the exchanges. A worker without one embeds nothing
+	// (its steps fail with ErrNoEmbedder) but forgets: a process that
+	// holds the index only to forget or to ingest without vectors.
 	Embedder embed.Embedder
 	// BatchSize is how many exchanges are embedded and stored at a time.
 	BatchSize int
@@ -49,6 +52,8 @@ type WorkerConfig struct {
 	IdlePoll time.Duration
 	Logger   *slog.Logger
 }
+
+var _ follow.View = (*Worker)(nil)
 
 // Worker embeds exchanges in the background. Its queue is durable and
 // implicit: the exchanges that have no vector for the embedder's identity
@@ -67,7 +72,7 @@ type Worker struct {
 	cfg WorkerConfig
 	log *slog.Logger
 
-	wake  chan struct{}
+	wake  follow.Kick
 	space atomic.Pointer[Space] // nil until the identity is known and loaded
 
 	step    sync.Mutex    // one batch at a time (Run and Drain may overlap)
@@ -91,8 +96,8 @@ func (w *Worker) Wait() { w.snapshots.Wait() }
 
 // NewWorker returns a worker; call Run (daemon) or Drain (one-shot).
 func NewWorker(cfg WorkerConfig) (*Worker, error) {
-	if cfg.DB == nil || cfg.Embedder == nil {
-		return nil, errors.New("vectors: worker needs an index and an embedder")
+	if cfg.DB == nil {
+		return nil, errors.New("vectors: worker needs an index")
 	}
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = DefaultBatchSize
@@ -112,24 +117,22 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	w := &Worker{db: cfg.DB, emb: cfg.Embedder, cfg: cfg, log: cfg.Logger, wake: make(chan struct{}, 1)}
+	w := &Worker{db: cfg.DB, emb: cfg.Embedder, cfg: cfg, log: cfg.Logger, wake: follow.NewKick()}
 	w.pending.Store(-1)
 	return w, nil
 }
 
 // Space returns the current vector space, nil until the embedder's
 // identity is known and its stored vectors are loaded. It is meant for
-// Config.Space.
+// search.Config.Vectors.
 func (w *Worker) Space() *Space { return w.space.Load() }
+
+// Embedder is the worker's embedder; nil for a worker that only forgets.
+func (w *Worker) Embedder() embed.Embedder { return w.emb }
 
 // Notify wakes the worker up: new exchanges were committed. It never
 // blocks; call it from the watcher's OnCommit.
-func (w *Worker) Notify() {
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-}
+func (w *Worker) Notify() { w.wake.Notify() }
 
 // WorkerStatus is the embedding progress, for status displays.
 type WorkerStatus struct {
@@ -167,55 +170,57 @@ func (w *Worker) Status() WorkerStatus {
 
 // Run embeds pending exchanges until ctx is done, then returns nil. After
 // a failure (embedder down, database busy) it waits MinBackoff, doubling
-// up to MaxBackoff, and tries again; a success resets the wait.
+// up to MaxBackoff, and tries again; a success resets the wait. Commits
+// during the wait do not end it: a server that is down is not asked
+// again sooner.
 func (w *Worker) Run(ctx context.Context) error {
 	defer w.snapshots.Wait() // a snapshot being written stops with ctx
-	b := w.newBackoff()
-	for ctx.Err() == nil {
-		n, err := w.once(ctx)
-		switch {
-		case err != nil:
-			if ctx.Err() != nil {
-				return nil
-			}
-			d := b.next()
-			w.log.Warn("embedding failed; will retry", "err", err, "retry_in", d.Round(time.Millisecond), "attempt", b.attempt)
-			sleep(ctx, d, nil)
-		case n > 0:
-			b.reset()
-		default:
-			b.reset()
-			w.prune(ctx)
-			sleep(ctx, w.cfg.IdlePoll, w.wake)
-		}
-	}
-	return nil
+	return follow.Loop(ctx, w.wake, w.policy(), w.Step)
 }
 
 // Drain embeds until nothing is pending, then prunes the vectors of other
 // identities. It retries a failing step a few times with backoff, then
 // returns the error; what was not embedded stays pending.
 func (w *Worker) Drain(ctx context.Context) error {
-	b := w.newBackoff()
-	for {
-		n, err := w.once(ctx)
-		switch {
-		case err != nil:
-			if ctx.Err() != nil || b.attempt+1 >= drainAttempts {
-				return err
-			}
-			d := b.next()
-			w.log.Warn("embedding failed; will retry", "err", err, "retry_in", d.Round(time.Millisecond), "attempt", b.attempt)
-			if !sleep(ctx, d, nil) {
-				return ctx.Err()
-			}
-		case n > 0:
-			b.reset()
-		default:
-			w.prune(ctx)
-			return nil
+	return follow.Drain(ctx, w.policy(), drainAttempts, w.Step)
+}
+
+// policy is how the worker's loop waits: IdlePoll when nothing is
+// pending, a jittered backoff after a failure.
+func (w *Worker) policy() follow.Policy {
+	return follow.Policy{IdlePoll: w.cfg.IdlePoll, MinBackoff: w.cfg.MinBackoff, MaxBackoff: w.cfg.MaxBackoff, Jitter: 0.25,
+		OnError: func(err error, retryIn time.Duration, attempt int) {
+			w.log.Warn("embedding failed; will retry", "err", err, "retry_in", retryIn.Round(time.Millisecond), "attempt", attempt)
+		}}
+}
+
+// Name is the view's name: "embed".
+func (w *Worker) Name() string { return "embed" }
+
+// Forget removes the forgotten sessions' vectors from the space in
+// memory (the index deleted its own with their events) and deletes the
+// snapshot files, which hold them too.
+func (w *Worker) Forget(ctx context.Context, sessions []string) error {
+	if v := w.space.Load(); v != nil {
+		for _, s := range sessions {
+			v.RemoveSession(s)
 		}
 	}
+	return RemoveSnapshots(w.db)
+}
+
+// Progress is the worker's progress as a running daemon tells it
+// (Report).
+type Progress struct {
+	Identity string  `json:"identity"`
+	Pending  int64   `json:"pending"`
+	Rate     float64 `json:"rate"` // exchanges per second, 0 until measured
+}
+
+// Report is the worker's Progress.
+func (w *Worker) Report(context.Context) any {
+	st := w.Status()
+	return Progress{Identity: st.Identity, Pending: st.Pending, Rate: st.Rate}
 }
 
 // Step embeds and stores one batch of pending exchanges, making sure the
@@ -230,9 +235,15 @@ func (w *Worker) Step(ctx context.Context) (more bool, err error) {
 	return n > 0, err
 }
 
+// ErrNoEmbedder is the error of a step of a worker without an embedder.
+var ErrNoEmbedder = errors.New("vectors: no embedder configured")
+
 // once makes sure the space is ready, then embeds and stores one batch;
 // n is the number of exchanges it took care of, 0 when none was pending.
 func (w *Worker) once(ctx context.Context) (n int, err error) {
+	if w.emb == nil {
+		return 0, ErrNoEmbedder
+	}
 	w.step.Lock()
 	defer w.step.Unlock()
 	defer func() {
@@ -532,42 +543,6 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n]
-}
-
-// backoff is an exponential backoff with ±25% jitter.
-type backoff struct {
-	min, max time.Duration
-	attempt  int
-}
-
-func (w *Worker) newBackoff() *backoff {
-	return &backoff{min: w.cfg.MinBackoff, max: w.cfg.MaxBackoff}
-}
-
-func (b *backoff) next() time.Duration {
-	d := b.min << min(b.attempt, 30)
-	if d > b.max || d <= 0 {
-		d = b.max
-	}
-	b.attempt++
-	d = time.Duration(float64(d) * (0.75 + 0.5*rand.Float64()))
-	return min(max(d, b.min), b.max)
-}
-
-func (b *backoff) reset() { b.attempt = 0 }
-
-// sleep waits for d, a wake-up on wake (nil: none) or the end of ctx; it
-// reports whether ctx is still alive.
-func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-wake:
-	case <-ctx.Done():
-		return false
-	}
-	return true
 }
 
 // Probe passes through to the wrapped embedder when it depends on a

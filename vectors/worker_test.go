@@ -231,28 +231,6 @@ func TestWorkerUnresolvedEmbedder(t *testing.T) {
 	}
 }
 
-func TestBackoff(t *testing.T) {
-	b := &backoff{min: time.Second, max: time.Minute}
-	prev := time.Duration(0)
-	for i := range 12 {
-		d := b.next()
-		if d < time.Second || d > time.Minute {
-			t.Fatalf("attempt %d: %s out of [1s, 60s]", i, d)
-		}
-		if i < 5 && d < prev/2 {
-			t.Errorf("attempt %d: %s after %s, not growing", i, d, prev)
-		}
-		prev = d
-	}
-	if prev < 45*time.Second {
-		t.Errorf("after 12 failures the wait is %s, want near the 60s cap", prev)
-	}
-	b.reset()
-	if d := b.next(); d > 1250*time.Millisecond {
-		t.Errorf("after reset: %s", d)
-	}
-}
-
 func TestTruncate(t *testing.T) {
 	for _, tc := range []struct {
 		s    string
