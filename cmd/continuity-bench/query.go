@@ -84,7 +84,7 @@ func prepareQuery(ctx context.Context, bin, ws string, n int, vectors string) er
 	}
 	fmt.Printf("ingest (%s): %d exchanges in %s, %.0f exchanges/s\n", how, n, ingTook.Round(time.Millisecond), float64(n)/ingTook.Seconds())
 	if vectors == vectorsSeed {
-		rep, err := seedVectors(ctx, filepath.Join(ws, ".praxis-os", ".cache", "continuity"), os.Stderr)
+		rep, err := seedVectors(ctx, ws, os.Stderr)
 		if err != nil {
 			return err
 		}

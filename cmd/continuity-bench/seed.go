@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/embed"
-	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/engine"
 	"github.com/praxis-os/continuity/internal/embedcache"
 	"github.com/praxis-os/continuity/vectors"
+	"github.com/praxis-os/continuity/workspace"
 )
 
 // seedReport says where the vectors of a query bench came from.
@@ -37,11 +38,12 @@ func (r seedReport) String() string {
 // vectors were made. Vectors are remembered in the development tools'
 // embedding cache (internal/embedcache, shared with continuity-eval).
 //
-// The daemon's own worker code stores them (vectors.Worker with the cached
-// embedder), so the text embedded and the space identity are exactly the
-// daemon's, and the daemon starts with a complete space: nothing pending,
-// nothing to re-embed.
-func seedVectors(ctx context.Context, dir string, progress io.Writer) (seedReport, error) {
+// The product's pipeline stores them (engine.Open and Embed, with the
+// cached embedder), so the text embedded and the space identity are
+// exactly the daemon's, and the daemon starts with a complete space:
+// nothing pending, nothing to re-embed. ws is the workspace; no daemon
+// may run on it.
+func seedVectors(ctx context.Context, ws string, progress io.Writer) (seedReport, error) {
 	var rep seedReport
 	cfg, err := embed.ConfigFromEnv()
 	if err != nil {
@@ -74,18 +76,18 @@ func seedVectors(ctx context.Context, dir string, progress io.Writer) (seedRepor
 	if want := vectors.SpaceIdentity(e); want != rep.Identity {
 		return rep, fmt.Errorf("seeded space %s is not the daemon's %s", rep.Identity, want)
 	}
-	db, err := index.Open(dir, index.Options{})
+	eng, err := engine.Open(workspace.At(ws), engine.Options{Embedder: emb, EmbedBatch: 1024})
 	if err != nil {
 		return rep, err
 	}
-	defer db.Close()
-	w, err := vectors.NewWorker(vectors.WorkerConfig{DB: db, Embedder: emb, BatchSize: 1024})
-	if err != nil {
-		return rep, err
-	}
+	defer eng.Close()
+	w := eng.Worker()
 	start := time.Now()
 	done := make(chan error, 1)
-	go func() { done <- w.Drain(ctx) }()
+	go func() {
+		_, err := eng.Embed(ctx, nil)
+		done <- err
+	}()
 	tick := time.NewTicker(10 * time.Second)
 	defer tick.Stop()
 	for {
@@ -103,7 +105,7 @@ func seedVectors(ctx context.Context, dir string, progress io.Writer) (seedRepor
 	}
 	cs := ce.Stats()
 	rep.Exchanges, rep.Distinct, rep.Embedded, rep.Took = w.Status().Stored, cs.Distinct, cs.Misses, time.Since(start)
-	if n, err := db.CountPending(ctx, rep.Identity); err != nil || n != 0 {
+	if n, err := eng.DB().CountPending(ctx, rep.Identity); err != nil || n != 0 {
 		return rep, fmt.Errorf("seed vectors: %d exchanges still pending (%v)", n, err)
 	}
 	return rep, nil

@@ -69,7 +69,7 @@ func TestSweep(t *testing.T) {
 	for _, v := range variants {
 		var scores []scored
 		for i, h := range hs {
-			cfg := search.Config{DB: h.ws.db, Embedder: emb, Vectors: h.ws.worker.Space, Options: v.Options}
+			cfg := search.Config{DB: h.ws.db, Embedder: emb, Vectors: h.ws.space, Options: v.Options}
 			if sp := h.spaces[v.space]; sp != nil {
 				cfg.Embedder, cfg.Vectors = sp.emb, func() *vectors.Space { return sp.v }
 			}

@@ -9,22 +9,22 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/engine"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/vectors"
-	"github.com/praxis-os/continuity/watcher"
+	wspace "github.com/praxis-os/continuity/workspace"
 )
 
-// workspace is one question's haystack, indexed with the real stack in a
-// fresh temporary workspace: the log copied into .praxis-os/.conversations,
-// indexed by the watcher into .praxis-os/.cache/continuity, every exchange
-// embedded by the embed worker.
+// workspace is one question's haystack, indexed with the product's
+// pipeline (engine.Open, CatchUp, Embed) in a fresh temporary workspace:
+// the log copied into .praxis-os/.conversations, indexed into
+// .praxis-os/.cache/continuity, every exchange embedded.
 type workspace struct {
-	root   string
-	db     *index.DB
-	worker *vectors.Worker
-	emb    embed.Embedder
-	more   []func() *vectors.Space
+	root string
+	eng  *engine.Engine
+	db   *index.DB
+	more []func() *vectors.Space
 
 	indexTime, embedTime time.Duration
 }
@@ -44,13 +44,13 @@ func buildWorkspace(ctx context.Context, emb embed.Embedder, what string, fill f
 	if err != nil {
 		return nil, fmt.Errorf("create workspace: %w", err)
 	}
-	ws := &workspace{root: root, emb: emb}
+	ws := &workspace{root: root}
 	defer func() {
 		if err != nil {
 			ws.close()
 		}
 	}()
-	logs := filepath.Join(root, ".praxis-os", ".conversations")
+	logs := wspace.At(root).Logs
 	if err := os.MkdirAll(logs, 0o700); err != nil {
 		return nil, fmt.Errorf("create workspace: %w", err)
 	}
@@ -59,23 +59,17 @@ func buildWorkspace(ctx context.Context, emb embed.Embedder, what string, fill f
 	}
 
 	start := time.Now()
-	if ws.db, err = index.Open(filepath.Join(root, ".praxis-os", ".cache", "continuity"), index.Options{}); err != nil {
+	if ws.eng, err = engine.Open(wspace.At(root), engine.Options{Embedder: emb, EmbedBatch: 256, Watch: engine.Watch{NoNotify: true}}); err != nil {
 		return nil, err
 	}
-	w, err := watcher.New(watcher.Config{Dir: logs, NoNotify: true}, ws.db)
-	if err != nil {
-		return nil, err
-	}
-	if err := w.CatchUp(ctx); err != nil {
+	ws.db = ws.eng.DB()
+	if _, err := ws.eng.CatchUp(ctx, nil); err != nil {
 		return nil, fmt.Errorf("index %s: %w", what, err)
 	}
 	ws.indexTime = time.Since(start)
 
 	start = time.Now()
-	if ws.worker, err = vectors.NewWorker(vectors.WorkerConfig{DB: ws.db, Embedder: emb, BatchSize: 256}); err != nil {
-		return nil, err
-	}
-	if err := ws.worker.Drain(ctx); err != nil {
+	if _, err := ws.eng.Embed(ctx, nil); err != nil {
 		return nil, fmt.Errorf("embed %s: %w", what, err)
 	}
 	for _, e := range moreSpaces {
@@ -100,12 +94,15 @@ var moreSpaces []embed.Embedder
 
 // searcher returns a Searcher over the workspace with the given options.
 func (ws *workspace) searcher(opts search.Options) (*search.Searcher, error) {
-	return search.New(search.Config{DB: ws.db, Embedder: ws.emb, Vectors: ws.worker.Space, More: ws.more, Options: opts})
+	return ws.eng.Searcher(opts, ws.more...)
 }
 
+// space is the workspace's vector space (of the main embedder).
+func (ws *workspace) space() *vectors.Space { return ws.eng.Worker().Space() }
+
 func (ws *workspace) close() {
-	if ws.db != nil {
-		ws.db.Close()
+	if ws.eng != nil {
+		ws.eng.Close()
 	}
 	os.RemoveAll(ws.root)
 }

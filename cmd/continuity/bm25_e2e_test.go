@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/praxis-os/continuity/engine"
 	"github.com/praxis-os/continuity/search"
 )
 
@@ -105,7 +106,7 @@ func (w *workspace) answers(qs [][]string) []string {
 // exchanges, and returns its status.
 func (w *workspace) waitBM25(docs int) search.LexiconStatus {
 	w.t.Helper()
-	var st statusReport
+	var st engine.StatusReport
 	eventually(w.t, 60*time.Second, fmt.Sprintf("the bm25 engine ready with %d exchanges", docs), func() bool {
 		st = w.status()
 		// FTS5 too must hold every exchange: the read-only search the

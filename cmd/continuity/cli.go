@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/praxis-os/continuity/engine"
 	wspace "github.com/praxis-os/continuity/workspace"
 )
 
@@ -61,6 +63,27 @@ func (e *env) paths() (paths, error) {
 // layout is p as a workspace.Layout.
 func (p paths) layout() wspace.Layout {
 	return wspace.Layout{Root: p.root, Logs: p.logs, Cache: p.cache}
+}
+
+// client asks the workspace's questions (engine.Client): of its daemon
+// when one answers, else of the index, with the embedder ef configures
+// (nil: the environment's).
+func (e *env) client(ef *embedFlags) (*engine.Client, error) {
+	p, err := e.paths()
+	if err != nil {
+		return nil, err
+	}
+	if ef == nil {
+		ef = envEmbedder()
+	}
+	return engine.NewClient(p.layout(), ef.embedder, e.stderr), nil
+}
+
+// printJSON writes v as indented JSON: the --json output of every command.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 func (e *env) logger(level slog.Level) *slog.Logger {

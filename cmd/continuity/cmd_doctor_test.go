@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/engine"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/server"
 	"github.com/praxis-os/continuity/watcher"
@@ -54,25 +55,15 @@ func doctorCache(ws *workspace) string {
 
 // runDoctorJSON runs `doctor --json` in-process and returns the report and
 // the exit code.
-func runDoctorJSON(ctx context.Context, t *testing.T, ws *workspace) (doctorReport, int) {
+func runDoctorJSON(ctx context.Context, t *testing.T, ws *workspace) (engine.DoctorReport, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := run(ctx, []string{"--root", ws.root, "doctor", "--json"}, nil, &out, &errb)
-	var r doctorReport
+	var r engine.DoctorReport
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 		t.Fatalf("doctor --json (exit %d): %v\n%s\n%s", code, err, out.String(), errb.String())
 	}
 	return r, code
-}
-
-// get returns the check named name.
-func (r doctorReport) get(name string) (check, bool) {
-	for _, c := range r.Checks {
-		if c.Name == name {
-			return c, true
-		}
-	}
-	return check{}, false
 }
 
 // doctorBuiltinEmbedder makes the environment choose the builtin embedder.
@@ -104,16 +95,16 @@ type doctorWant struct {
 
 func TestDoctor(t *testing.T) {
 	healthyChecks := map[string]doctorWant{
-		"logs folder":     {statusOK, []string{"private folder", "0700"}},
-		"log files":       {statusOK, []string{"2 log files"}},
-		"skipped files":   {statusOK, nil},
-		"index files":     {statusOK, []string{"private"}},
-		"daemon":          {statusWarn, []string{"no daemon running", "continuity daemon"}},
-		"index":           {statusOK, []string{"quick_check", "3 events"}},
-		"full-text index": {statusOK, []string{"quick_check", "exchanges waiting"}},
-		"lag":             {statusOK, []string{"every complete line is indexed"}},
-		"rejects":         {statusOK, []string{"no rejected lines"}},
-		"embedder":        {statusOK, []string{"builtin"}},
+		"logs folder":     {engine.StatusOK, []string{"private folder", "0700"}},
+		"log files":       {engine.StatusOK, []string{"2 log files"}},
+		"skipped files":   {engine.StatusOK, nil},
+		"index files":     {engine.StatusOK, []string{"private"}},
+		"daemon":          {engine.StatusWarn, []string{"no daemon running", "continuity daemon"}},
+		"index":           {engine.StatusOK, []string{"quick_check", "3 events"}},
+		"full-text index": {engine.StatusOK, []string{"quick_check", "exchanges waiting"}},
+		"lag":             {engine.StatusOK, []string{"every complete line is indexed"}},
+		"rejects":         {engine.StatusOK, []string{"no rejected lines"}},
+		"embedder":        {engine.StatusOK, []string{"builtin"}},
 	}
 	cases := []struct {
 		name       string
@@ -126,7 +117,7 @@ func TestDoctor(t *testing.T) {
 			name:       "world-readable logs folder",
 			setup:      func(t *testing.T, ws *workspace) { doctorChmod(t, ws.logs, 0o755) },
 			code:       0,
-			doctorWant: map[string]doctorWant{"logs folder": {statusWarn, []string{"other users", "0755", "chmod 700 "}}},
+			doctorWant: map[string]doctorWant{"logs folder": {engine.StatusWarn, []string{"other users", "0755", "chmod 700 "}}},
 		},
 		{
 			name: "logs folder is a symlink",
@@ -141,8 +132,8 @@ func TestDoctor(t *testing.T) {
 			},
 			code: 1,
 			doctorWant: map[string]doctorWant{
-				"logs folder": {statusFail, []string{"symbolic link"}},
-				"log files":   {statusOK, nil}, // ReadDir follows the link; the folder check is what matters
+				"logs folder": {engine.StatusFail, []string{"symbolic link"}},
+				"log files":   {engine.StatusOK, nil}, // ReadDir follows the link; the folder check is what matters
 			},
 		},
 		{
@@ -152,7 +143,7 @@ func TestDoctor(t *testing.T) {
 				doctorChmod(t, filepath.Join(doctorCache(ws), index.FileName), 0o644)
 			},
 			code:       0,
-			doctorWant: map[string]doctorWant{"index files": {statusWarn, []string{"other users can access", "chmod 700", "chmod 600", index.FileName}}},
+			doctorWant: map[string]doctorWant{"index files": {engine.StatusWarn, []string{"other users can access", "chmod 700", "chmod 600", index.FileName}}},
 		},
 		{
 			name: "index file is garbage",
@@ -165,7 +156,7 @@ func TestDoctor(t *testing.T) {
 			},
 			code: 1,
 			doctorWant: map[string]doctorWant{
-				"index":         {statusFail, []string{"is not a SQLite database", "continuity ingest"}},
+				"index":         {engine.StatusFail, []string{"is not a SQLite database", "continuity ingest"}},
 				"skipped files": {}, "lag": {}, "rejects": {}, "full-text index": {},
 			},
 		},
@@ -189,7 +180,7 @@ func TestDoctor(t *testing.T) {
 			},
 			code: 1,
 			doctorWant: map[string]doctorWant{
-				"index":         {statusFail, []string{"is damaged", "rebuild it from the logs"}},
+				"index":         {engine.StatusFail, []string{"is damaged", "rebuild it from the logs"}},
 				"skipped files": {}, "lag": {}, "rejects": {}, "full-text index": {},
 			},
 		},
@@ -205,7 +196,7 @@ func TestDoctor(t *testing.T) {
 				}
 			},
 			code:       1,
-			doctorWant: map[string]doctorWant{"full-text index": {statusFail, []string{"is damaged", "rebuilds"}}},
+			doctorWant: map[string]doctorWant{"full-text index": {engine.StatusFail, []string{"is damaged", "rebuilds"}}},
 		},
 		{
 			name: "full-text index missing",
@@ -215,7 +206,7 @@ func TestDoctor(t *testing.T) {
 				}
 			},
 			code:       0,
-			doctorWant: map[string]doctorWant{"full-text index": {statusWarn, []string{"not built yet", "continuity daemon"}}},
+			doctorWant: map[string]doctorWant{"full-text index": {engine.StatusWarn, []string{"not built yet", "continuity daemon"}}},
 		},
 		{
 			name: "lag without daemon",
@@ -225,8 +216,8 @@ func TestDoctor(t *testing.T) {
 			},
 			code: 0,
 			doctorWant: map[string]doctorWant{
-				"log files": {statusOK, []string{"3 log files"}},
-				"lag":       {statusWarn, []string{"in 2 files not indexed yet", "unfinished last lines", "continuity ingest"}},
+				"log files": {engine.StatusOK, []string{"3 log files"}},
+				"lag":       {engine.StatusWarn, []string{"in 2 files not indexed yet", "unfinished last lines", "continuity ingest"}},
 			},
 		},
 		{
@@ -240,8 +231,8 @@ func TestDoctor(t *testing.T) {
 			},
 			code: 0,
 			doctorWant: map[string]doctorWant{
-				"rejects":       {statusWarn, []string{"1 log line was rejected", "continuity rejects"}},
-				"skipped files": {statusWarn, []string{"z.jsonl", "symbolic link"}},
+				"rejects":       {engine.StatusWarn, []string{"1 log line was rejected", "continuity rejects"}},
+				"skipped files": {engine.StatusWarn, []string{"z.jsonl", "symbolic link"}},
 			},
 		},
 		{
@@ -252,13 +243,13 @@ func TestDoctor(t *testing.T) {
 				t.Setenv(embed.EnvURL, "http://"+doctorClosedPort(t))
 			},
 			code:       1,
-			doctorWant: map[string]doctorWant{"embedder": {statusFail, []string{"not reachable at http://127.0.0.1:", "ollama serve", "CONTINUITY_EMBEDDER=uselite"}}},
+			doctorWant: map[string]doctorWant{"embedder": {engine.StatusFail, []string{"not reachable at http://127.0.0.1:", "ollama serve", "CONTINUITY_EMBEDDER=uselite"}}},
 		},
 		{
 			name:       "embedder misconfigured",
 			setup:      func(t *testing.T, ws *workspace) { t.Setenv(embed.EnvProvider, "word2vec") },
 			code:       1,
-			doctorWant: map[string]doctorWant{"embedder": {statusFail, []string{"word2vec", "CONTINUITY_EMBEDDER=uselite"}}},
+			doctorWant: map[string]doctorWant{"embedder": {engine.StatusFail, []string{"word2vec", "CONTINUITY_EMBEDDER=uselite"}}},
 		},
 		{
 			name: "lock held, nothing on the socket",
@@ -271,8 +262,8 @@ func TestDoctor(t *testing.T) {
 			},
 			code: 1,
 			doctorWant: map[string]doctorWant{
-				"daemon":        {statusOK, []string{"daemon running (pid "}},
-				"daemon socket": {statusFail, []string{"does not listen", "restart it"}},
+				"daemon":        {engine.StatusOK, []string{"daemon running (pid "}},
+				"daemon socket": {engine.StatusFail, []string{"does not listen", "restart it"}},
 			},
 		},
 		{
@@ -287,8 +278,8 @@ func TestDoctor(t *testing.T) {
 			},
 			code: 1,
 			doctorWant: map[string]doctorWant{
-				"daemon":        {statusOK, []string{"daemon running"}},
-				"daemon socket": {statusFail, []string{"does not answer", "stuck", "kill "}},
+				"daemon":        {engine.StatusOK, []string{"daemon running"}},
+				"daemon socket": {engine.StatusFail, []string{"does not answer", "stuck", "kill "}},
 			},
 		},
 		{
@@ -300,7 +291,7 @@ func TestDoctor(t *testing.T) {
 			},
 			code: 0,
 			doctorWant: map[string]doctorWant{
-				"index files":   {statusWarn, []string{"no index yet", "continuity ingest"}},
+				"index files":   {engine.StatusWarn, []string{"no index yet", "continuity ingest"}},
 				"skipped files": {}, "index": {}, "lag": {}, "rejects": {}, "full-text index": {},
 			},
 		},
@@ -323,7 +314,7 @@ func TestDoctor(t *testing.T) {
 				if o, ok := tc.doctorWant[name]; ok {
 					w = o
 				}
-				c, ok := r.get(name)
+				c, ok := r.Get(name)
 				switch {
 				case w.status == "" && ok:
 					t.Errorf("check %q present: %+v", name, c)
@@ -342,7 +333,7 @@ func TestDoctor(t *testing.T) {
 			}
 			for name, w := range tc.doctorWant {
 				if _, known := healthyChecks[name]; !known {
-					c, ok := r.get(name)
+					c, ok := r.Get(name)
 					if !ok || c.Status != w.status {
 						t.Errorf("check %q: %+v (present %v), doctorWant %s", name, c, ok, w.status)
 						continue
@@ -356,7 +347,7 @@ func TestDoctor(t *testing.T) {
 			}
 			var fails int
 			for _, c := range r.Checks {
-				if c.Status == statusFail {
+				if c.Status == engine.StatusFail {
 					fails++
 				}
 			}
@@ -390,7 +381,7 @@ func TestDoctorDaemon(t *testing.T) {
 		}
 	}()
 	eventually(t, 10*time.Second, "the daemon answers ping", func() bool {
-		var out pingReply
+		var out engine.PingReply
 		cctx, ccancel := context.WithTimeout(ctx, time.Second)
 		defer ccancel()
 		return server.NewClient(server.SocketPath(doctorCache(ws))).Call(cctx, "ping", struct{}{}, &out) == nil
@@ -402,11 +393,11 @@ func TestDoctorDaemon(t *testing.T) {
 	}
 	for name, words := range map[string][]string{
 		"daemon":        {"daemon running (pid "},
-		"daemon socket": {"answers on", "version " + version},
+		"daemon socket": {"answers on", "version " + engine.Version},
 		"lag":           nil, // indexed or being indexed: OK either way
 	} {
-		c, ok := r.get(name)
-		if !ok || c.Status != statusOK {
+		c, ok := r.Get(name)
+		if !ok || c.Status != engine.StatusOK {
 			t.Errorf("check %q: %+v (present %v), doctorWant OK", name, c, ok)
 			continue
 		}

@@ -2,14 +2,12 @@ package main
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
-	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/engine"
 	"github.com/praxis-os/continuity/logformat"
 	"github.com/praxis-os/continuity/resume"
 )
@@ -38,38 +36,15 @@ followed back, as resume does).`)
 	case *maxDepth <= 0:
 		return usageError("--max-depth %d: must be positive", *maxDepth)
 	}
-	_, db, err := e.openIndex()
+	c, err := e.client(nil)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	ok, err := db.SessionExists(ctx, *session)
+	x, err := c.Export(ctx, *session, *chain, *maxDepth)
 	if err != nil {
 		return err
 	}
-	if !ok {
-		return usageError("unknown session %q (see 'continuity sessions')", *session)
-	}
-	c := resume.Chain{Sessions: []string{*session}}
-	if *chain {
-		if c, err = resume.FollowChain(ctx, (&engine{db: db}).resumeSource(), *session, *maxDepth); err != nil {
-			return err
-		}
-	}
-	var events []index.Event
-	for _, s := range c.Sessions {
-		evs, err := db.EventsBySession(ctx, s)
-		if err != nil {
-			return err
-		}
-		events = append(events, evs...)
-	}
-	slices.SortStableFunc(events, func(a, b index.Event) int {
-		if c := a.Timestamp.Compare(b.Timestamp); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
+	events := x.Events
 	w := bufio.NewWriter(e.stdout)
 	if *format == "jsonl" {
 		for _, ev := range events {
@@ -77,7 +52,7 @@ followed back, as resume does).`)
 			w.WriteByte('\n')
 		}
 	} else {
-		writeMarkdownExport(w, *session, c, *chain, events)
+		writeMarkdownExport(w, *session, x.Chain, *chain, events)
 	}
 	return w.Flush()
 }
@@ -86,7 +61,7 @@ const exportTime = "2006-01-02 15:04:05"
 
 // writeMarkdownExport writes the events grouped by session (sessions by
 // their first event), each event whole.
-func writeMarkdownExport(w io.Writer, session string, c resume.Chain, chain bool, events []index.Event) {
+func writeMarkdownExport(w io.Writer, session string, c resume.Chain, chain bool, events []engine.Event) {
 	if chain {
 		fmt.Fprintf(w, "# Export of session %s and the sessions it resumes (times UTC)\n", session)
 		fmt.Fprintf(w, "Chain, newest first: %s\n", strings.Join(c.Sessions, " ← "))
@@ -98,7 +73,7 @@ func writeMarkdownExport(w io.Writer, session string, c resume.Chain, chain bool
 		return
 	}
 	var order []string
-	groups := map[string][]index.Event{}
+	groups := map[string][]engine.Event{}
 	for _, ev := range events {
 		if groups[ev.SessionID] == nil {
 			order = append(order, ev.SessionID)

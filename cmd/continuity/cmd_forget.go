@@ -7,30 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
-	"time"
 
-	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/engine"
 	"github.com/praxis-os/continuity/logformat"
-	"github.com/praxis-os/continuity/search"
-	"github.com/praxis-os/continuity/server"
-	"github.com/praxis-os/continuity/vectors"
 	"golang.org/x/sys/unix"
 )
-
-// forgetRequest asks to remove sessions from the index.
-type forgetRequest struct {
-	Session string `json:"session"`
-	Chain   bool   `json:"chain,omitempty"`
-}
-
-// forgetResponse says what was removed.
-type forgetResponse struct {
-	Sessions []string `json:"sessions"`
-	Events   int64    `json:"events"`
-}
 
 func runForget(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "forget --session ID [--chain] [--purge-logs] [--dry-run] [--yes] [--json]", `
@@ -66,22 +48,21 @@ daemon when one runs.`)
 	if err := logformat.ValidSessionID(*session); err != nil {
 		return usageError("--session: %v", err)
 	}
-	p, err := e.paths()
+	c, err := e.client(nil)
 	if err != nil {
 		return err
 	}
-	req := forgetRequest{Session: *session, Chain: *chain}
+	req := engine.ForgetRequest{Session: *session, Chain: *chain}
 
 	if *dryRun || *purge && !*yes {
-		// What would go, read from the index without changing it (never
-		// through the daemon: an older daemon would not know a dry run).
-		plan, err := planForget(ctx, p, req)
+		// What would go, read from the index without changing it.
+		plan, err := c.PlanForget(ctx, req)
 		if err != nil {
 			return err
 		}
 		var purged, kept []string
 		if *purge {
-			if purged, kept, err = classifyLogs(p.logs, plan.Sessions); err != nil {
+			if purged, kept, err = c.ClassifyLogs(plan.Sessions); err != nil {
 				return err
 			}
 		}
@@ -104,32 +85,13 @@ daemon when one runs.`)
 		}
 	}
 
-	var resp forgetResponse
-	err = server.NewClient(server.SocketPath(p.cache)).Call(ctx, "forget", req, &resp)
-	var se *server.Error
-	switch {
-	case errors.As(err, &se):
-		return &exitError{code: max(se.Code, 1), err: se}
-	case errors.Is(err, server.ErrNoDaemon):
-		lock, db, oerr := openWriter(p)
-		if oerr != nil {
-			return oerr
-		}
-		resp, err = forget(ctx, db, nil, nil, req)
-		db.Close()
-		lock.Close()
-		if errors.As(err, &se) {
-			return &exitError{code: max(se.Code, 1), err: se}
-		}
-		if err != nil {
-			return err
-		}
-	case err != nil:
+	resp, err := c.Forget(ctx, req)
+	if err != nil {
 		return err
 	}
 	var purged, kept []string
 	if *purge {
-		if purged, kept, err = purgeLogs(p.logs, resp.Sessions); err != nil {
+		if purged, kept, err = c.PurgeLogs(resp.Sessions); err != nil {
 			return err
 		}
 	}
@@ -147,41 +109,6 @@ daemon when one runs.`)
 	return nil
 }
 
-// planForget is what forget would remove, read from the index.
-func planForget(ctx context.Context, p paths, req forgetRequest) (forgetResponse, error) {
-	db, err := openReader(p)
-	if err != nil {
-		return forgetResponse{}, err
-	}
-	defer db.Close()
-	if ok, err := db.SessionExists(ctx, req.Session); err != nil {
-		return forgetResponse{}, err
-	} else if !ok {
-		if f, err := db.Forgotten(ctx, req.Session); err == nil && f {
-			return forgetResponse{Sessions: []string{req.Session}}, nil
-		}
-		return forgetResponse{}, usageError("unknown session %q (see 'continuity sessions')", req.Session)
-	}
-	plan := forgetResponse{Sessions: []string{req.Session}}
-	if req.Chain {
-		if plan.Sessions, err = db.Chain(ctx, req.Session, -1); err != nil {
-			return forgetResponse{}, err
-		}
-	}
-	all, err := db.Sessions(ctx)
-	if err != nil {
-		return forgetResponse{}, err
-	}
-	events := map[string]int64{}
-	for _, s := range all {
-		events[s.ID] = s.Events
-	}
-	for _, s := range plan.Sessions {
-		plan.Events += events[s]
-	}
-	return plan, nil
-}
-
 // stdinIsTerminal reports whether r is a terminal; tests replace it.
 var stdinIsTerminal = func(r io.Reader) bool {
 	f, ok := r.(*os.File)
@@ -194,7 +121,7 @@ var stdinIsTerminal = func(r io.Reader) bool {
 
 // confirmPurge asks on the terminal before log files are deleted, and
 // refuses when there is no terminal to ask on.
-func confirmPurge(e *env, plan forgetResponse, files []string) error {
+func confirmPurge(e *env, plan engine.ForgetResponse, files []string) error {
 	if !stdinIsTerminal(e.stdin) {
 		return usageError("--purge-logs deletes log files for good: add --yes to confirm (stdin is not a terminal to ask on), or see what would go with --dry-run")
 	}
@@ -221,129 +148,4 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// forget deletes the sessions from the index (and from the in-memory vector
-// space when vecs is given), and removes the derived files that hold their
-// vectors or words (vector snapshots, the bm25 engine's files; lex, when
-// given, is the running bm25 engine, rebuilt after).
-func forget(ctx context.Context, db *index.DB, vecs func() *vectors.Space, lex *search.Lexicon, req forgetRequest) (forgetResponse, error) {
-	if ok, err := db.SessionExists(ctx, req.Session); err != nil {
-		return forgetResponse{}, err
-	} else if !ok {
-		if f, err := db.Forgotten(ctx, req.Session); err == nil && f {
-			return forgetResponse{Sessions: []string{req.Session}}, nil
-		}
-		return forgetResponse{}, server.BadRequest(fmt.Errorf("unknown session %q (see 'continuity sessions')", req.Session))
-	}
-	sessions := []string{req.Session}
-	if req.Chain {
-		var err error
-		if sessions, err = db.Chain(ctx, req.Session, -1); err != nil {
-			return forgetResponse{}, err
-		}
-	}
-	resp := forgetResponse{Sessions: sessions}
-	if lex != nil {
-		// The bm25 engine holds the sessions' words in its files: it is
-		// closed and its files removed (with the snapshots, below) before
-		// forget answers, and built again after.
-		if err := lex.Drop(); err != nil {
-			return resp, fmt.Errorf("forget: %w", err)
-		}
-		defer lex.Resume()
-	}
-	for _, s := range sessions {
-		n, err := db.DeleteSession(ctx, s)
-		if err != nil {
-			return resp, fmt.Errorf("forget %s: %w", s, err)
-		}
-		resp.Events += n
-		if vecs != nil {
-			if v := vecs(); v != nil {
-				v.RemoveSession(s)
-			}
-		}
-	}
-	if err := vectors.RemoveSnapshots(db); err != nil {
-		return resp, fmt.Errorf("forget: %w", err)
-	}
-	return resp, nil
-}
-
-// classifyLogs lists the log files all of whose lines belong to sessions
-// (purged) and those that also hold other lines (kept).
-func classifyLogs(dir string, sessions []string) (purged, kept []string, err error) {
-	gone := map[string]bool{}
-	for _, s := range sessions {
-		gone[s] = true
-	}
-	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-	if err != nil {
-		return nil, nil, err
-	}
-	sort.Strings(files)
-	for _, f := range files {
-		fi, err := os.Lstat(f)
-		if err != nil || !fi.Mode().IsRegular() {
-			continue
-		}
-		mine, other, err := classify(f, gone)
-		if err != nil {
-			return purged, kept, err
-		}
-		switch {
-		case mine && !other:
-			purged = append(purged, filepath.Base(f))
-		case mine:
-			kept = append(kept, filepath.Base(f))
-		}
-	}
-	return purged, kept, nil
-}
-
-// purgeLogs deletes the log files all of whose lines belong to sessions.
-func purgeLogs(dir string, sessions []string) (purged, kept []string, err error) {
-	doomed, kept, err := classifyLogs(dir, sessions)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, name := range doomed {
-		if err := os.Remove(filepath.Join(dir, name)); err != nil {
-			return purged, kept, fmt.Errorf("delete %s: %w", name, err)
-		}
-		purged = append(purged, name)
-	}
-	return purged, kept, nil
-}
-
-// classify reports whether a log holds lines of the forgotten sessions, and
-// lines of anything else (other sessions, unparsable lines).
-func classify(path string, gone map[string]bool) (mine, other bool, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return false, false, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), logformat.DefaultLimits.MaxLineBytes+2)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if logformat.IsBlank(line) {
-			continue
-		}
-		ev, err := logformat.Parse(line, filepath.Base(path), time.Time{})
-		switch {
-		case err != nil:
-			other = true
-		case gone[ev.SessionID] || ev.Type == logformat.TypeSessionResume && gone[ev.NewSession]:
-			mine = true
-		default:
-			other = true
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return mine, true, nil // an over-long line: not ours to delete
-	}
-	return mine, other, nil
 }

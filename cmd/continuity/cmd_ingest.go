@@ -2,18 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"sync"
 	"time"
 
-	"github.com/praxis-os/continuity/index"
-	"github.com/praxis-os/continuity/vectors"
-	"github.com/praxis-os/continuity/watcher"
+	"github.com/praxis-os/continuity/engine"
 	"golang.org/x/sys/unix"
 )
 
@@ -55,67 +51,26 @@ them in the background.`)
 	if err != nil {
 		return err
 	}
-	lock, db, err := openWriter(p)
+	eng, err := engine.Open(p.layout(), engine.Options{Logger: e.logger(level),
+		Watch: engine.Watch{MaxLineBytes: wf.maxLine, BatchLines: ingestBatchLines, BatchBytes: ingestBatchBytes}})
 	if err != nil {
 		return err
 	}
-	defer lock.Close()
-	defer db.Close()
+	defer eng.Close()
 
 	// Until the events are stored and searchable; not for the vectors
 	// (the embedder's model lives on the heap).
 	restoreGC := ingestGC()
 	defer restoreGC()
-
-	var lines, bytes int64
 	prog := newProgress(e, backlog(p.logs))
-	start := time.Now()
-	// The full-text index is built from the committed events alongside,
-	// in its own file (a second core), and finished before the end.
-	// When the last batch is committed, it indexes what is left and
-	// returns (stopping it instead would throw its step away).
-	fti := index.NewFullTextIndexer(db, e.logger(level))
-	ftCtx, stopFT := context.WithCancel(ctx)
-	committed := make(chan struct{})
-	ftDone := make(chan error, 1)
-	go func() { ftDone <- fti.RunUntil(ftCtx, committed) }()
-	waitFT := sync.OnceValue(func() error { return <-ftDone })
-	defer func() {
-		stopFT()
-		waitFT()
-	}()
-	w, err := watcher.New(watcher.Config{
-		Dir: p.logs, MaxLineBytes: wf.maxLine, Logger: e.logger(level), BatchLines: ingestBatchLines, BatchBytes: ingestBatchBytes,
-		OnCommit: func(b watcher.Batch) {
-			lines += int64(len(b.Lines))
-			if n := len(b.Lines); n > 0 {
-				bytes += b.Lines[n-1].End - b.Lines[0].Start
-			}
-			prog.update(bytes)
-			fti.Notify()
-		},
-	}, db)
-	if err != nil {
-		return err
-	}
-	err = w.CatchUp(ctx)
-	stored := time.Since(start)
+	rep, err := eng.CatchUp(ctx, prog.update)
 	prog.done()
 	if err != nil {
 		return err
 	}
-	close(committed)
-	err = waitFT()
-	if err == nil {
-		err = ctx.Err() // RunUntil returns nil when ctx ends (Ctrl-C)
-	}
-	if err != nil {
-		return fmt.Errorf("full-text index (events are stored; run ingest again to finish it): %w", err)
-	}
-	el := time.Since(start)
 	fmt.Fprintf(e.stderr, "ingested %d lines (%.1f MiB) in %s (%.0f lines/s; events stored in %s, full-text index done %s later)\n",
-		lines, float64(bytes)/(1<<20), el.Round(time.Millisecond), float64(lines)/max(el.Seconds(), 1e-9),
-		stored.Round(time.Millisecond), (el - stored).Round(time.Millisecond))
+		rep.Lines, float64(rep.Bytes)/(1<<20), rep.Took.Round(time.Millisecond), float64(rep.Lines)/max(rep.Took.Seconds(), 1e-9),
+		rep.Stored.Round(time.Millisecond), (rep.Took - rep.Stored).Round(time.Millisecond))
 	restoreGC()
 	if *noEmbed {
 		return nil
@@ -124,33 +79,18 @@ them in the background.`)
 	if err != nil {
 		return err
 	}
-	work, err := vectors.NewWorker(vectors.WorkerConfig{DB: db, Embedder: emb, Logger: e.logger(level)})
-	if err != nil {
-		return err
-	}
 	// Ingested means stored and full-text searchable, reported above; the
 	// vectors are a second phase, timed apart. Stopping it loses nothing:
 	// what is not embedded stays pending (status counts it) for the next
 	// ingest or the daemon, which embeds in the background.
 	fmt.Fprintf(e.stderr, "computing vectors with %s (Ctrl-C stops this and leaves them pending for the daemon; --no-embed skips it)\n", emb.Identity())
-	start = time.Now()
-	if err := removeSnapshotTemps(p.cache); err != nil {
-		return err
-	}
-	ectx, stopEmbed := context.WithCancel(ctx)
-	err = work.Drain(ectx)
-	// The vector snapshot the load may have started stops with ectx (at
-	// its next megabyte) and removes its file: wait for it, so that no
-	// temporary file outlives the process.
-	stopEmbed()
-	work.Wait()
+	vec, err := eng.Embed(ctx, emb)
 	if err != nil {
 		// The events are indexed and searchable lexically; the vectors stay
 		// pending for the next ingest or the daemon.
 		return fmt.Errorf("embedding with %s (events are indexed; vectors stay pending): %w", emb.Identity(), err)
 	}
-	st := work.Status()
-	fmt.Fprintf(e.stderr, "embedded %d exchanges with %s in %s\n", st.Stored, st.Identity, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(e.stderr, "embedded %d exchanges with %s in %s\n", vec.Stored, vec.Identity, vec.Took.Round(time.Millisecond))
 	return nil
 }
 
@@ -183,34 +123,6 @@ func ingestGC() (restore func()) {
 		debug.SetGCPercent(percent)
 		debug.SetMemoryLimit(limit)
 	})
-}
-
-// The embedding phase loads the vector space (vectors.Load), which, after
-// reading many vectors from the index, writes a snapshot of it for the
-// next start in the background: into a temporary file, renamed into place
-// when complete. A one-shot ingest must not exit in the middle and leave
-// that file behind (the next writer would remove it, but until then it
-// holds up to hundreds of MB of vectors, forgotten sessions' included).
-// So when the phase ends, ingest cancels the writer, which notices at its
-// next megabyte and removes its file, and waits for it (vectors.Worker.Wait): the
-// next daemon start loads from the index and writes the snapshot then.
-//
-// Only the holder of the index lock writes snapshots, so a temporary file
-// found before the phase is a killed process's leftover.
-const snapshotTempPattern = ".vectors-*.tmp"
-
-// removeSnapshotTemps removes temporary snapshot files in dir.
-func removeSnapshotTemps(dir string) error {
-	tmps, err := filepath.Glob(filepath.Join(dir, snapshotTempPattern))
-	if err != nil {
-		return err
-	}
-	for _, t := range tmps {
-		if err := os.Remove(t); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("remove an unfinished vector snapshot: %w", err)
-		}
-	}
-	return nil
 }
 
 // backlog is the total size of the logs: an upper bound of what is left.

@@ -13,9 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/engine"
 	"github.com/praxis-os/continuity/logformat"
-	"github.com/praxis-os/continuity/resume"
 )
 
 // The MCP server: the same calls as the CLI (through the workspace's
@@ -94,7 +93,7 @@ The indexing flags are those of 'continuity daemon'.`)
 	if level <= slog.LevelDebug {
 		sdkLog = log.With("component", "mcp-sdk")
 	}
-	srv := newMCPServer(p, log, sdkLog)
+	srv := newMCPServer(p, engine.NewClient(p.layout(), envEmbedder().embedder, e.stderr), log, sdkLog)
 	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
 	switch {
 	case ctx.Err() != nil, err == nil, errors.Is(err, io.EOF), errors.Is(err, mcp.ErrConnectionClosed):
@@ -107,7 +106,7 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// mcpIndexer runs the workspace's daemon in-process while this process
+// mcpIndexer runs the workspace's engine in-process while this process
 // holds the workspace lock, and keeps trying to take it while another
 // process holds it: never two writers, and never none for long.
 type mcpIndexer struct {
@@ -121,16 +120,16 @@ type mcpIndexer struct {
 // open tries once to become the workspace's daemon; nil when another
 // process is (or the index cannot be opened: then calls are answered from
 // the index as it is).
-func (ix *mcpIndexer) open() *daemon {
-	d, err := openDaemon(ix.p, ix.wf, ix.ef, ix.log)
+func (ix *mcpIndexer) open() *engine.Engine {
+	eng, err := ix.openEngine()
 	if err == nil {
 		ix.lastErr = ""
 		ix.log.Info("mcp: no daemon runs for this workspace; indexing in-process", "workspace", ix.p.root)
-		return d
+		return eng
 	}
 	if msg := err.Error(); msg != ix.lastErr {
 		ix.lastErr = msg
-		if errors.Is(err, index.ErrLocked) {
+		if errors.Is(err, engine.ErrLocked) {
 			ix.log.Info("mcp: another process indexes this workspace; answering through it", "why", err)
 		} else {
 			ix.log.Warn("mcp: cannot index in-process; answering from the index as it is", "err", err)
@@ -139,12 +138,20 @@ func (ix *mcpIndexer) open() *daemon {
 	return nil
 }
 
-// loop runs d (when not nil) until ctx ends, and retries open every
+func (ix *mcpIndexer) openEngine() (*engine.Engine, error) {
+	emb, err := ix.ef.embedder()
+	if err != nil {
+		return nil, err
+	}
+	return engine.Open(ix.p.layout(), ix.wf.options(ix.log, emb))
+}
+
+// loop runs eng (when not nil) until ctx ends, and retries open every
 // mcpTakeover while it returns nil.
-func (ix *mcpIndexer) loop(ctx context.Context, d *daemon) {
+func (ix *mcpIndexer) loop(ctx context.Context, eng *engine.Engine) {
 	for {
-		if d != nil {
-			if err := d.run(ctx); err != nil && ctx.Err() == nil {
+		if eng != nil {
+			if err := eng.Run(ctx); err != nil && ctx.Err() == nil {
 				ix.log.Error("mcp: in-process indexing stopped", "err", err)
 				ix.lastErr = ""
 			}
@@ -154,7 +161,7 @@ func (ix *mcpIndexer) loop(ctx context.Context, d *daemon) {
 			return
 		case <-time.After(mcpTakeover):
 		}
-		d = ix.open()
+		eng = ix.open()
 	}
 }
 
@@ -210,11 +217,19 @@ type searchIn struct {
 
 type emptyIn struct{}
 
-// newMCPServer builds the MCP server and its tools.
-func newMCPServer(p paths, log, sdkLog *slog.Logger) *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "continuity", Title: "continuity: memory across sessions", Version: version},
+// newMCPServer builds the MCP server and its tools: those that log
+// events (through the same writer as `continuity log`) and those that
+// ask the workspace (c: its daemon, else its index).
+func newMCPServer(p paths, c *engine.Client, log, sdkLog *slog.Logger) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "continuity", Title: "continuity: memory across sessions", Version: engine.Version},
 		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: sdkLog})
+	addLogTools(srv, p, log)
+	addQueryTools(srv, c, log)
+	return srv
+}
 
+// addLogTools adds log_exchange, log_context_reset and log_session_resume.
+func addLogTools(srv *mcp.Server, p paths, log *slog.Logger) {
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "log_exchange",
 		Title: "Log an exchange",
@@ -265,6 +280,10 @@ func newMCPServer(p paths, log, sdkLog *slog.Logger) *mcp.Server {
 		return nil, out, err
 	}))
 
+}
+
+// addQueryTools adds resume_context, list_sessions and search_conversations.
+func addQueryTools(srv *mcp.Server, c *engine.Client, log *slog.Logger) {
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "resume_context",
 		Title: "Resume context",
@@ -285,9 +304,8 @@ func newMCPServer(p paths, log, sdkLog *slog.Logger) *mcp.Server {
 			return nil, nil, fmt.Errorf("budget %d: must be a positive number of tokens", in.Budget)
 		}
 		includeCurrent := latestIncludesCurrent(in.Latest, in.IncludeCurrent)
-		var pack resume.Pack
-		err := query(ctx, p, "resume", resumeRequest{Session: in.SessionID, Latest: in.Latest, Query: in.Query,
-			Budget: in.Budget, IncludeCurrent: includeCurrent}, &pack)
+		pack, err := c.Resume(ctx, engine.ResumeRequest{Session: in.SessionID, Latest: in.Latest, Query: in.Query,
+			Budget: in.Budget, IncludeCurrent: includeCurrent})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -306,8 +324,8 @@ func newMCPServer(p paths, log, sdkLog *slog.Logger) *mcp.Server {
 			"find a session id for resume_context or search_conversations.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, guard(log, "list_sessions", func(ctx context.Context, _ *mcp.CallToolRequest, _ emptyIn) (*mcp.CallToolResult, *mcpSessionsOut, error) {
-		var resp sessionsResponse
-		if err := query(ctx, p, "sessions", struct{}{}, &resp); err != nil {
+		resp, err := c.Sessions(ctx)
+		if err != nil {
 			return nil, nil, err
 		}
 		return nil, mcpSessions(&resp), nil
@@ -326,9 +344,8 @@ func newMCPServer(p paths, log, sdkLog *slog.Logger) *mcp.Server {
 		if strings.TrimSpace(in.Query) == "" {
 			return nil, nil, errors.New("query is empty: give words to search for")
 		}
-		var resp searchResponse
-		err := query(ctx, p, "search", searchRequest{Query: in.Query, Session: in.Session, Chain: in.Chain,
-			Since: in.Since, Until: in.Until, Limit: in.Limit, MinScore: in.MinScore}, &resp)
+		resp, err := c.Search(ctx, engine.SearchRequest{Query: in.Query, Session: in.Session, Chain: in.Chain,
+			Since: in.Since, Until: in.Until, Limit: in.Limit, MinScore: in.MinScore})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -345,7 +362,6 @@ func newMCPServer(p paths, log, sdkLog *slog.Logger) *mcp.Server {
 		}
 		return nil, mcpSearch(&resp), nil
 	}))
-	return srv
 }
 
 // mcpLogExchange appends an exchange through the same writer as

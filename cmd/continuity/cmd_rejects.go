@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/engine"
 )
 
 func runRejects(ctx context.Context, e *env, args []string) error {
@@ -20,17 +20,16 @@ a corrected line.`)
 	if _, err := parse(e, fs, args); err != nil {
 		return err
 	}
-	_, db, err := e.openIndex()
+	c, err := e.client(nil)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	rs, err := db.Rejects(ctx, *limit)
+	rs, err := c.Rejects(ctx, *limit)
 	if err != nil {
 		return err
 	}
 	if rs == nil {
-		rs = []index.Reject{}
+		rs = []engine.Reject{}
 	}
 	slices.Reverse(rs) // newest first, as the help says
 	if *asJSON {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/praxis-os/continuity/engine"
 	"github.com/praxis-os/continuity/resume"
 )
 
@@ -63,17 +64,17 @@ semantics".`)
 	if _, err := resume.NewCounter(*tokenizer); err != nil {
 		return usageError("--tokenizer: %v", err)
 	}
-	p, err := e.paths()
+	c, err := e.client(nil)
 	if err != nil {
 		return err
 	}
 	// Through the daemon when one runs (it holds the search state), else
-	// in-process on the index (calls.go).
-	var pack resume.Pack
-	if err := query(ctx, p, "resume", resumeRequest{
+	// in-process on the index.
+	pack, err := c.Resume(ctx, engine.ResumeRequest{
 		Session: *session, Latest: *latest, Query: *q, Budget: *budget,
 		IncludeCurrent: *includeCurrent, MaxDepth: *maxDepth, Tokenizer: *tokenizer,
-	}, &pack); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	// The pack is for pasting, so why it is empty goes to stderr.
@@ -95,4 +96,16 @@ semantics".`)
 	}
 	_, err = fmt.Fprint(e.stdout, pack.Text)
 	return err
+}
+
+// latestIncludesCurrent is the one meaning of resume's include-current,
+// for the command line and MCP alike: as asked when asked; else true with
+// latest (the caller starts a new session: none of the latest session's
+// exchanges are in its window), false with a session id (the caller's own
+// session, whose exchanges since its latest reset are).
+func latestIncludesCurrent(latest bool, asked *bool) bool {
+	if asked != nil {
+		return *asked
+	}
+	return latest
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/praxis-os/continuity/analyze"
 	"github.com/praxis-os/continuity/embed"
-	"github.com/praxis-os/continuity/search"
+	"github.com/praxis-os/continuity/engine"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,15 +28,15 @@ without hiding the others; --since and --until bound the time strictly.
 
   continuity search "why does the build fail"
   continuity search --chain S --since 2026-11-01 --limit 5 "sqlite lock"`)
-	var req searchRequest
+	var req engine.SearchRequest
 	fs.StringVar(&req.Session, "session", "", "only this session")
 	fs.StringVar(&req.Chain, "chain", "", "only this session and the sessions it resumes (session_resume links, followed back)")
 	fs.StringVar(&req.Since, "since", "", "only events at or after this time (RFC 3339 or YYYY-MM-DD)")
 	fs.StringVar(&req.Until, "until", "", "only events before this time (RFC 3339 or YYYY-MM-DD)")
-	fs.IntVar(&req.Limit, "limit", search.DefaultLimit, fmt.Sprintf("most results (1 to %d)", search.MaxLimit))
+	fs.IntVar(&req.Limit, "limit", engine.DefaultLimit, fmt.Sprintf("most results (1 to %d)", engine.MaxLimit))
 	fs.StringVar(&req.AsOf, "as-of", "", `read the query's relative times ("two weeks ago", "last Saturday") as of this time, not now (RFC 3339 or YYYY-MM-DD)`)
 	fs.StringVar(&req.Mode, "mode", "hybrid", "ranking: hybrid, bm25 (lexical only) or vector (vectors only)")
-	minScore := fs.Float64("min-score", search.DefaultMinScore, "leave out results scoring under this, 0 to 1 (0 keeps every match, however weak). Not given: a query none of whose results scores 0.2 finds nothing, and once one does, results down to 0.1 are kept; --mode vector has no floor unless given. A score estimates relevance the same way for every query (see protocol.md, \"Search scores\")")
+	minScore := fs.Float64("min-score", engine.DefaultMinScore, "leave out results scoring under this, 0 to 1 (0 keeps every match, however weak). Not given: a query none of whose results scores 0.2 finds nothing, and once one does, results down to 0.1 are kept; --mode vector has no floor unless given. A score estimates relevance the same way for every query (see protocol.md, \"Search scores\")")
 	asJSON := fs.Bool("json", false, `print JSON: {"query", "results": [{"id","session_id","timestamp","user","ai","score","file","line"}], "min_score", "time_span": {"phrase","from","to"} when the query names a time, "vectors_missing": why vectors took no part, when they did not}`)
 	var ef embedFlags
 	ef.register(fs)
@@ -56,12 +56,12 @@ without hiding the others; --since and --until bound the time strictly.
 	if req.Query == "" {
 		return usageError("what should I search for? (continuity search QUERY)")
 	}
-	p, err := e.paths()
+	c, err := e.client(&ef)
 	if err != nil {
 		return err
 	}
-	var resp searchResponse
-	if err := queryWith(ctx, p, ef, "search", req, &resp); err != nil {
+	resp, err := c.Search(ctx, req)
+	if err != nil {
 		return err
 	}
 	if *asJSON {
@@ -76,7 +76,7 @@ without hiding the others; --since and --until bound the time strictly.
 
 // printResults prints one compact block per hit; on a terminal the query's
 // terms are highlighted.
-func printResults(w io.Writer, resp searchResponse, color bool) {
+func printResults(w io.Writer, resp engine.SearchResponse, color bool) {
 	if t := resp.TimeSpan; t != nil {
 		fmt.Fprintf(w, "(%q: exchanges from %s to %s rank higher)\n\n", t.Phrase,
 			t.From.Local().Format("2006-01-02 15:04"), t.To.Local().Format("2006-01-02 15:04"))

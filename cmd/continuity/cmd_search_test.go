@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/praxis-os/continuity/engine"
 )
 
 // TestSearchTimeSpan: a query naming a time ranks that span's exchanges
@@ -21,7 +23,7 @@ func TestSearchTimeSpan(t *testing.T) {
 	if _, errs, code := runCLI(t, "", "--root", root, "ingest"); code != 0 {
 		t.Fatalf("ingest: %s", errs)
 	}
-	search := func(args ...string) (resp searchResponse) {
+	search := func(args ...string) (resp engine.SearchResponse) {
 		t.Helper()
 		out, errs, code := runCLI(t, "", append([]string{"--root", root, "search", "--json"}, args...)...)
 		if code != 0 {
@@ -84,7 +86,7 @@ func TestSearchCJKSubstring(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("search %s: exit %d: %s", tc.query, code, errs)
 			}
-			var resp searchResponse
+			var resp engine.SearchResponse
 			if err := json.Unmarshal([]byte(out), &resp); err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +112,7 @@ func TestSearchNothingRelevant(t *testing.T) {
 		t.Errorf("nonsense: exit %d, %q %s", code, out, errs)
 	}
 	out, _, _ = w.cli("search", "--json", "quantum entanglement photosynthesis")
-	var resp searchResponse
+	var resp engine.SearchResponse
 	if err := json.Unmarshal([]byte(out), &resp); err != nil || len(resp.Results) != 0 || resp.MinScore != 0.2 {
 		t.Errorf("nonsense --json: %+v %v", resp, err)
 	}

@@ -5,22 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
-	"time"
 )
-
-// sessionRow is one session in `sessions`.
-type sessionRow struct {
-	ID        string    `json:"id"`
-	First     time.Time `json:"first"`
-	Last      time.Time `json:"last"`
-	Exchanges int64     `json:"exchanges"`
-	Resets    int64     `json:"resets"`
-	Events    int64     `json:"events"`
-	// Resumes are the sessions this one resumes (its session_resume links
-	// back), newest link first; ResumedBy the sessions that resume it.
-	Resumes   []string `json:"resumes"`
-	ResumedBy []string `json:"resumed_by"`
-}
 
 func runSessions(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "sessions [--json]", `
@@ -35,12 +20,12 @@ one resumes and the sessions that resume it.`)
 	if len(pos) > 0 {
 		return usageError("unexpected arguments %q", pos)
 	}
-	p, err := e.paths()
+	c, err := e.client(nil)
 	if err != nil {
 		return err
 	}
-	var resp sessionsResponse
-	if err := query(ctx, p, "sessions", struct{}{}, &resp); err != nil {
+	resp, err := c.Sessions(ctx)
+	if err != nil {
 		return err
 	}
 	rows := resp.Sessions

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/praxis-os/continuity/engine"
 )
 
 func TestSessionsCommand(t *testing.T) {
@@ -14,7 +16,7 @@ func TestSessionsCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	var got struct {
-		Sessions []sessionRow `json:"sessions"`
+		Sessions []engine.SessionRow `json:"sessions"`
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/praxis-os/continuity/engine"
 	"github.com/praxis-os/continuity/server"
 )
 
@@ -16,7 +17,7 @@ import (
 func servingPID(ws *workspace) int {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	var out pingReply
+	var out engine.PingReply
 	sock := server.SocketPath(filepath.Join(ws.root, ".praxis-os", ".cache", "continuity"))
 	if err := server.NewClient(sock).Call(ctx, "ping", struct{}{}, &out); err != nil {
 		return 0
@@ -43,7 +44,7 @@ func TestDaemonWaitLock(t *testing.T) {
 		return strings.Contains(waiter.stderr.String(), "waiting for the workspace") &&
 			strings.Contains(stopped.stderr.String(), "waiting for the workspace")
 	})
-	time.Sleep(2 * lockPoll)
+	time.Sleep(2 * time.Second) // twice the lock poll of --wait-lock
 	waiter.alive(t)
 	stopped.alive(t)
 	stopped.stop(t) // SIGTERM while waiting: exit 0

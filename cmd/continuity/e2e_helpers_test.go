@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/engine"
 
 	"bytes"
 	"encoding/json"
@@ -34,7 +35,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(embed.EnvProvider) == "" {
 		os.Setenv(embed.EnvProvider, embed.ProviderHash)
 	}
-	build := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", binPath, ".")
+	// The binary carries the fault injection of engine/testhooks.go
+	// (its build tag), which the shipped one does not.
+	build := exec.Command("go", "build", "-tags", "sqlite_fts5,continuity_testhooks", "-buildvcs=auto", "-o", binPath, ".")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building continuity for end-to-end tests:", err)
@@ -44,6 +47,17 @@ func TestMain(m *testing.M) {
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
+
+// The test hooks of the binary built above (engine/testhooks.go):
+// while the file envTestFaultCommit names exists, the daemon's commits
+// fail with ENOSPC; envTestBM25Pause (a duration) pauses the bm25
+// engine's build after each step, and envTestBM25Flush (a count) makes it
+// flush that often.
+const (
+	envTestFaultCommit = "CONTINUITY_TEST_FAULT_COMMIT"
+	envTestBM25Pause   = "CONTINUITY_TEST_BM25_PAUSE"
+	envTestBM25Flush   = "CONTINUITY_TEST_BM25_FLUSH"
+)
 
 // workspace is a temporary workspace with its logs folder.
 type workspace struct {
@@ -151,10 +165,10 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 }
 
 // status runs `status --json`.
-func (w *workspace) status() statusReport {
+func (w *workspace) status() engine.StatusReport {
 	w.t.Helper()
 	out, errs, code := w.cli("status", "--json")
-	var st statusReport
+	var st engine.StatusReport
 	if code != 0 {
 		w.t.Logf("status failed (exit %d): %s", code, errs)
 		return st

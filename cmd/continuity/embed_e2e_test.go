@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/praxis-os/continuity/engine"
 )
 
 // fakeEmbedder speaks the real Ollama (POST /api/embeddings {"model","prompt"}
@@ -130,7 +132,7 @@ func TestRemoteEmbedderDown(t *testing.T) {
 				if code != 0 {
 					t.Fatalf("vector search after recovery: %d %s %s", code, out, errs)
 				}
-				var resp searchResponse
+				var resp engine.SearchResponse
 				if err := json.Unmarshal([]byte(out), &resp); err != nil {
 					t.Fatalf("vector search after recovery: %v: %s", err, out)
 				}
@@ -170,10 +172,10 @@ func (w *workspace) cliEnv(env []string, args ...string) (string, string, int) {
 	return out.String(), errb.String(), code
 }
 
-func (w *workspace) statusEnv(env []string) statusReport {
+func (w *workspace) statusEnv(env []string) engine.StatusReport {
 	w.t.Helper()
 	out, _, code := w.cliEnv(env, "status", "--json")
-	var st statusReport
+	var st engine.StatusReport
 	if code == 0 {
 		json.Unmarshal([]byte(out), &st)
 	}

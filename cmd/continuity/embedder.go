@@ -24,6 +24,14 @@ func (f *embedFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.cfg.Dimension, "embed-dim", f.cfg.Dimension, "vector dimension (uselite: 512; hash: buckets, default 256; remote: expected, 0 = learn) (env "+embed.EnvDimension+")")
 }
 
+// envEmbedder is the embedder the environment configures, for the
+// commands without embedder flags.
+func envEmbedder() *embedFlags {
+	var ef embedFlags
+	ef.cfg, ef.err = embed.ConfigFromEnv()
+	return &ef
+}
+
 // embedder builds the configured embedder (no network call).
 func (f *embedFlags) embedder() (embed.Embedder, error) {
 	if f.err != nil {

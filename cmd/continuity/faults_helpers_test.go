@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/praxis-os/continuity/engine"
 )
 
 // Helpers of the fault-matrix tests (faults_e2e_test.go).
@@ -49,7 +51,7 @@ func writeLogOfSize(t *testing.T, path, session string, size int) int {
 func (w *workspace) exchanges() int64 {
 	w.t.Helper()
 	out, _, code := w.cli("status", "--json")
-	var st statusReport
+	var st engine.StatusReport
 	if code != 0 || json.Unmarshal([]byte(out), &st) != nil {
 		return -1
 	}
@@ -85,7 +87,7 @@ func (w *workspace) waitFileCaughtUp(name string, timeout time.Duration) {
 		if err != nil {
 			return false
 		}
-		var live []fileStatus
+		var live []engine.FileStatus
 		for _, f := range w.status().Files {
 			if f.Path == name && !f.Gone {
 				live = append(live, f)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/praxis-os/continuity/engine"
 )
 
 // TestForget: a forgotten session stays gone after a restart and a full
@@ -52,7 +54,7 @@ func TestForget(t *testing.T) {
 		t.Errorf("after replay: %d exchanges in %d sessions, want 2 in 1", st.Exchanges, st.Sessions)
 	}
 	out, _, _ = ws.cli("sessions", "--json")
-	var ss sessionsResponse
+	var ss engine.SessionsResponse
 	json.Unmarshal([]byte(out), &ss)
 	if len(ss.Sessions) != 1 || ss.Sessions[0].ID != "keep" || ss.Sessions[0].Exchanges != 2 {
 		t.Errorf("sessions after replay: %s", out)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/praxis-os/continuity/engine"
 	"github.com/praxis-os/continuity/importer"
 )
 
@@ -73,7 +74,7 @@ func TestImportLive(t *testing.T) {
 		if code != 0 {
 			return -1
 		}
-		var resp sessionsResponse
+		var resp engine.SessionsResponse
 		json.Unmarshal([]byte(out), &resp)
 		for _, s := range resp.Sessions {
 			if s.ID == session {

@@ -8,21 +8,6 @@ import (
 	"testing"
 )
 
-// removeSnapshotTemps clears a killed process's temporary snapshot file.
-func TestRemoveSnapshotTemps(t *testing.T) {
-	dir := t.TempDir()
-	name := filepath.Join(dir, ".vectors-123.tmp")
-	if err := os.WriteFile(name, []byte("partial"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := removeSnapshotTemps(dir); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(name); !os.IsNotExist(err) {
-		t.Errorf("%s left behind: %v", name, err)
-	}
-}
-
 // An ingest that loads a space large enough for a vector snapshot (20k
 // exchanges, more than search's snapshotMin) exits without leaving a
 // temporary snapshot file in the cache folder, with a finished snapshot or

@@ -12,10 +12,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-)
 
-// version is the binary's version, shown by ping and doctor.
-const version = "0.1.0"
+	"github.com/praxis-os/continuity/engine"
+)
 
 // command is one subcommand: its name, a one-line summary for the overview,
 // and the function that runs it with its own arguments.
@@ -101,6 +100,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		var ee *exitError
 		if errors.As(err, &ee) {
 			return ee.code
+		}
+		if engine.IsBadRequest(err) {
+			return 2
 		}
 		return 1
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/praxis-os/continuity/engine"
 	"github.com/praxis-os/continuity/resume"
 )
 
@@ -53,7 +54,7 @@ type mcpSearchOut struct {
 }
 
 // mcpSearch is a search answer for MCP.
-func mcpSearch(r *searchResponse) *mcpSearchOut {
+func mcpSearch(r *engine.SearchResponse) *mcpSearchOut {
 	out := &mcpSearchOut{Query: r.Query, Results: []mcpHit{}, VectorsMissing: r.VectorsMissing}
 	for _, h := range r.Results {
 		out.Results = append(out.Results, mcpHit{ID: h.ID, SessionID: h.SessionID, Timestamp: mcpTime(h.Timestamp),
@@ -111,7 +112,7 @@ type mcpSessionsOut struct {
 	Sessions []mcpSession `json:"sessions"`
 }
 
-func mcpSessions(r *sessionsResponse) *mcpSessionsOut {
+func mcpSessions(r *engine.SessionsResponse) *mcpSessionsOut {
 	out := &mcpSessionsOut{Sessions: []mcpSession{}}
 	for _, s := range r.Sessions {
 		out.Sessions = append(out.Sessions, mcpSession{ID: s.ID, First: mcpTime(s.First), Last: mcpTime(s.Last),

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/praxis-os/continuity/engine"
 	"github.com/praxis-os/continuity/server"
 )
 
@@ -120,9 +121,9 @@ func resultText(res *mcp.CallToolResult) string {
 	return b.String()
 }
 
-func (m *mcpProc) sessions(t *testing.T) sessionsResponse {
+func (m *mcpProc) sessions(t *testing.T) engine.SessionsResponse {
 	t.Helper()
-	var resp sessionsResponse
+	var resp engine.SessionsResponse
 	m.ok(t, "list_sessions", map[string]any{}, &resp)
 	return resp
 }
@@ -148,8 +149,8 @@ func TestMCPServer(t *testing.T) {
 	m := startMCP(t, ws)
 
 	init := m.cs.InitializeResult()
-	if init.ServerInfo.Name != "continuity" || init.ServerInfo.Version != version {
-		t.Errorf("server info %+v, want continuity %s", init.ServerInfo, version)
+	if init.ServerInfo.Name != "continuity" || init.ServerInfo.Version != engine.Version {
+		t.Errorf("server info %+v, want continuity %s", init.ServerInfo, engine.Version)
 	}
 	if init.Instructions == "" {
 		t.Error("no instructions for the agent")
@@ -170,9 +171,7 @@ func TestMCPServer(t *testing.T) {
 		"resume_context":     nil,
 		"list_sessions":      nil,
 	}
-	if _, ok := handlersHas("search"); ok {
-		want["search_conversations"] = []string{"query"}
-	}
+	want["search_conversations"] = []string{"query"}
 	got := map[string]bool{}
 	for _, tool := range lt.Tools {
 		got[tool.Name] = true
@@ -289,9 +288,7 @@ func TestMCPServer(t *testing.T) {
 		t.Errorf("resume_context s2 does not bring back the resumed session:\n%s", resultText(res))
 	}
 
-	if _, ok := handlersHas("search"); ok {
-		checkMCPSearch(t, m)
-	}
+	checkMCPSearch(t, m)
 
 	// Malformed calls are tool errors; the server answers the next call.
 	m.fails(t, "log_exchange", map[string]any{"session_id": "s1", "user": "no answer"}, "ai")
@@ -410,13 +407,6 @@ func TestMCPConfigSnippet(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws.logs, "session-cfg.jsonl")); err != nil {
 		t.Errorf("not logged in the workspace found from the current directory: %v", err)
 	}
-}
-
-// handlersHas reports whether the binary answers a call (search arrives
-// separately from this test).
-func handlersHas(name string) (handler, bool) {
-	h, ok := handlers[name]
-	return h, ok
 }
 
 // checkMCPSearch: search_conversations finds what was logged, with its
@@ -547,9 +537,6 @@ func TestMCPLightAnswers(t *testing.T) {
 		name string
 		args map[string]any
 	}{{"list_sessions", map[string]any{}}, {"search_conversations", map[string]any{"query": "offsets"}}} {
-		if _, ok := handlersHas("search"); !ok && call.name == "search_conversations" {
-			continue
-		}
 		res := m.ok(t, call.name, call.args, nil)
 		structured, _ := json.Marshal(res.StructuredContent)
 		text := resultText(res)
@@ -568,9 +555,6 @@ func TestMCPLightAnswers(t *testing.T) {
 		{"resume_context", map[string]any{"session_id": "nope"}},
 		{"log_exchange", map[string]any{"session_id": "L", "user": "u"}},
 	} {
-		if _, ok := handlersHas("search"); !ok && c.name == "search_conversations" {
-			continue
-		}
 		res := m.call(t, c.name, c.args)
 		if !res.IsError || strings.Contains(resultText(res), "--") || strings.Contains(resultText(res), "continuity ") {
 			t.Errorf("%s: error %q should speak of tool arguments and tools", c.name, resultText(res))

@@ -1,4 +1,4 @@
-package main
+package engine
 
 import (
 	"context"
@@ -26,9 +26,9 @@ const (
 // then retries, keeping every line in the logs, until there is room.
 func (d *doctor) checkDiskSpace() {
 	const name = "disk space"
-	dir := d.p.cache
+	dir := d.ws.Cache
 	if _, err := os.Stat(dir); err != nil {
-		dir = d.p.root
+		dir = d.ws.Root
 	}
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
@@ -39,12 +39,12 @@ func (d *doctor) checkDiskSpace() {
 	msg := fmt.Sprintf("%s free of %s on the filesystem of %s", humanBytes(free), humanBytes(total), dir)
 	switch {
 	case free < diskFailBytes:
-		d.add(name, statusFail, msg+": the index cannot grow, so new lines wait in the logs (none is lost; the daemon retries)",
+		d.add(name, StatusFail, msg+": the index cannot grow, so new lines wait in the logs (none is lost; the daemon retries)",
 			"free some space on that filesystem; the daemon catches up by itself")
 	case free < diskWarnBytes:
-		d.add(name, statusWarn, msg+": little room left for the index", "free some space on that filesystem")
+		d.add(name, StatusWarn, msg+": little room left for the index", "free some space on that filesystem")
 	default:
-		d.add(name, statusOK, msg, "")
+		d.add(name, StatusOK, msg, "")
 	}
 }
 
@@ -55,7 +55,7 @@ func (d *doctor) checkDiskSpace() {
 // which /proc/locks (Linux) shows with its holder.
 func (d *doctor) checkWriteLock() {
 	const name = "index write lock"
-	shm := d.p.cache + "/" + index.FileName + "-shm"
+	shm := d.ws.Cache + "/" + index.FileName + "-shm"
 	var st syscall.Stat_t
 	if err := syscall.Stat(shm, &st); err != nil {
 		return
@@ -68,7 +68,7 @@ func (d *doctor) checkWriteLock() {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	d.add(name, statusFail,
+	d.add(name, StatusFail,
 		fmt.Sprintf("process %d (%s) holds the index's write lock: the daemon cannot commit (\"database is locked\"); new lines wait in the logs, none is lost",
 			pid, processName(pid)),
 		fmt.Sprintf("end that process's transaction, or stop it (kill %d); the daemon catches up by itself", pid))
@@ -116,7 +116,7 @@ func (d *doctor) checkClock(ctx context.Context) {
 	if !d.indexOK {
 		return
 	}
-	db, err := index.Open(d.p.cache, index.Options{ReadOnly: true})
+	db, err := index.Open(d.ws.Cache, index.Options{ReadOnly: true})
 	if err != nil {
 		return
 	}
@@ -126,11 +126,11 @@ func (d *doctor) checkClock(ctx context.Context) {
 	case err != nil:
 		return
 	case n > 0:
-		d.add(name, statusWarn,
+		d.add(name, StatusWarn,
 			fmt.Sprintf("%d %s dated more than a day in the future (the latest %s): a producer's clock or timestamps are wrong; `resume --latest` and time-relative search order by these times",
 				n, plural(int(n), "event is", "events are"), latest.Format(time.RFC3339)),
 			"fix the clock or the timestamps of the agent that wrote them (`continuity search` shows their sessions); `forget --session` removes them")
 	default:
-		d.add(name, statusOK, "no event is dated in the future", "")
+		d.add(name, StatusOK, "no event is dated in the future", "")
 	}
 }

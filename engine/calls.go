@@ -1,0 +1,323 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/resume"
+	"github.com/praxis-os/continuity/search"
+	"github.com/praxis-os/continuity/server"
+	"github.com/praxis-os/continuity/vectors"
+)
+
+// The queries continuity answers are calls: a name, a JSON request and a
+// JSON response, the daemon's wire format. The daemon serves them on its
+// socket (it holds the vector space in memory); without a daemon the
+// same handlers run in-process on a read-only index (Client), through
+// the same JSON round trip, so every interface gives the same answers.
+
+// Search defaults and bounds, for the interfaces' flags and arguments.
+const (
+	DefaultLimit    = search.DefaultLimit
+	MaxLimit        = search.MaxLimit
+	DefaultMinScore = search.DefaultMinScore
+)
+
+// ResumeRequest asks for a resume pack (see resume.Options).
+type ResumeRequest struct {
+	Session        string `json:"session,omitempty"`
+	Latest         bool   `json:"latest,omitempty"`
+	Query          string `json:"query,omitempty"`
+	Budget         int    `json:"budget,omitempty"`
+	IncludeCurrent bool   `json:"include_current,omitempty"`
+	MaxDepth       int    `json:"max_depth,omitempty"`
+	Tokenizer      string `json:"tokenizer,omitempty"`
+}
+
+// SearchRequest asks for a search (see search.Query). Times are RFC 3339
+// or dates.
+type SearchRequest struct {
+	Query   string `json:"query"`
+	Session string `json:"session,omitempty"`
+	Chain   string `json:"chain,omitempty"`
+	Since   string `json:"since,omitempty"`
+	Until   string `json:"until,omitempty"`
+	Limit   int    `json:"limit,omitempty"`
+	Mode    string `json:"mode,omitempty"` // hybrid (default), bm25, vector
+	// AsOf is when the query is asked, for its relative times ("two
+	// weeks ago"); now when "".
+	AsOf string `json:"as_of,omitempty"`
+	// MinScore is the floor of the results' scores, 0 to 1; absent: the
+	// default (search.DefaultMinScore; none in vector mode).
+	MinScore *float64 `json:"min_score,omitempty"`
+}
+
+// SearchResponse is the answer of a search.
+type SearchResponse struct {
+	Query   string          `json:"query"`
+	Results []search.Result `json:"results"`
+	// TimeSpan is the span the query named ("two weeks ago"), whose
+	// exchanges ranked higher; absent when it named none.
+	TimeSpan *TimeSpan `json:"time_span,omitempty"`
+	// MinScore is the floor the results were held to.
+	MinScore float64 `json:"min_score"`
+	// VectorsMissing says why vectors took no part in a hybrid or vector
+	// query (the space still loading, being built, no embedder); absent
+	// when they did, and for --mode bm25.
+	VectorsMissing string `json:"vectors_missing,omitempty"`
+}
+
+// TimeSpan is a search.TimeRef in JSON.
+type TimeSpan struct {
+	Phrase string    `json:"phrase"`
+	From   time.Time `json:"from"`
+	To     time.Time `json:"to"`
+}
+
+// SessionsResponse lists the sessions.
+type SessionsResponse struct {
+	Sessions []SessionRow `json:"sessions"`
+}
+
+// SessionRow is one session in `sessions`.
+type SessionRow struct {
+	ID        string    `json:"id"`
+	First     time.Time `json:"first"`
+	Last      time.Time `json:"last"`
+	Exchanges int64     `json:"exchanges"`
+	Resets    int64     `json:"resets"`
+	Events    int64     `json:"events"`
+	// Resumes are the sessions this one resumes (its session_resume links
+	// back), newest link first; ResumedBy the sessions that resume it.
+	Resumes   []string `json:"resumes"`
+	ResumedBy []string `json:"resumed_by"`
+}
+
+// queries answers the calls on one index: the daemon's (with its bm25
+// engine, live vector space and resume cache) or a one-off reader's.
+type queries struct {
+	db       *index.DB
+	searcher *search.Searcher
+	// resumeCache keeps what resume needs between calls (chain links,
+	// timelines and layouts, texts, token counts), checked against the
+	// index before each pack; nil reads everything each time.
+	resumeCache *resume.Cache
+}
+
+// newQueries answers over db. space gives the current vector space (nil:
+// BM25 only); lex, in the daemon, the bm25 engine that answers BM25
+// queries of plain words when current (nil: FTS5 always).
+func newQueries(db *index.DB, emb embed.Embedder, space func() *vectors.Space, lex *search.Lexicon, opts search.Options, log *slog.Logger) (*queries, error) {
+	s, err := search.New(search.Config{DB: db, Embedder: emb, Vectors: space, Lexicon: lex, Options: opts, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	return &queries{db: db, searcher: s}, nil
+}
+
+// handler answers one call on q.
+type handler func(ctx context.Context, q *queries, req json.RawMessage) (any, error)
+
+// handlers are the calls any index answers, by name (forget, ping and
+// the views' status are the daemon's: Engine.register).
+var handlers = map[string]handler{
+	"search": func(ctx context.Context, q *queries, raw json.RawMessage) (any, error) {
+		var req SearchRequest
+		if err := json.Unmarshal(raw, &req); err != nil {
+			return nil, server.BadRequest(fmt.Errorf("search request: %w", err))
+		}
+		return q.search(ctx, req)
+	},
+	"resume": func(ctx context.Context, q *queries, raw json.RawMessage) (any, error) {
+		var req ResumeRequest
+		if err := json.Unmarshal(raw, &req); err != nil {
+			return nil, server.BadRequest(fmt.Errorf("resume request: %w", err))
+		}
+		return q.resume(ctx, req)
+	},
+	"sessions": func(ctx context.Context, q *queries, _ json.RawMessage) (any, error) {
+		return q.sessions(ctx)
+	},
+}
+
+// register makes srv answer every handler on q.
+func (q *queries) register(srv *server.Server) {
+	for name, h := range handlers {
+		srv.Handle(name, func(ctx context.Context, req json.RawMessage) (any, error) { return h(ctx, q, req) })
+	}
+}
+
+// dispatch runs a call in-process: the same JSON round trip as through
+// the socket, so both ways answer alike.
+func (q *queries) dispatch(ctx context.Context, name string, req, resp any) error {
+	h := handlers[name]
+	if h == nil {
+		return fmt.Errorf("no call named %q", name)
+	}
+	raw, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	out, err := h(ctx, q, raw)
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, resp)
+}
+
+// search answers a SearchRequest.
+func (q *queries) search(ctx context.Context, req SearchRequest) (SearchResponse, error) {
+	sq, err := searchQuery(req)
+	if err != nil {
+		return SearchResponse{}, server.BadRequest(err)
+	}
+	floor := q.searcher.Floor(sq)
+	// An unknown session is an error, as for resume and export: an empty
+	// result would read as "nothing relevant" when the id is mistyped.
+	for _, id := range []string{req.Session, req.Chain} {
+		if id == "" {
+			continue
+		}
+		ok, err := q.db.SessionExists(ctx, id)
+		if err != nil {
+			return SearchResponse{}, err
+		}
+		if !ok {
+			return SearchResponse{}, server.BadRequest(UnknownSession(id))
+		}
+	}
+	res, err := q.searcher.Search(ctx, sq)
+	if errors.Is(err, search.ErrEmptyQuery) {
+		return SearchResponse{}, server.BadRequest(errors.New("empty query: give words to search for"))
+	}
+	if err != nil {
+		return SearchResponse{}, err
+	}
+	if res == nil {
+		res = []search.Result{}
+	}
+	resp := SearchResponse{Query: req.Query, Results: res, MinScore: floor}
+	if sq.Mode != search.ModeLexical {
+		resp.VectorsMissing = q.searcher.VectorsMissing()
+	}
+	if ref, ok := q.searcher.TimeSpan(sq); ok {
+		resp.TimeSpan = &TimeSpan{Phrase: ref.Phrase, From: ref.From, To: ref.To}
+	}
+	return resp, nil
+}
+
+// searchQuery reads and checks a SearchRequest; its errors are the
+// caller's mistakes.
+func searchQuery(req SearchRequest) (search.Query, error) {
+	q := search.Query{Text: req.Query, Session: req.Session, Chain: req.Chain, Limit: req.Limit}
+	var err error
+	if q.Since, err = ParseTime("since", req.Since); err != nil {
+		return q, err
+	}
+	if q.Until, err = ParseTime("until", req.Until); err != nil {
+		return q, err
+	}
+	if q.Now, err = ParseTime("as-of", req.AsOf); err != nil {
+		return q, err
+	}
+	if q.Now.IsZero() {
+		q.Now = time.Now()
+	}
+	if req.Mode != "" {
+		if q.Mode, err = search.ParseMode(req.Mode); err != nil {
+			return q, err
+		}
+	}
+	if req.Limit < 0 || req.Limit > search.MaxLimit {
+		return q, fmt.Errorf("limit %d: want 1 to %d", req.Limit, search.MaxLimit)
+	}
+	if m := req.MinScore; m != nil {
+		if math.IsNaN(*m) || *m < 0 || *m > 1 {
+			return q, fmt.Errorf("min score %v: want 0 to 1 (scores are relevance estimates in [0, 1])", *m)
+		}
+		q.MinScore = m
+	}
+	return q, nil
+}
+
+// ParseTime reads an RFC 3339 time or a date (YYYY-MM-DD, UTC); "" is the
+// zero time (no bound). name is the flag, for the error.
+func ParseTime(name, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("--%s %q: want an RFC 3339 time (2026-11-22T10:00:00Z) or a date (2026-11-22)", name, s)
+}
+
+// resume answers a ResumeRequest.
+func (q *queries) resume(ctx context.Context, req ResumeRequest) (*resume.Pack, error) {
+	pack, err := resume.Build(ctx, q.resumeSource(), resume.Options{
+		Session: req.Session, Latest: req.Latest, Query: req.Query, Budget: req.Budget,
+		IncludeCurrent: req.IncludeCurrent, MaxDepth: req.MaxDepth, Encoding: req.Tokenizer,
+	})
+	switch {
+	case errors.Is(err, resume.ErrUnknownSession):
+		return nil, server.BadRequest(UnknownSession(req.Session))
+	case errors.Is(err, resume.ErrNoSessions):
+		return nil, server.BadRequest(err)
+	case err != nil:
+		return nil, err
+	}
+	return pack, nil
+}
+
+func (q *queries) resumeSource() *resume.IndexSource {
+	return &resume.IndexSource{DB: q.db, Ranker: resume.SearchRanker(q.searcher), Cache: q.resumeCache}
+}
+
+// UnknownSession is the error for a session the index does not know, the
+// same for every command (exit code 2 on the command line).
+func UnknownSession(id string) error {
+	return fmt.Errorf("unknown session %q (see 'continuity sessions')", id)
+}
+
+// sessions lists the sessions with their resume links, newest link first.
+func (q *queries) sessions(ctx context.Context) (SessionsResponse, error) {
+	ss, err := q.db.Sessions(ctx)
+	if err != nil {
+		return SessionsResponse{}, err
+	}
+	links, err := q.db.AllLinks(ctx)
+	if err != nil {
+		return SessionsResponse{}, err
+	}
+	rows := make([]SessionRow, 0, len(ss))
+	byID := map[string]int{}
+	for _, s := range ss {
+		byID[s.ID] = len(rows)
+		rows = append(rows, SessionRow{ID: s.ID, First: s.First, Last: s.Last, Exchanges: s.Exchanges,
+			Resets: s.Resets, Events: s.Events, Resumes: []string{}, ResumedBy: []string{}})
+	}
+	// AllLinks is oldest first; list the newest link first.
+	for i := len(links) - 1; i >= 0; i-- {
+		l := links[i]
+		if k, ok := byID[l.New]; ok {
+			rows[k].Resumes = append(rows[k].Resumes, l.Previous)
+		}
+		if k, ok := byID[l.Previous]; ok {
+			rows[k].ResumedBy = append(rows[k].ResumedBy, l.New)
+		}
+	}
+	return SessionsResponse{Sessions: rows}, nil
+}

@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/vectors"
+	"github.com/praxis-os/continuity/watcher"
+)
+
+// Ingested is what CatchUp did.
+type Ingested struct {
+	Lines int64 // lines committed (indexed, rejected or skipped)
+	Bytes int64 // their bytes
+	// Stored is how long until every line was durable; Took until the
+	// full-text index held them too.
+	Stored, Took time.Duration
+}
+
+// CatchUp indexes every complete line of every log once and returns: a
+// backfill, or a catch-up without a daemon. When it returns nil, every
+// line is stored durably and full-text searchable. progress (nil: none)
+// hears the bytes of the logs done after each commit.
+//
+// The full-text index is built from the committed events alongside, in
+// its own file (a second core), and finished before the end. The bm25
+// engine is the daemon's: it builds it at its start, and the rejected
+// lines are listed by `continuity rejects`; neither is followed here.
+func (e *Engine) CatchUp(ctx context.Context, progress func(done int64)) (Ingested, error) {
+	var rep Ingested
+	start := time.Now()
+	// When the last batch is committed, the full-text indexer indexes
+	// what is left and returns (stopping it instead would throw its step
+	// away).
+	ftCtx, stopFT := context.WithCancel(ctx)
+	committed := make(chan struct{})
+	ftDone := make(chan error, 1)
+	go func() { ftDone <- e.fti.RunUntil(ftCtx, committed) }()
+	waitFT := sync.OnceValue(func() error { return <-ftDone })
+	defer func() {
+		stopFT()
+		waitFT()
+	}()
+	e.onCommit = func(b watcher.Batch) {
+		rep.Lines += int64(len(b.Lines))
+		if n := len(b.Lines); n > 0 {
+			rep.Bytes += b.Lines[n-1].End - b.Lines[0].Start
+		}
+		if progress != nil {
+			progress(rep.Bytes)
+		}
+	}
+	defer func() { e.onCommit = nil }()
+	err := e.w.CatchUp(ctx)
+	rep.Stored = time.Since(start)
+	if err != nil {
+		return rep, err
+	}
+	close(committed)
+	err = waitFT()
+	if err == nil {
+		err = ctx.Err() // RunUntil returns nil when ctx ends (Ctrl-C)
+	}
+	if err != nil {
+		return rep, fmt.Errorf("full-text index (events are stored; run ingest again to finish it): %w", err)
+	}
+	rep.Took = time.Since(start)
+	return rep, nil
+}
+
+// Embedded is what Embed did.
+type Embedded struct {
+	Identity string // the vector space
+	Stored   int64  // vectors stored
+	Took     time.Duration
+}
+
+// Embed computes the vectors of every exchange that has none, with emb
+// (nil: the embedder the engine was opened with), and returns when none
+// is pending: ingest's second phase. Stopping it (ctx) loses nothing:
+// what is not embedded stays pending for the next ingest or the daemon.
+func (e *Engine) Embed(ctx context.Context, emb embed.Embedder) (Embedded, error) {
+	if emb != nil && emb != e.work.Embedder() {
+		w, err := e.newWorker(emb)
+		if err != nil {
+			return Embedded{}, err
+		}
+		e.work = w
+		e.views[2] = w
+	}
+	start := time.Now()
+	if err := vectors.RemoveSnapshotTemps(e.ws.Cache); err != nil {
+		return Embedded{}, err
+	}
+	ectx, stop := context.WithCancel(ctx)
+	err := e.work.Drain(ectx)
+	// The vector snapshot the load may have started stops with ectx (at
+	// its next megabyte) and removes its file: wait for it, so that no
+	// temporary file outlives the process (vectors.RemoveSnapshotTemps).
+	stop()
+	e.work.Wait()
+	st := e.work.Status()
+	return Embedded{Identity: st.Identity, Stored: st.Stored, Took: time.Since(start)}, err
+}

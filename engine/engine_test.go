@@ -1,0 +1,225 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/search"
+	"github.com/praxis-os/continuity/server"
+	"github.com/praxis-os/continuity/vectors"
+	"github.com/praxis-os/continuity/workspace"
+)
+
+var ctx = context.Background()
+
+// newLayout is a temporary workspace whose logs hold two sessions of
+// exchanges: a (about sqlite) and b (about kubernetes), b resuming a.
+func newLayout(t *testing.T) workspace.Layout {
+	t.Helper()
+	ws := workspace.At(t.TempDir())
+	if err := os.MkdirAll(ws.Logs, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var lines []byte
+	for i := range 6 {
+		lines = fmt.Appendf(lines, `{"type":"exchange","id":"a%d","session_id":"a","timestamp":"2026-01-01T10:0%d:00Z","user":"why is the sqlite database locked %d","ai":"a writer holds it"}`+"\n", i, i, i)
+	}
+	lines = append(lines, `{"type":"session_resume","previous_session":"a","new_session":"b","timestamp":"2026-01-02T10:00:00Z"}`+"\n"...)
+	for i := range 4 {
+		lines = fmt.Appendf(lines, `{"type":"exchange","id":"b%d","session_id":"b","timestamp":"2026-01-02T10:0%d:00Z","user":"the kubernetes pod restarts %d","ai":"check the probe"}`+"\n", i, i+1, i)
+	}
+	if err := os.WriteFile(filepath.Join(ws.Logs, "s.jsonl"), lines, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+func hashEmbedder(t *testing.T) embed.Embedder {
+	t.Helper()
+	e, err := embed.New(embed.Config{Provider: embed.ProviderHash})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// openIngested opens ws with the hash embedder and ingests it, as
+// `continuity ingest` does.
+func openIngested(t *testing.T, ws workspace.Layout, opts Options) *Engine {
+	t.Helper()
+	opts.Embedder = hashEmbedder(t)
+	e, err := Open(ws, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := e.CatchUp(ctx, nil)
+	if err != nil || rep.Lines != 11 {
+		t.Fatalf("CatchUp: %+v, %v", rep, err)
+	}
+	if x, err := e.Embed(ctx, nil); err != nil || x.Stored != 10 {
+		t.Fatalf("Embed: %+v, %v", x, err)
+	}
+	return e
+}
+
+// recordingView is a view that only records what it is asked to forget.
+type recordingView struct {
+	*rejectLog
+	forgot []string
+}
+
+func (v *recordingView) Name() string { return "recording" }
+func (v *recordingView) Forget(_ context.Context, sessions []string) error {
+	v.forgot = append(v.forgot, sessions...)
+	return nil
+}
+
+// TestForgetGoesThroughEveryView: forget deletes the chain from the
+// index, then every view drops what it holds of it: the full-text index,
+// the bm25 engine's files, the vector space in memory and its snapshots,
+// and any other view.
+func TestForgetGoesThroughEveryView(t *testing.T) {
+	ws := newLayout(t)
+	e := openIngested(t, ws, Options{})
+	defer e.Close()
+	if err := e.lex.CatchUp(ctx); err != nil { // the bm25 engine's files, as the daemon builds them
+		t.Fatal(err)
+	}
+	if err := e.lex.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	id := vectors.SpaceIdentity(e.work.Embedder())
+	snap := vectors.SnapshotPath(e.db, id)
+	if err := os.WriteFile(snap, []byte("a snapshot"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rec := &recordingView{rejectLog: newRejectLog(e.db, e.log)}
+	e.views = append(e.views, rec)
+
+	resp, err := e.Forget(ctx, ForgetRequest{Session: "b", Chain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"b", "a"}; !slices.Equal(resp.Sessions, want) || resp.Events != 11 {
+		t.Errorf("Forget: %+v, want sessions %v and 11 events", resp, want)
+	}
+	if !slices.Equal(rec.forgot, resp.Sessions) {
+		t.Errorf("the other view was asked to forget %v", rec.forgot)
+	}
+	for _, f := range []string{snap, search.LexiconDir(e.db)} {
+		if _, err := os.Stat(f); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s outlives the forget: %v", f, err)
+		}
+	}
+	if v := e.work.Space(); v == nil || v.Len() != 0 {
+		t.Errorf("vector space after the forget: %v vectors", v.Len())
+	}
+	if err := e.fti.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.db.FullTextPending(ctx); err != nil || n != 0 {
+		t.Errorf("full-text index: %d pending after the forget, %v", n, err)
+	}
+	res, err := e.q.search(ctx, SearchRequest{Query: "sqlite database locked", Mode: "bm25"})
+	if err != nil || len(res.Results) != 0 {
+		t.Errorf("search after the forget: %+v, %v", res.Results, err)
+	}
+	// Again: already forgotten, nothing to do; unknown: a bad request.
+	if resp, err := e.Forget(ctx, ForgetRequest{Session: "a"}); err != nil || resp.Events != 0 {
+		t.Errorf("forget again: %+v, %v", resp, err)
+	}
+	if _, err := e.Forget(ctx, ForgetRequest{Session: "nope"}); !IsBadRequest(err) {
+		t.Errorf("forget of an unknown session: %v", err)
+	}
+}
+
+// TestClientLocalThenDaemon: without a daemon the client answers from the
+// index; with one, through its socket, which also serves each view's
+// status by its name; both answer alike.
+func TestClientLocalThenDaemon(t *testing.T) {
+	ws := newLayout(t)
+	openIngested(t, ws, Options{}).Close()
+	t.Setenv(embed.EnvProvider, embed.ProviderHash)
+	c := NewClient(ws, func() (embed.Embedder, error) { return hashEmbedder(t), nil }, nil)
+	req := SearchRequest{Query: "why is the database locked", Limit: 3}
+	local, err := c.Search(ctx, req)
+	if err != nil || len(local.Results) != 3 || local.Results[0].SessionID != "a" {
+		t.Fatalf("local search: %+v, %v", local, err)
+	}
+	if _, err := c.Resume(ctx, ResumeRequest{Session: "nope"}); !IsBadRequest(err) {
+		t.Errorf("resume of an unknown session: %v", err)
+	}
+
+	e, err := Open(ws, Options{Embedder: hashEmbedder(t), Socket: true, ResumeCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- e.Run(rctx) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	sc := server.NewClient(server.SocketPath(ws.Cache))
+	for _, v := range e.views {
+		var raw json.RawMessage
+		if err := sc.Call(ctx, v.Name()+"_status", struct{}{}, &raw); err != nil {
+			t.Errorf("%s_status: %v", v.Name(), err)
+		}
+	}
+	var prog vectors.Progress
+	waitFor(t, "the daemon's vector space", func() bool {
+		return sc.Call(ctx, "embed_status", struct{}{}, &prog) == nil && prog.Identity != "" && prog.Pending == 0
+	})
+	daemon, err := c.Search(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ := json.Marshal(local)
+	d, _ := json.Marshal(daemon)
+	if string(l) != string(d) {
+		t.Errorf("the daemon answers\n%s\nthe index\n%s", d, l)
+	}
+	if _, err := c.Resume(ctx, ResumeRequest{Session: "nope"}); !IsBadRequest(err) {
+		t.Errorf("resume of an unknown session through the daemon: %v", err)
+	}
+	st, err := c.Status(ctx)
+	if err != nil || !st.Daemon.Running || st.BM25 == nil || st.Exchanges != 10 {
+		t.Errorf("status with the daemon: %+v, %v", st, err)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestOpenTakesTheLock: one writer per workspace.
+func TestOpenTakesTheLock(t *testing.T) {
+	ws := newLayout(t)
+	e, err := Open(ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := Open(ws, Options{}); !errors.Is(err, ErrLocked) {
+		t.Errorf("a second Open: %v, want ErrLocked", err)
+	}
+}

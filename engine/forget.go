@@ -1,0 +1,200 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/logformat"
+	"github.com/praxis-os/continuity/server"
+)
+
+// ForgetRequest asks to remove sessions from the index.
+type ForgetRequest struct {
+	Session string `json:"session"`
+	Chain   bool   `json:"chain,omitempty"` // and the sessions it resumes
+}
+
+// ForgetResponse says what was (or would be) removed.
+type ForgetResponse struct {
+	Sessions []string `json:"sessions"`
+	Events   int64    `json:"events"`
+}
+
+// Forget removes the sessions from the index, then from every view of it
+// (the full-text index, the bm25 engine's files, the vector space and
+// its snapshots): nothing derived keeps their text, words or vectors.
+// The index records the forget, so that their lines read again stay out.
+func (e *Engine) Forget(ctx context.Context, req ForgetRequest) (ForgetResponse, error) {
+	sessions, known, err := forgetTargets(ctx, e.db, req)
+	resp := ForgetResponse{Sessions: sessions}
+	if err != nil || !known {
+		return resp, err
+	}
+	for _, s := range sessions {
+		n, err := e.db.DeleteSession(ctx, s)
+		if err != nil {
+			return resp, fmt.Errorf("forget %s: %w", s, err)
+		}
+		resp.Events += n
+	}
+	for _, v := range e.views {
+		if err := v.Forget(ctx, sessions); err != nil {
+			return resp, fmt.Errorf("forget: %s: %w", v.Name(), err)
+		}
+	}
+	return resp, nil
+}
+
+// forgetTargets are the sessions forgetting req removes: the session, or
+// its chain. A session forgotten before is not known to the index any
+// more (known is false: nothing to do); an unknown one is a bad request.
+func forgetTargets(ctx context.Context, db *index.DB, req ForgetRequest) (sessions []string, known bool, err error) {
+	if ok, err := db.SessionExists(ctx, req.Session); err != nil {
+		return nil, false, err
+	} else if !ok {
+		if f, err := db.Forgotten(ctx, req.Session); err == nil && f {
+			return []string{req.Session}, false, nil
+		}
+		return nil, false, server.BadRequest(UnknownSession(req.Session))
+	}
+	if !req.Chain {
+		return []string{req.Session}, true, nil
+	}
+	sessions, err = db.Chain(ctx, req.Session, -1)
+	return sessions, err == nil, err
+}
+
+// forgetPlan is what forgetting req would remove: the sessions and how
+// many events they hold.
+func forgetPlan(ctx context.Context, db *index.DB, req ForgetRequest) (ForgetResponse, error) {
+	sessions, known, err := forgetTargets(ctx, db, req)
+	plan := ForgetResponse{Sessions: sessions}
+	if err != nil || !known {
+		return plan, err
+	}
+	all, err := db.Sessions(ctx)
+	if err != nil {
+		return ForgetResponse{}, err
+	}
+	events := map[string]int64{}
+	for _, s := range all {
+		events[s.ID] = s.Events
+	}
+	for _, s := range sessions {
+		plan.Events += events[s]
+	}
+	return plan, nil
+}
+
+// Forget forgets through the workspace's daemon when one runs (the
+// index's one writer), else by opening the workspace for writing here.
+func (c *Client) Forget(ctx context.Context, req ForgetRequest) (ForgetResponse, error) {
+	var resp ForgetResponse
+	err := server.NewClient(server.SocketPath(c.ws.Cache)).Call(ctx, "forget", req, &resp)
+	if !errors.Is(err, server.ErrNoDaemon) {
+		return resp, err
+	}
+	e, err := Open(c.ws, Options{})
+	if err != nil {
+		return resp, err
+	}
+	defer e.Close()
+	return e.Forget(ctx, req)
+}
+
+// PlanForget says what Forget would remove, read from the index without
+// changing it (never through the daemon: an older daemon would not know a
+// dry run).
+func (c *Client) PlanForget(ctx context.Context, req ForgetRequest) (ForgetResponse, error) {
+	db, err := openReader(c.ws)
+	if err != nil {
+		return ForgetResponse{}, err
+	}
+	defer db.Close()
+	return forgetPlan(ctx, db, req)
+}
+
+// ClassifyLogs lists the log files all of whose lines belong to sessions
+// (purged) and those that also hold other lines (kept), by file name.
+func (c *Client) ClassifyLogs(sessions []string) (purged, kept []string, err error) {
+	gone := map[string]bool{}
+	for _, s := range sessions {
+		gone[s] = true
+	}
+	files, err := filepath.Glob(filepath.Join(c.ws.Logs, "*.jsonl"))
+	if err != nil {
+		return nil, nil, err
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		fi, err := os.Lstat(f)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		mine, other, err := classify(f, gone)
+		if err != nil {
+			return purged, kept, err
+		}
+		switch {
+		case mine && !other:
+			purged = append(purged, filepath.Base(f))
+		case mine:
+			kept = append(kept, filepath.Base(f))
+		}
+	}
+	return purged, kept, nil
+}
+
+// PurgeLogs deletes the log files all of whose lines belong to sessions,
+// and names those it kept because they also hold other lines.
+func (c *Client) PurgeLogs(sessions []string) (purged, kept []string, err error) {
+	doomed, kept, err := c.ClassifyLogs(sessions)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, name := range doomed {
+		if err := os.Remove(filepath.Join(c.ws.Logs, name)); err != nil {
+			return purged, kept, fmt.Errorf("delete %s: %w", name, err)
+		}
+		purged = append(purged, name)
+	}
+	return purged, kept, nil
+}
+
+// classify reports whether a log holds lines of the forgotten sessions,
+// and lines of anything else (other sessions, unparsable lines).
+func classify(path string, gone map[string]bool) (mine, other bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, false, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), logformat.DefaultLimits.MaxLineBytes+2)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if logformat.IsBlank(line) {
+			continue
+		}
+		ev, err := logformat.Parse(line, filepath.Base(path), time.Time{})
+		switch {
+		case err != nil:
+			other = true
+		case gone[ev.SessionID] || ev.Type == logformat.TypeSessionResume && gone[ev.NewSession]:
+			mine = true
+		default:
+			other = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return mine, true, nil // an over-long line: not ours to delete
+	}
+	return mine, other, nil
+}

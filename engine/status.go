@@ -1,0 +1,298 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/search"
+	"github.com/praxis-os/continuity/server"
+	"github.com/praxis-os/continuity/vectors"
+)
+
+// StatusReport is `continuity status`: whether a daemon runs, where the
+// index is in each log, what it holds and what waits.
+type StatusReport struct {
+	Workspace         string           `json:"workspace"`
+	Daemon            DaemonInfo       `json:"daemon"`
+	LagBytes          int64            `json:"lag_bytes"` // bytes of the logs not indexed yet, all files
+	Events            int64            `json:"events"`
+	Exchanges         int64            `json:"exchanges"`
+	Sessions          int64            `json:"sessions"`
+	Rejects           int64            `json:"rejects"`
+	Redactions        int64            `json:"redactions"`
+	DuplicatesSkipped int64            `json:"duplicates_skipped"`
+	UnknownTypes      int64            `json:"unknown_types"`
+	UnknownFields     int64            `json:"unknown_fields"`
+	EventsByType      map[string]int64 `json:"events_by_type"`
+	Embedder          string           `json:"embedder"`
+	Vectors           map[string]int64 `json:"vectors"`
+	EmbedPending      int64            `json:"embed_pending"`
+	Embedding         *EmbedProgress   `json:"embedding,omitempty"`
+	// FullTextPending: exchanges not in the full-text index yet (plus
+	// deletions not applied); -1 when it is not built yet.
+	FullTextPending int64 `json:"fulltext_pending"`
+	// BM25: the daemon's bm25 engine (search.Lexicon); null when no
+	// daemon answers.
+	BM25    *BM25Status         `json:"bm25"`
+	Files   []FileStatus        `json:"files"`
+	Skipped []index.SkippedFile `json:"skipped_files"`
+
+	ProducerCounts
+}
+
+// BM25Status is the daemon's bm25 engine's state.
+type BM25Status = search.LexiconStatus
+
+// FileStatus is one log file in `status`: where the index is in it.
+type FileStatus struct {
+	Path       string `json:"path"`
+	Generation int64  `json:"generation"`
+	Offset     int64  `json:"offset"`
+	Line       int64  `json:"line"`
+	Size       int64  `json:"size"`
+	Lag        int64  `json:"lag_bytes"`
+	Gone       bool   `json:"gone,omitempty"`
+	// NotSeen: a file of the folder that no generation follows yet (new,
+	// or replaced, since the daemon last looked): all of it is lag.
+	NotSeen bool `json:"not_seen,omitempty"`
+	// Missing: the generation's file is no longer in the folder, and no
+	// daemon has noticed yet.
+	Missing bool `json:"missing,omitempty"`
+}
+
+// DaemonInfo says whether a process indexes the workspace now.
+type DaemonInfo struct {
+	Running bool   `json:"running"`          // a daemon answers on the socket
+	PID     int    `json:"pid,omitempty"`    // the daemon's, or the lock holder's
+	Holder  string `json:"holder,omitempty"` // without a daemon: "ingest" or another process holding the lock
+	Socket  string `json:"socket"`
+}
+
+// ProducerCounts are the lines of `status` about lines read otherwise
+// than written (protocol.md, "Producer mistakes") or not stored because
+// their session was forgotten: each is a trace of something that would
+// otherwise go unnoticed.
+type ProducerCounts struct {
+	TimestampsNoOffset int64 `json:"timestamps_without_offset"` // read in the daemon's local time zone
+	AIFromAlias        int64 `json:"ai_from_alias"`             // "assistant" read as "ai"
+	ForgottenSkipped   int64 `json:"forgotten_skipped"`         // lines of forgotten sessions not indexed again
+	Forgotten          int64 `json:"forgotten_sessions"`        // sessions removed by `forget`
+	// UnknownFieldNames: per unknown field of events of known types, how
+	// many events carry it (an answer written as "response" shows here).
+	UnknownFieldNames map[string]int64 `json:"unknown_field_names"`
+}
+
+// EmbedProgress is the embedding progress in `status`.
+type EmbedProgress struct {
+	Done    int64   `json:"done"`    // exchanges with a vector of the current embedder
+	Total   int64   `json:"total"`   // exchanges
+	Percent float64 `json:"percent"` // Done / Total
+	// Rate (exchanges per second) and ETASeconds come from a running
+	// daemon's embed worker; 0 when no daemon runs or it has not
+	// measured yet.
+	Rate       float64 `json:"rate"`
+	ETASeconds float64 `json:"eta_seconds"`
+}
+
+// pingTimeout bounds the ping of status and doctor.
+const pingTimeout = time.Second
+
+// viewTimeout bounds the calls that ask the daemon how a view stands.
+const viewTimeout = 500 * time.Millisecond
+
+// Status reports on the workspace, read from the index (read-only) and,
+// when a daemon answers, from the daemon.
+func (c *Client) Status(ctx context.Context) (StatusReport, error) {
+	db, err := openReader(c.ws)
+	if err != nil {
+		return StatusReport{}, err
+	}
+	defer db.Close()
+	st, err := db.Status(ctx)
+	if err != nil {
+		return StatusReport{}, err
+	}
+	r := StatusReport{
+		Workspace: c.ws.Root, Events: st.Events, Exchanges: st.Exchanges, Sessions: st.Sessions,
+		Rejects: st.Rejects, Redactions: st.Redactions, DuplicatesSkipped: st.DuplicatesSkipped, UnknownTypes: st.UnknownTypes,
+		UnknownFields: st.UnknownFields, EventsByType: st.EventsByType, Skipped: st.Skipped,
+		Files: []FileStatus{}, ProducerCounts: ProducerCounts{
+			TimestampsNoOffset: st.TimestampsNoOffset, AIFromAlias: st.AIFromAlias,
+			ForgottenSkipped: st.ForgottenSkipped, Forgotten: st.Forgotten,
+			UnknownFieldNames: st.UnknownFieldNames,
+		},
+	}
+	if r.Skipped == nil {
+		r.Skipped = []index.SkippedFile{}
+	}
+	r.Vectors, r.EmbedPending = st.Vectors, -1
+	switch r.FullTextPending, err = db.FullTextPending(ctx); {
+	case errors.Is(err, index.ErrNoFullText):
+		r.FullTextPending = -1
+	case err != nil:
+		return StatusReport{}, err
+	}
+	if err := c.embedStatus(ctx, db, &r); err != nil {
+		return StatusReport{}, err
+	}
+	r.Daemon = c.daemonState(ctx)
+	if r.Daemon.Running {
+		var bm BM25Status
+		if c.viewReport(ctx, "bm25", &bm) == nil {
+			r.BM25 = &bm
+		}
+	}
+	r.Files = fileLags(c.ws.Logs, st.Files)
+	for _, f := range r.Files {
+		r.LagBytes += f.Lag
+	}
+	sort.Slice(r.Files, func(i, j int) bool { return r.Files[i].Path < r.Files[j].Path })
+	return r, nil
+}
+
+// embedStatus fills in the configured embedder and how far its vectors
+// are (nothing when it cannot be built).
+func (c *Client) embedStatus(ctx context.Context, db *index.DB, r *StatusReport) error {
+	emb, err := c.embedder()
+	if err != nil {
+		return nil
+	}
+	id, ok := KnownIdentity(emb)
+	if !ok {
+		r.Embedder = emb.Identity()
+		return nil
+	}
+	r.Embedder = id
+	if r.EmbedPending, err = db.CountPending(ctx, id); err != nil {
+		return err
+	}
+	done, pending := r.Vectors[id], r.EmbedPending
+	p := &EmbedProgress{Done: done, Total: done + pending}
+	if p.Total > 0 {
+		p.Percent = 100 * float64(done) / float64(p.Total)
+	}
+	// The rate, when a daemon answers quickly and embeds for this space.
+	var w vectors.Progress
+	if pending > 0 && c.viewReport(ctx, "embed", &w) == nil && w.Identity == id && w.Rate > 0 {
+		p.Rate = w.Rate
+		p.ETASeconds = float64(pending) / w.Rate
+	}
+	r.Embedding = p
+	return nil
+}
+
+// viewReport asks the daemon how the named view stands (its Report); an
+// error when no daemon answers quickly (or an older one, without the
+// view).
+func (c *Client) viewReport(ctx context.Context, view string, resp any) error {
+	cctx, cancel := context.WithTimeout(ctx, viewTimeout)
+	defer cancel()
+	return server.NewClient(server.SocketPath(c.ws.Cache)).Call(cctx, view+"_status", struct{}{}, resp)
+}
+
+// fileLags matches the live generations to the files of the logs folder by
+// identity (device and inode, so a file renamed, replaced or restored
+// while no daemon ran is not mistaken for the generation of its name) and
+// reports each with its lag. A file no generation follows is listed as not
+// seen, its whole size as lag: a stopped daemon's lag is not 0.
+func fileLags(logs string, gens []index.FileStatus) []FileStatus {
+	type file struct {
+		name string
+		size int64
+	}
+	present := map[[2]uint64]file{}
+	if entries, err := os.ReadDir(logs); err == nil {
+		for _, en := range entries {
+			if !strings.HasSuffix(en.Name(), ".jsonl") || !en.Type().IsRegular() {
+				continue
+			}
+			fi, err := en.Info()
+			if err != nil {
+				continue
+			}
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				present[[2]uint64{uint64(st.Dev), st.Ino}] = file{en.Name(), fi.Size()}
+			}
+		}
+	}
+	out := []FileStatus{}
+	for _, g := range gens {
+		f := FileStatus{Path: g.Path, Generation: g.Generation, Offset: g.Offset, Line: g.Line, Gone: g.Gone}
+		if !g.Gone {
+			k := [2]uint64{g.Dev, g.Ino}
+			if pf, ok := present[k]; ok {
+				f.Path, f.Size, f.Lag = pf.name, pf.size, max(0, pf.size-g.Offset)
+				delete(present, k)
+			} else {
+				f.Missing = true
+			}
+		}
+		out = append(out, f)
+	}
+	for _, pf := range present {
+		out = append(out, FileStatus{Path: pf.name, Size: pf.size, Lag: pf.size, NotSeen: true})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Path != out[j].Path {
+			return out[i].Path < out[j].Path
+		}
+		return out[i].Generation < out[j].Generation
+	})
+	return out
+}
+
+// daemonState finds out, without disturbing it, whether a daemon serves
+// the workspace: it answers a ping on the socket; otherwise /proc/locks
+// (Linux) tells whether a process holds the index lock (an ingest, or a
+// daemon that does not answer).
+func (c *Client) daemonState(ctx context.Context) DaemonInfo {
+	d := DaemonInfo{Socket: server.SocketPath(c.ws.Cache)}
+	cctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	var out PingReply
+	if err := server.NewClient(d.Socket).Call(cctx, "ping", struct{}{}, &out); err == nil {
+		d.Running, d.PID = true, out.PID
+		return d
+	}
+	if pid := flockHolder(filepath.Join(c.ws.Cache, index.LockFileName)); pid > 0 {
+		d.PID = pid
+		d.Holder = "a process that does not answer on the socket"
+		if processCommand(pid) == "ingest" {
+			d.Holder = "`continuity ingest`"
+		}
+	}
+	return d
+}
+
+// flockHolder is the pid holding a flock on the file at path, by
+// /proc/locks; 0 when none, or it cannot tell.
+func flockHolder(path string) int {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return 0
+	}
+	data, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return 0
+	}
+	// "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"
+	want := ":" + strconv.FormatUint(st.Ino, 10)
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || f[1] != "FLOCK" || !strings.HasSuffix(f[5], want) {
+			continue
+		}
+		if pid, err := strconv.Atoi(f[4]); err == nil {
+			return pid
+		}
+	}
+	return 0
+}

@@ -1,0 +1,22 @@
+//go:build !continuity_testhooks
+
+package engine
+
+import (
+	"log/slog"
+
+	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/search"
+	"github.com/praxis-os/continuity/watcher"
+)
+
+// The shipped binary has no fault injection: see testhooks.go, built
+// with the tag continuity_testhooks by the end-to-end tests only.
+
+// withTestFaults is st.
+func withTestFaults(st watcher.Store) watcher.Store { return st }
+
+// lexiconConfig is the bm25 engine's set-up.
+func lexiconConfig(db *index.DB, log *slog.Logger) search.LexiconConfig {
+	return search.LexiconConfig{DB: db, Logger: log}
+}
