@@ -223,3 +223,12 @@ func TestOpenTakesTheLock(t *testing.T) {
 		t.Errorf("a second Open: %v, want ErrLocked", err)
 	}
 }
+
+// TestReadBuild: the build description names the release, the Go
+// release and the default embedder's model.
+func TestReadBuild(t *testing.T) {
+	b := ReadBuild()
+	if b.Version != Version || b.Go == "" || b.Platform == "" || b.Embedder != embed.DefaultProvider || b.Model == "" || b.Space != b.Model+"#user" {
+		t.Errorf("ReadBuild: %+v", b)
+	}
+}

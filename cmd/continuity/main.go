@@ -41,6 +41,7 @@ func init() {
 		{"forget", "remove a session (or its chain) from the index for good; optionally its log files", runForget},
 		{"doctor", "check the workspace, the daemon, the index and the embedder; say what to fix", runDoctor},
 		{"mcp", "serve the memory to an agent as an MCP server on stdio (tools: log, search, resume, sessions)", runMCP},
+		{"version", "print the version, the build's revision and Go release, and the default embedder", runVersion},
 	}
 }
 
@@ -69,6 +70,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		fmt.Fprintln(stderr, "continuity:", err)
 		return 2
+	}
+	if len(rest) > 0 && (rest[0] == "--version" || rest[0] == "-version") {
+		rest[0] = "version"
 	}
 	if len(rest) == 0 || rest[0] == "help" || rest[0] == "-h" || rest[0] == "--help" || rest[0] == "-help" {
 		if len(rest) > 1 {
@@ -123,11 +127,12 @@ Commands:
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, `
-Global flag (before or after the command):
+Global flags (before or after the command):
   --root DIR   the workspace, an existing folder (default: the nearest
                ancestor of the current directory holding .praxis-os, else
                the root of the git repository it is in, else the current
                directory)
+  --version    the same as 'continuity version'
 
 Run 'continuity COMMAND --help' for a command's flags.
 `)
