@@ -15,23 +15,6 @@ import (
 	"github.com/praxis-os/continuity/vectors"
 )
 
-// kubeLog is a small history: session b resumes a, c resumes b; x is
-// unrelated. Every exchange mentions kubernetes, so that a query for it
-// finds all of them in every mode; x3 repeats a1's text word for word.
-func kubeLog(f *fixture) {
-	f.commit(
-		exchange("a1", "a", at(0), "How do I deploy the kubernetes ingress controller?", "Install the ingress chart with helm."),
-		exchange("a2", "a", at(1), "The kubernetes pods keep crashing after the deploy.", "Check the liveness probes first."),
-		resume("a", "b", at(24)),
-		exchange("b1", "b", at(24), "Back to the kubernetes ingress: the TLS certificates expired.", "cert-manager renews them."),
-		resume("b", "c", at(48)),
-		exchange("c1", "c", at(48), "Autoscaling kubernetes ingress pods under load?", "A HorizontalPodAutoscaler on CPU."),
-		exchange("x1", "x", at(72), "Running kubernetes on my laptop with kind.", "kind needs extra port mappings for ingress."),
-		exchange("x2", "x", at(73), "Kubernetes homework: explain what a pod is.", "The smallest deployable unit."),
-		exchange("x3", "x", at(74), "How do I deploy the kubernetes ingress controller?", "Install the ingress chart with helm."),
-	)
-}
-
 var allModes = []Mode{ModeHybrid, ModeLexical, ModeVector}
 
 func TestSearchFilters(t *testing.T) {

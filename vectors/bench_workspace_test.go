@@ -50,23 +50,6 @@ func BenchmarkPreselectWorkspace(b *testing.B) {
 	}
 	all := func(int) bool { return true }
 	const n = 200
-	rows := func(t topN) []int32 {
-		h := slices.Clone(t.h)
-		slices.SortFunc(h, func(a, b scoredIdx) int {
-			if a.score != b.score {
-				if a.score > b.score {
-					return -1
-				}
-				return 1
-			}
-			return int(b.row - a.row)
-		})
-		out := make([]int32, len(h))
-		for i, x := range h {
-			out[i] = x.idx
-		}
-		return out
-	}
 	recall := map[int]float64{}
 	for _, q := range qvs {
 		qi, _ := quantizeQuery(q)
@@ -78,8 +61,8 @@ func BenchmarkPreselectWorkspace(b *testing.B) {
 				merged.offer(x.score, x.idx, x.row)
 			}
 		}
-		ex := rows(merged)
-		two := rows(v.twoStage(q, qi, n, preselectWant(n), all, true))
+		ex := rankedIdx(merged)
+		two := rankedIdx(v.twoStage(q, qi, n, preselectWant(n), all, true))
 		for _, k := range []int{10, 50, 200} {
 			got := 0
 			for _, r := range ex[:k] {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/internal/indextest"
 )
 
 // TestSnapshot: a load writes a snapshot; the next load reads it, plus
@@ -22,22 +23,22 @@ func TestSnapshot(t *testing.T) {
 	snapshotMin, snapshotRewrite = 50, 20
 	t.Cleanup(func() { snapshotMin, snapshotRewrite = oldMin, oldRewrite })
 
-	f := newFixture(t)
-	e := builtin(t, 64)
+	f := indextest.New(t)
+	e := indextest.Hash(t, 64)
 	id := SpaceIdentity(e)
 	add := func(from, to int) {
 		var lines []string
 		for i := from; i < to; i++ {
-			lines = append(lines, exchange(fmt.Sprintf("x%d", i), fmt.Sprintf("s%d", i%5), at(i),
+			lines = append(lines, indextest.Exchange(fmt.Sprintf("x%d", i), fmt.Sprintf("s%d", i%5), indextest.At(i),
 				fmt.Sprintf("question %d about topic %d and word%d", i, i%17, i%31), "an answer"))
 		}
-		f.commit(lines...)
-		drain(t, f.db, e)
+		f.Commit(lines...)
+		drain(t, f.DB, e)
 	}
 	// fromIndex is the reference: the space loaded from SQLite alone.
 	fromIndex := func() *Space {
 		v := NewSpace(id)
-		if _, err := loadRows(ctx, f.db, v, id, 0); err != nil {
+		if _, err := loadRows(ctx, f.DB, v, id, 0); err != nil {
 			t.Fatal(err)
 		}
 		return v
@@ -62,7 +63,7 @@ func TestSnapshot(t *testing.T) {
 			}
 		}
 	}
-	path := SnapshotPath(f.db, id)
+	path := SnapshotPath(f.DB, id)
 	waitFile := func(since time.Time) {
 		t.Helper()
 		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
@@ -82,7 +83,7 @@ func TestSnapshot(t *testing.T) {
 	waitValid := func(what string) {
 		t.Helper()
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-			if _, _, err := loadSnapshot(ctx, f.db, id); err == nil {
+			if _, _, err := loadSnapshot(ctx, f.DB, id); err == nil {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -94,7 +95,7 @@ func TestSnapshot(t *testing.T) {
 
 	add(0, 120)
 	start := time.Now()
-	v, err := LoadLogged(ctx, f.db, id, slog.New(slog.NewTextHandler(os.Stderr, nil)))
+	v, err := LoadLogged(ctx, f.DB, id, slog.New(slog.NewTextHandler(os.Stderr, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,46 +103,46 @@ func TestSnapshot(t *testing.T) {
 	waitFile(start)
 	time.Sleep(20 * time.Millisecond) // the writer has renamed; let it return
 
-	v, upTo, err := loadSnapshot(ctx, f.db, id)
+	v, upTo, err := loadSnapshot(ctx, f.DB, id)
 	if err != nil {
 		t.Fatalf("snapshot not usable: %v", err)
 	}
 	if v.Len() != 120 || upTo == 0 {
 		t.Fatalf("snapshot of %d vectors up to row %d", v.Len(), upTo)
 	}
-	if v, err = Load(ctx, f.db, id); err != nil {
+	if v, err = Load(ctx, f.DB, id); err != nil {
 		t.Fatal(err)
 	}
 	same("from the snapshot", v)
 
 	// Vectors stored since: read from the index after the snapshot.
 	add(120, 130)
-	if v, err = Load(ctx, f.db, id); err != nil {
+	if v, err = Load(ctx, f.DB, id); err != nil {
 		t.Fatal(err)
 	}
 	same("snapshot plus newer vectors", v)
 
 	// Forget removes it (it holds the sessions' ids and vectors).
-	if err := RemoveSnapshots(f.db); err != nil {
+	if err := RemoveSnapshots(f.DB); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Fatalf("snapshot still there after RemoveSnapshots: %v", err)
 	}
-	if v, err = Load(ctx, f.db, id); err != nil {
+	if v, err = Load(ctx, f.DB, id); err != nil {
 		t.Fatal(err)
 	}
 	same("after the snapshot was removed", v)
 	waitValid("no snapshot written again")
 
 	// A deleted session makes the snapshot stale.
-	if _, err := f.db.DeleteSession(ctx, "s2"); err != nil {
+	if _, err := f.DB.DeleteSession(ctx, "s2"); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := loadSnapshot(ctx, f.db, id); err == nil {
+	if _, _, err := loadSnapshot(ctx, f.DB, id); err == nil {
 		t.Fatal("a snapshot taken before a deletion was used")
 	}
-	if v, err = Load(ctx, f.db, id); err != nil {
+	if v, err = Load(ctx, f.DB, id); err != nil {
 		t.Fatal(err)
 	}
 	same("after a deletion", v)
@@ -152,24 +153,24 @@ func TestSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := loadSnapshot(ctx, f.db, id); err != nil {
+	if _, _, err := loadSnapshot(ctx, f.DB, id); err != nil {
 		t.Fatalf("fresh snapshot not usable: %v", err)
 	}
 	data[len(data)-3] ^= 0x40
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := loadSnapshot(ctx, f.db, id); err == nil {
+	if _, _, err := loadSnapshot(ctx, f.DB, id); err == nil {
 		t.Fatal("a corrupt snapshot was used")
 	}
-	if v, err = Load(ctx, f.db, id); err != nil {
+	if v, err = Load(ctx, f.DB, id); err != nil {
 		t.Fatal(err)
 	}
 	same("after corruption", v)
 	waitValid("the corrupt snapshot was not replaced")
 
 	// Read-only processes read snapshots but never write them.
-	ro, err := index.Open(filepath.Dir(f.db.Path()), index.Options{ReadOnly: true})
+	ro, err := index.Open(filepath.Dir(f.DB.Path()), index.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,20 +192,20 @@ func TestWorkerWaitsForSnapshot(t *testing.T) {
 	oldMin, oldRewrite := snapshotMin, snapshotRewrite
 	snapshotMin, snapshotRewrite = 50, 20
 	t.Cleanup(func() { snapshotMin, snapshotRewrite, testHookSnapshot = oldMin, oldRewrite, nil })
-	f := newFixture(t)
-	e := builtin(t, 64)
+	f := indextest.New(t)
+	e := indextest.Hash(t, 64)
 	var lines []string
 	for i := range 80 {
-		lines = append(lines, exchange(fmt.Sprintf("x%d", i), "s", at(i), fmt.Sprintf("question %d", i), "answer"))
+		lines = append(lines, indextest.Exchange(fmt.Sprintf("x%d", i), "s", indextest.At(i), fmt.Sprintf("question %d", i), "answer"))
 	}
-	f.commit(lines...)
-	drain(t, f.db, e)
-	for _, p := range []string{SnapshotPath(f.db, SpaceIdentity(e))} {
+	f.Commit(lines...)
+	drain(t, f.DB, e)
+	for _, p := range []string{SnapshotPath(f.DB, SpaceIdentity(e))} {
 		os.Remove(p) // the next load reads the index, and writes a snapshot
 	}
 	started, release := make(chan struct{}), make(chan struct{})
 	testHookSnapshot = func() { close(started); <-release }
-	w, err := NewWorker(WorkerConfig{DB: f.db, Embedder: e})
+	w, err := NewWorker(WorkerConfig{DB: f.DB, Embedder: e})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func TestWorkerWaitsForSnapshot(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not return once the writer could finish")
 	}
-	if tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(SnapshotPath(f.db, SpaceIdentity(e))), ".vectors-*.tmp")); len(tmps) > 0 {
+	if tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(SnapshotPath(f.DB, SpaceIdentity(e))), ".vectors-*.tmp")); len(tmps) > 0 {
 		t.Errorf("left %v", tmps)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/internal/indextest"
 )
 
 // flaky is an embedder that fails while failures > 0 (one failure per
@@ -50,11 +51,11 @@ func pending(t *testing.T, w *Worker) int64 {
 }
 
 func TestWorkerDrainAndLoad(t *testing.T) {
-	f := newFixture(t)
-	kubeLog(f)
-	f.commit(exchange("empty", "x", at(80), "?!", ""), exchange("orphan", "x", at(81), "", "An answer without a question about kubernetes."))
-	e := builtin(t, 64)
-	w, err := NewWorker(WorkerConfig{DB: f.db, Embedder: e, BatchSize: 3})
+	f := indextest.New(t)
+	indextest.KubeLog(f)
+	f.Commit(indextest.Exchange("empty", "x", indextest.At(80), "?!", ""), indextest.Exchange("orphan", "x", indextest.At(81), "", "An answer without a question about kubernetes."))
+	e := indextest.Hash(t, 64)
+	w, err := NewWorker(WorkerConfig{DB: f.DB, Embedder: e, BatchSize: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestWorkerDrainAndLoad(t *testing.T) {
 		t.Errorf("%d pending after Drain", n)
 	}
 	// A restart rebuilds the same space from the table, embedding nothing.
-	v, err := Load(ctx, f.db, SpaceIdentity(e))
+	v, err := Load(ctx, f.DB, SpaceIdentity(e))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,10 +99,10 @@ func TestWorkerDrainAndLoad(t *testing.T) {
 // TestWorkerEmbedderSwitch: a new embedder makes every exchange pending;
 // when its space is complete, the old vectors are pruned.
 func TestWorkerEmbedderSwitch(t *testing.T) {
-	f := newFixture(t)
-	kubeLog(f)
-	old := drain(t, f.db, builtin(t, 64))
-	w := drain(t, f.db, builtin(t, 32))
+	f := indextest.New(t)
+	indextest.KubeLog(f)
+	old := drain(t, f.DB, indextest.Hash(t, 64))
+	w := drain(t, f.DB, indextest.Hash(t, 32))
 	if n := pending(t, old); n != 7 {
 		t.Errorf("old identity: %d pending after the switch, want all 7 (pruned)", n)
 	}
@@ -109,7 +110,7 @@ func TestWorkerEmbedderSwitch(t *testing.T) {
 		t.Errorf("new identity: %d pending", n)
 	}
 	// Switching back re-embeds.
-	back, err := NewWorker(WorkerConfig{DB: f.db, Embedder: builtin(t, 64)})
+	back, err := NewWorker(WorkerConfig{DB: f.DB, Embedder: indextest.Hash(t, 64)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,10 +125,10 @@ func TestWorkerEmbedderSwitch(t *testing.T) {
 // TestWorkerRun: Run embeds what is committed, retries a failing embedder
 // with backoff without losing anything, and wakes up on Notify.
 func TestWorkerRun(t *testing.T) {
-	f := newFixture(t)
-	f.commit(exchange("e1", "s", at(0), "first question about rust lifetimes", "answer"))
-	e := &flaky{Embedder: builtin(t, 32), failures: 3}
-	w, err := NewWorker(WorkerConfig{DB: f.db, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond, IdlePoll: time.Hour})
+	f := indextest.New(t)
+	f.Commit(indextest.Exchange("e1", "s", indextest.At(0), "first question about rust lifetimes", "answer"))
+	e := &flaky{Embedder: indextest.Hash(t, 32), failures: 3}
+	w, err := NewWorker(WorkerConfig{DB: f.DB, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond, IdlePoll: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestWorkerRun(t *testing.T) {
 	}
 
 	// Idle now (IdlePoll is an hour): a commit and a Notify wake it up.
-	f.commit(exchange("e2", "s", at(1), "second question about borrowing", "answer"))
+	f.Commit(indextest.Exchange("e2", "s", indextest.At(1), "second question about borrowing", "answer"))
 	w.Notify()
 	w.Notify() // never blocks
 	waitFor(t, "second exchange embedded", func() bool { return w.Status().Vectors == 2 })
@@ -153,7 +154,7 @@ func TestWorkerRun(t *testing.T) {
 	e.mu.Lock()
 	e.failures = 5
 	e.mu.Unlock()
-	f.commit(exchange("e3", "s", at(2), "third question about traits", "answer"))
+	f.Commit(indextest.Exchange("e3", "s", indextest.At(2), "third question about traits", "answer"))
 	w.Notify()
 	waitFor(t, "error reported", func() bool { return strings.Contains(w.Status().LastErr, "unavailable") })
 	waitFor(t, "third exchange embedded", func() bool { return w.Status().Vectors == 3 })
@@ -181,22 +182,22 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // for a text too long for the model) does not block the queue: it gets a
 // zero vector, is found by BM25 only, and the others are embedded.
 func TestWorkerRejectedText(t *testing.T) {
-	f := newFixture(t)
-	f.commit(
-		exchange("ok1", "s", at(0), "a question about gardening tomatoes", "water them"),
-		exchange("bad", "s", at(1), "POISON a question about gardening roses", "prune them"),
-		exchange("ok2", "s", at(2), "a question about gardening basil", "pinch it"),
+	f := indextest.New(t)
+	f.Commit(
+		indextest.Exchange("ok1", "s", indextest.At(0), "a question about gardening tomatoes", "water them"),
+		indextest.Exchange("bad", "s", indextest.At(1), "POISON a question about gardening roses", "prune them"),
+		indextest.Exchange("ok2", "s", indextest.At(2), "a question about gardening basil", "pinch it"),
 	)
-	e := &flaky{Embedder: builtin(t, 32), poison: "POISON"}
-	w := drain(t, f.db, e)
+	e := &flaky{Embedder: indextest.Hash(t, 32), poison: "POISON"}
+	w := drain(t, f.DB, e)
 	if st := w.Status(); st.Pending != 0 || st.Vectors != 2 || st.Stored != 3 {
 		t.Errorf("status: %+v", st)
 	}
 	// When the embedder refuses everything, that is its configuration's
 	// fault: nothing is stored and Drain reports the error.
-	f2 := newFixture(t)
-	f2.commit(exchange("p1", "s", at(0), "POISON one", "x"), exchange("p2", "s", at(1), "POISON two", "y"))
-	w2, err := NewWorker(WorkerConfig{DB: f2.db, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+	f2 := indextest.New(t)
+	f2.Commit(indextest.Exchange("p1", "s", indextest.At(0), "POISON one", "x"), indextest.Exchange("p2", "s", indextest.At(1), "POISON two", "y"))
+	w2, err := NewWorker(WorkerConfig{DB: f2.DB, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,13 +214,13 @@ func TestWorkerRejectedText(t *testing.T) {
 // to learn its dimension leaves the worker without a space (search is BM25
 // alone) and Drain fails; nothing is stored under a provisional identity.
 func TestWorkerUnresolvedEmbedder(t *testing.T) {
-	f := newFixture(t)
-	kubeLog(f)
+	f := indextest.New(t)
+	indextest.KubeLog(f)
 	e, err := embed.New(embed.Config{Provider: "ollama", URL: "http://127.0.0.1:1", Model: "m", Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := NewWorker(WorkerConfig{DB: f.db, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+	w, err := NewWorker(WorkerConfig{DB: f.DB, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,19 +277,19 @@ func TestTextRecipes(t *testing.T) {
 		{TextUserPrev, []string{"deploy it", "deploy it\n\nis it up?", "other session", "is it up?\n\nthe answer alone"}},
 	} {
 		t.Run(tc.recipe, func(t *testing.T) {
-			f := newFixture(t)
-			f.commit(
-				exchange("a", "s1", at(0), "deploy it", "deployed"),
-				exchange("c", "s2", at(1), "other session", "ok"),
-				exchange("b", "s1", at(2), "is it up?", "yes"),
-				exchange("d", "s1", at(3), "", "the answer alone"),
+			f := indextest.New(t)
+			f.Commit(
+				indextest.Exchange("a", "s1", indextest.At(0), "deploy it", "deployed"),
+				indextest.Exchange("c", "s2", indextest.At(1), "other session", "ok"),
+				indextest.Exchange("b", "s1", indextest.At(2), "is it up?", "yes"),
+				indextest.Exchange("d", "s1", indextest.At(3), "", "the answer alone"),
 			)
-			rec := &recordingEmbedder{Embedder: builtin(t, 64)}
+			rec := &recordingEmbedder{Embedder: indextest.Hash(t, 64)}
 			e, err := WithTextRecipe(rec, tc.recipe)
 			if err != nil {
 				t.Fatal(err)
 			}
-			drain(t, f.db, e)
+			drain(t, f.DB, e)
 			got := sorted(rec.texts)
 			if want := sorted(tc.want); !slices.Equal(got, want) {
 				t.Errorf("embedded %q, want %q", got, want)
@@ -298,7 +299,7 @@ func TestTextRecipes(t *testing.T) {
 			}
 		})
 	}
-	if _, err := WithTextRecipe(builtin(t, 64), "user+everything"); err == nil {
+	if _, err := WithTextRecipe(indextest.Hash(t, 64), "user+everything"); err == nil {
 		t.Error("unknown recipe accepted")
 	}
 }
