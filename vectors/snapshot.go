@@ -260,16 +260,7 @@ const snapshotTempPattern = ".vectors-*.tmp"
 // RemoveSnapshotTemps removes the temporary snapshot files in the cache
 // folder dir: a killed process's leftovers.
 func RemoveSnapshotTemps(dir string) error {
-	tmps, err := filepath.Glob(filepath.Join(dir, snapshotTempPattern))
-	if err != nil {
-		return err
-	}
-	for _, t := range tmps {
-		if err := os.Remove(t); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("remove an unfinished vector snapshot: %w", err)
-		}
-	}
-	return nil
+	return removeFiles(dir, snapshotTempPattern, "an unfinished vector snapshot")
 }
 
 // RemoveSnapshots deletes every snapshot of db's vector spaces. Forget
@@ -277,14 +268,19 @@ func RemoveSnapshotTemps(dir string) error {
 // forgotten sessions' ids and vectors on disk until the next one replaces
 // it.
 func RemoveSnapshots(db *index.DB) error {
-	dir := filepath.Dir(db.Path())
-	files, err := filepath.Glob(filepath.Join(dir, "vectors-*.snap"))
+	return removeFiles(filepath.Dir(db.Path()), "vectors-*.snap", "vector snapshot")
+}
+
+// removeFiles removes the files of dir whose names match pattern; what
+// names them in an error.
+func removeFiles(dir, pattern, what string) error {
+	files, err := filepath.Glob(filepath.Join(dir, pattern))
 	if err != nil {
 		return err
 	}
 	for _, f := range files {
 		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("remove vector snapshot: %w", err)
+			return fmt.Errorf("remove %s: %w", what, err)
 		}
 	}
 	return nil
