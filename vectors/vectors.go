@@ -23,29 +23,25 @@ import (
 // scan, so a filtered query returns the true top n of the filtered set at
 // the cost of one scan.
 //
-// Space are kept normalised and quantised to 8 bits: int8 components
+// Vectors are kept normalised and quantised to 8 bits: int8 components
 // with one float32 scale per vector (the index keeps the float32
-// originals). 100k vectors of 256 dimensions take 27 MB instead of 105,
-// and the heap the garbage collector lets grow to twice the live data
-// stays small: at 100k exchanges a process that ingested, embedded and
-// searched holds about 150 MB resident against 290 with float32 vectors.
-// The price: cosines move by about 0.002 (far below the gaps that order
-// candidates; hybrid recall on the dev set is unchanged), and a scan
-// spends about 40% more CPU converting components (100k×256 on 2 cores:
-// about 9 ms instead of 6.5). Components sit in fixed-size blocks without
-// pointers: the collector does not scan them, and growth never copies
-// the whole space. A sparse query (the builtin embedder's, for a short
-// text: about 90 of 256 components are non-zero) is scored over its
-// non-zero components only, a third of the work: at 100k exchanges of
-// real text, vector-only search went from 16.9 to 9.8 ms a query.
+// originals): a quarter of the memory, and a heap the garbage collector
+// lets grow to twice the live data stays small. The price: cosines move
+// by about 0.002 (far below the gaps that order candidates; hybrid recall
+// on the dev set is unchanged), and a scan spends more CPU converting
+// components. Components sit in fixed-size blocks without pointers: the
+// collector does not scan them, and growth never copies the whole space.
+// A sparse query (the hash embedder's, for a short text: about a third
+// of the components are non-zero) is scored over its non-zero components
+// only. The measurements behind these choices are in README,
+// "Performance".
 //
-// Why not a chromem-go collection, which also scans exhaustively: on 2
-// cores at 100k×256 (BenchmarkVectorScan) its QueryEmbedding takes 55-75
-// ms against 8-10 ms for this scan, and as long filtered to one session
-// against 0.2-0.4 ms (a scalar dot product, a mutex operation
-// and a goroutine handoff per document); its per-document maps and
-// strings add 45% to float32 vectors; and its exact-match where filter
-// cannot express a resume chain or a time range.
+// Why not a chromem-go collection, which also scans exhaustively: its
+// query is several times slower, unfiltered and above all filtered to one
+// session (a scalar dot product, a mutex operation and a goroutine
+// handoff per document: BenchmarkVectorScan compares them); its
+// per-document maps and strings add to float32 vectors; and its
+// exact-match where filter cannot express a resume chain or a time range.
 //
 // Space is safe for concurrent use.
 type Space struct {
@@ -199,8 +195,8 @@ func (v *Space) addStaged(st staged) error {
 // quantize stores the unit vector vec/norm into dst as int8 components
 // and returns their scale: the largest magnitude maps to ±127. (With a
 // multiplication and math.RoundToEven, not a division and math.Round: at
-// start the daemon quantises every stored vector, and that made up 60% of
-// it.)
+// start the daemon quantises every stored vector: this is most of a start
+// without a snapshot.)
 func quantize(dst []int8, vec []float32, norm float64) float32 {
 	var m float32
 	for _, x := range vec {

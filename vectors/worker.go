@@ -409,18 +409,14 @@ func SpaceIdentity(e embed.Embedder) string { return e.Identity() + "#" + recipe
 //
 // TextUser, the default: questions about past conversations are mostly
 // about what the user said and did, and long answers drown the user's
-// words. Hash embedder, dev set: vector recall_all@5 0.526 with user text
-// against 0.347 with both. uselite, the first 20 questions of the tune
-// half: vector any@5/all@5 1.000/0.900 with user text against 0.950/0.800
-// with both (first 128 tokens), hybrid all@5 1.000 against 0.950. BM25
-// searches both either way.
+// words; it found more than the user's and the assistant's text together,
+// with the hash embedder and with uselite. BM25 searches both either way.
 //
 // TextUserDate and TextUserPrev (issue 14 item 4: dates in the embedded
 // text; expansion with the neighbouring exchange) were measured against
-// TextUser and lost (hybrid any@5, default floor): dates, coding set tune
-// 0.500 vs 0.545, heldout 0.440 vs 0.460, paraphrase test 18 vs 20 of 32
-// by vectors; previous exchange, dev tune all@5 0.733 vs 0.778 and vector
-// any@5 0.800 vs 0.844, paraphrase 15 of 32. They stay for evaluation.
+// TextUser and lost, on the coding set, the dev set and the paraphrase
+// test. They stay for evaluation. The figures are in README,
+// "Performance" ("Why it is built this way").
 func embedText(recipe string, e index.Event, prev string) string {
 	if recipe == TextUserAI {
 		return index.EmbedText(e.User, e.AI)

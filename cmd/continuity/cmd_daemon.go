@@ -48,12 +48,11 @@ func (w *watchFlags) level() (slog.Level, error) {
 
 // daemonGCPercent is the daemon's heap goal: the heap may grow to 1.5×
 // its live size before a collection, not Go's default 2×. A daemon holds
-// a large live heap for long (at 1M exchanges 155–200 MB: vector rows and
-// sessions, the resume cache, the bm25 engine's session table), and its
-// collections cost 1% of a core, so the default's headroom bought nothing
-// but resident memory: at 1M, peak RSS 1029–1066 MiB with 100 against
-// 974 MiB with 50, for the same latencies (continuity-bench query, same
-// session). GOGC or GOMEMLIMIT set in the environment are left alone.
+// a large live heap for long (vector rows and sessions, the resume cache,
+// the bm25 engine's session table) and collects rarely, so the default's
+// headroom bought nothing but resident memory, for the same latencies
+// (README, "Performance"). GOGC or GOMEMLIMIT set in the environment are
+// left alone.
 const daemonGCPercent = 50
 
 // daemonGC applies daemonGCPercent, unless the environment sets its own,

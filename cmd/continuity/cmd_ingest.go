@@ -17,7 +17,7 @@ import (
 // 2000 lines, 8 MiB), which keeps its commits small for latency: fewer
 // commits mean fewer fsyncs and index pages written once per batch
 // instead of several times. 16 MiB of lines stays well inside the memory
-// budget (250 MB at 100k exchanges).
+// budget (README, "Performance").
 const (
 	ingestBatchLines = 8000
 	ingestBatchBytes = 16 << 20
@@ -96,15 +96,13 @@ them in the background.`)
 
 // Garbage collection during a backfill. Ingest allocates much short-lived
 // memory (lines, parsed events, terms, values for SQLite) around a small
-// live heap: 4-15 MiB on short exchanges, where Go's default (GOGC=100)
-// collects about 60 times per 100k lines, 7 % of ingest's CPU by
-// GODEBUG=gctrace (CPU per 100k short lines went from 4.0 to 3.6 s,
-// mean of 6 alternating runs). So ingest lets the heap grow to 5 times
-// the live heap, but no further than a soft limit of 96 MiB of Go memory:
-// on LongMemEval texts, whose live heap reaches ~50 MiB, the limit binds
-// and it collects about as before, keeping the peak RSS of 100k lines
-// near 200 MB (the budget is 250). GOGC or GOMEMLIMIT set in the
-// environment are left alone.
+// live heap, where Go's default (GOGC=100) collects very often, a visible
+// share of ingest's CPU (GODEBUG=gctrace). So ingest lets the heap grow
+// to 5 times the live heap, but no further than a soft limit of 96 MiB of
+// Go memory: on long texts, whose live heap is larger, the limit binds
+// and it collects about as before, keeping the peak RSS within the
+// memory budget. The measurements are in README, "Performance". GOGC or
+// GOMEMLIMIT set in the environment are left alone.
 const (
 	ingestGCPercent   = 400
 	ingestMemoryLimit = 96 << 20
