@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/follow"
 	"github.com/praxis-os/continuity/vectors"
 	"github.com/praxis-os/continuity/watcher"
 )
@@ -84,12 +85,18 @@ type Embedded struct {
 // what is not embedded stays pending for the next ingest or the daemon.
 func (e *Engine) Embed(ctx context.Context, emb embed.Embedder) (Embedded, error) {
 	if emb != nil && emb != e.work.Embedder() {
+		// A worker for emb takes the place of the one Open made (ingest
+		// opens without an embedder: it needs none until now).
 		w, err := e.newWorker(emb)
 		if err != nil {
 			return Embedded{}, err
 		}
+		for i, v := range e.views {
+			if v == follow.View(e.work) {
+				e.views[i] = w
+			}
+		}
 		e.work = w
-		e.views[2] = w
 	}
 	start := time.Now()
 	if err := vectors.RemoveSnapshotTemps(e.ws.Cache); err != nil {

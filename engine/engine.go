@@ -25,6 +25,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/praxis-os/continuity/embed"
@@ -105,6 +106,8 @@ type Engine struct {
 
 	// onCommit, when set (CatchUp), hears each committed batch.
 	onCommit func(watcher.Batch)
+
+	closeOnce sync.Once
 }
 
 // Open takes the workspace's lock (index.ErrLocked when another process
@@ -217,11 +220,13 @@ func openWriter(ws workspace.Layout) (*index.Lock, *index.DB, error) {
 // workspace (a daemon, an ingest, an MCP server indexing in-process).
 var ErrLocked = index.ErrLocked
 
-// Close closes the index and releases the workspace's lock. Run closes
-// the engine itself when it returns.
+// Close closes the index and releases the workspace's lock, once. Run
+// closes the engine itself when it returns.
 func (e *Engine) Close() {
-	e.db.Close()
-	e.lock.Close()
+	e.closeOnce.Do(func() {
+		e.db.Close()
+		e.lock.Close()
+	})
 }
 
 // DB is the index, for the evaluation and benchmark tools.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/praxis-os/continuity/workspace"
@@ -20,10 +21,10 @@ const lockPoll = time.Second
 // process holds the workspace, it fails (ErrLocked), or with waitLock
 // waits and takes over when that process exits.
 func Serve(ctx context.Context, ws workspace.Layout, opts Options, waitLock bool) error {
-	log := opts.Logger
-	if log == nil {
-		return errors.New("engine: Serve needs a logger")
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	log := opts.Logger
 	waiting := false
 	var restarts []time.Time // when the cache was found deleted, recently
 	for {
