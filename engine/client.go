@@ -78,14 +78,36 @@ func (c *Client) Sessions(ctx context.Context) (SessionsResponse, error) {
 // answers, else in-process on the index opened read-only, with the
 // configured embedder.
 func (c *Client) call(ctx context.Context, name string, req, resp any) error {
+	return c.route(ctx, name, req, resp, true, func() error {
+		db, err := openReader(c.ws)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		q, err := c.local(ctx, db)
+		if err != nil {
+			return err
+		}
+		return q.dispatch(ctx, name, req, resp)
+	})
+}
+
+// route is daemon-or-local routing: the call name goes to the workspace's
+// daemon when one runs; else local answers in this process. With ping, a
+// daemon that does not answer a ping quickly is passed over too: a
+// stopped or stuck daemon still accepts connections (the kernel queues
+// them) but never answers, and a read can be answered from the index.
+// Without it (a write, which only the lock holder may do), the call waits
+// for the daemon.
+func (c *Client) route(ctx context.Context, name string, req, resp any, ping bool, local func() error) error {
 	sc := server.NewClient(server.SocketPath(c.ws.Cache))
-	// A stopped or stuck daemon still accepts connections (the kernel
-	// queues them) but never answers: ping it with a short deadline first
-	// and answer locally if it does not.
-	pctx, cancel := context.WithTimeout(ctx, daemonPing)
-	var pong PingReply
-	perr := sc.Call(pctx, "ping", struct{}{}, &pong)
-	cancel()
+	var perr error
+	if ping {
+		pctx, cancel := context.WithTimeout(ctx, daemonPing)
+		var pong PingReply
+		perr = sc.Call(pctx, "ping", struct{}{}, &pong)
+		cancel()
+	}
 	err := perr
 	if perr == nil {
 		err = sc.Call(ctx, name, req, resp)
@@ -96,16 +118,7 @@ func (c *Client) call(ctx context.Context, name string, req, resp any) error {
 	if !errors.Is(err, server.ErrNoDaemon) {
 		return err
 	}
-	db, err := openReader(c.ws)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	q, err := c.local(ctx, db)
-	if err != nil {
-		return err
-	}
-	return q.dispatch(ctx, name, req, resp)
+	return local()
 }
 
 // local answers in-process: the vectors already stored for the

@@ -3,7 +3,6 @@ package engine
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -94,19 +93,21 @@ func forgetPlan(ctx context.Context, db *index.DB, req ForgetRequest) (ForgetRes
 }
 
 // Forget forgets through the workspace's daemon when one runs (the
-// index's one writer), else by opening the workspace for writing here.
+// index's one writer; the call waits for it), else by opening the
+// workspace for writing here (which fails while another process, an
+// ingest, holds it).
 func (c *Client) Forget(ctx context.Context, req ForgetRequest) (ForgetResponse, error) {
 	var resp ForgetResponse
-	err := server.NewClient(server.SocketPath(c.ws.Cache)).Call(ctx, "forget", req, &resp)
-	if !errors.Is(err, server.ErrNoDaemon) {
-		return resp, err
-	}
-	e, err := Open(c.ws, Options{})
-	if err != nil {
-		return resp, err
-	}
-	defer e.Close()
-	return e.Forget(ctx, req)
+	err := c.route(ctx, "forget", req, &resp, false, func() error {
+		e, err := Open(c.ws, Options{})
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		resp, err = e.Forget(ctx, req)
+		return err
+	})
+	return resp, err
 }
 
 // PlanForget says what Forget would remove, read from the index without
