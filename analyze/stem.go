@@ -1,12 +1,3 @@
-// Package analyze turns text into the terms continuity indexes and
-// searches: English words reduced to their Snowball (Porter2) stems, and
-// runs of Chinese, Japanese and Korean characters, which have no spaces
-// between words, cut into overlapping character pairs (bigrams).
-//
-// The full-text index (index/fulltext.go) stores each exchange in the form
-// Document gives, and search (search/query.go) asks for Terms in the same
-// form, so the two can never disagree on a stem or a segmentation. The
-// builtin embedder stems with Stem too.
 package analyze
 
 import (

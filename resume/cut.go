@@ -32,7 +32,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/analyze"
 )
 
 // MarkerRE matches the marker that stands for text left out of a cut
@@ -64,7 +64,7 @@ type terms map[string]bool
 
 func analyse(query string) terms {
 	t := terms{}
-	for _, w := range embed.Terms(query) {
+	for _, w := range analyze.Terms(query) {
 		t[w] = true
 	}
 	return t
@@ -698,7 +698,7 @@ func firstHit(text string, q terms) int {
 			}
 			j += size
 		}
-		for _, t := range embed.Terms(text[i:j]) {
+		for _, t := range analyze.Terms(text[i:j]) {
 			if q[t] {
 				return i
 			}

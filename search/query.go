@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/praxis-os/continuity/analyze"
-	"github.com/praxis-os/continuity/embed"
 )
 
 // Query analysis: free text in, a safe FTS5 MATCH expression out.
@@ -29,7 +28,7 @@ func queryTerms(text string, dropFiller bool) []string {
 		}
 		seen[w] = true
 		all = append(all, w)
-		if embed.IsStopword(w) || len(w) == 1 && 'a' <= w[0] && w[0] <= 'z' || dropFiller && fillerWords[w] {
+		if analyze.Meaningless(w) || dropFiller && fillerWords[w] {
 			continue
 		}
 		kept = append(kept, w)

@@ -37,6 +37,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/praxis-os/continuity/analyze"
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/logformat"
@@ -479,17 +480,17 @@ func (h *codingHaystack) evidenceText(q question) (user, all string) {
 }
 
 // overlap is the share of the question's terms (words without stopwords,
-// stemmed: what search matches on, embed.Terms) that occur in text.
+// stemmed: what search matches on, analyze.Terms) that occur in text.
 func overlap(question, text string) float64 {
 	qt := map[string]bool{}
-	for _, t := range embed.Terms(question) {
+	for _, t := range analyze.Terms(question) {
 		qt[t] = true
 	}
 	if len(qt) == 0 {
 		return 0
 	}
 	tt := map[string]bool{}
-	for _, t := range embed.Terms(text) {
+	for _, t := range analyze.Terms(text) {
 		tt[t] = true
 	}
 	n := 0

@@ -36,7 +36,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/analyze"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/logformat"
 	"github.com/praxis-os/continuity/resume"
@@ -374,7 +374,7 @@ func bm25Order(evs []index.Event, query string) []index.Event {
 	total := 0.0
 	for i, e := range evs {
 		tf := map[string]int{}
-		for _, w := range embed.Tokens(e.User + "\n" + e.AI) {
+		for _, w := range analyze.Tokens(e.User + "\n" + e.AI) {
 			tf[w]++
 			lens[i]++
 		}
@@ -386,7 +386,7 @@ func bm25Order(evs []index.Event, query string) []index.Event {
 	}
 	avg := total / float64(max(1, len(evs)))
 	qs := map[string]bool{}
-	for _, w := range embed.Tokens(query) {
+	for _, w := range analyze.Tokens(query) {
 		qs[w] = true
 	}
 	type scoredEv struct {
