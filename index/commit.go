@@ -64,10 +64,6 @@ const (
 		ON CONFLICT (name) DO UPDATE SET value = value + excluded.value`
 )
 
-// testHookLine, when set by a test, runs before each line of a Commit; an
-// error fails the commit there.
-var testHookLine func(i int) error
-
 // sessionDelta accumulates one batch's changes to a sessions row.
 type sessionDelta struct {
 	first, last               int64
@@ -220,11 +216,6 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 	defer prep.stop()
 
 	for i := range b.Lines {
-		if testHookLine != nil {
-			if err := testHookLine(i); err != nil {
-				return err
-			}
-		}
 		l := &b.Lines[i]
 		if l.End <= stored {
 			continue // committed by an earlier batch
