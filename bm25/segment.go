@@ -21,10 +21,9 @@ import (
 // segments), immutable once written. It is mapped read-only, and the
 // per-document arrays and the dictionary are read in place, as
 // little-endian arrays (the reader refuses big-endian machines). The
-// postings, most of the index (about 320 MB at 1M exchanges of
-// LongMemEval text), are read with pread for the terms a search asks
-// (postingsOf): off the Go heap and out of the process's resident
-// memory.
+// postings, most of the index, are read with pread for the terms a
+// search asks (postingsOf): off the Go heap and out of the process's
+// resident memory.
 //
 // Layout, all integers little-endian, arrays 8-byte aligned:
 //
@@ -46,7 +45,7 @@ import (
 // the header to the postings (arrays, dictionary, terms). Opening checks
 // both, reading the file (not the mapping, so that checking makes no page
 // resident in the process). The postings are not checksummed, to keep
-// opening at 1M exchanges well under a second without reading 500 MB;
+// opening fast without reading the bulk of the index;
 // their decoder bounds-checks every ordinal and offset, so damage there
 // gives wrong postings for a term, never a crash or a read out of range.
 
@@ -489,9 +488,9 @@ func (s *segment) find(term string) int {
 // (pread), not through the mapping: the page cache keeps them, but they
 // never count in the process's resident memory. Through the mapping,
 // each page fault mapped a whole page-cache folio (up to 2 MiB here), and
-// after 300 queries at 1M exchanges 315 of the 324 MB of segment files
-// counted in the daemon's RSS. The dictionary and the per-document
-// arrays (about 50 MB at 1M) are still read through the mapping.
+// after a few hundred queries nearly all of the segment files counted in
+// the daemon's RSS. The dictionary and the per-document arrays, a small
+// part of the files, are still read through the mapping.
 //
 // The bytes go to the end of *arena when arena is not nil (a search's
 // pooled buffer: no allocation, no zeroing once it is large enough;

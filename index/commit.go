@@ -520,8 +520,8 @@ const (
 // values are parameters, and a producer id equal to the event id is the
 // event id's parameter again.
 //
-// Why: go-sqlite3 binds each parameter with a call into C, and a row of
-// 24 parameters spent 40 % of its insert binding them; most values of a
+// Why: go-sqlite3 binds each parameter with a call into C, and binding
+// was a large share of inserting a row of 24 parameters; most values of a
 // typical exchange are NULL (reason, files...), false, or the batch's
 // (generation, file, time of ingest). A statement per shape (a handful
 // per batch, prepared once) binds 12 instead.

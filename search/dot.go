@@ -6,8 +6,7 @@ import "math"
 // the stored int8 vectors, summed in int32, exactly (integer arithmetic:
 // the assembly kernel and dotsInt16Int8Go agree to the bit). Converting
 // every stored component to float32 before multiplying, as the scan did
-// before, cost four times as much: 100k×512 took 20 ms on one core
-// against 5 (BenchmarkDots).
+// before, cost several times as much (BenchmarkDots).
 
 // dotsInt16Int8Go is the portable dotsInt16Int8.
 func dotsInt16Int8Go(q []int16, b []int8, out []int32) {

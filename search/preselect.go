@@ -8,22 +8,19 @@ import (
 
 // Two-stage search for large spaces. A scan reads every vector: 512 bytes
 // each for a 512-dimension model, 51 MB at 100k exchanges and 512 MB at
-// 1M, and on these machines memory gives a core about 2 GB/s, so the
-// exact scan costs about 14 ms at 100k on 2 cores and 150 ms at 1M,
-// whatever the arithmetic (BenchmarkDots: 17 ns a vector in cache, 280
-// from memory). So beyond preselectMin vectors the scan reads a sign code
+// 1M, so beyond the cache the exact scan's cost is memory bandwidth,
+// whatever the arithmetic (BenchmarkDots: a vector from memory costs many
+// times one in cache). So beyond preselectMin vectors the scan reads a sign code
 // per vector instead (one bit per component, 64 bytes for 512 components:
 // an eighth of the traffic), keeps the candidates nearest to the query's
 // own sign code in Hamming distance (preselectFactor × n of them, at least
-// preselectFloor, and all those as near as the farthest taken), and scores those exactly, as the exact scan would: the
-// scores are the same, only a vector that the sign codes put outside the
-// candidates can be missed. On the LongMemEval texts at 100k exchanges
-// (uselite vectors, the 100 dev questions), the two-stage top 10 and top
-// 50 were the exact ones for every question, and the top 200 kept 99.6%
-// of the exact top 200; the query took 4.3 ms against 18.8 for the exact
-// scan, same run, loaded machine (BenchmarkPreselectWorkspace). Spaces
-// below preselectMin (every per-question workspace of the evaluations)
-// are scanned exactly.
+// preselectFloor, and all those as near as the farthest taken), and
+// scores those exactly, as the exact scan would: the scores are the same,
+// only a vector that the sign codes put outside the candidates can be
+// missed. BenchmarkPreselectWorkspace measures what it misses and what it
+// saves against the exact scan in the same run (README, Performance).
+// Spaces below preselectMin (every per-question workspace of the
+// evaluations) are scanned exactly.
 const (
 	preselectMin    = 65536
 	preselectFactor = 20

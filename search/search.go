@@ -266,8 +266,8 @@ func dropCommon(terms []analyze.Term, docs map[string]int64, total int64, share 
 
 // dfCache holds document counts of terms read from the full-text index
 // in one of its states (index.DB.FullTextState). The counts of common
-// terms are the costly ones (fts5vocab reads their whole doclist: 3.7 ms
-// a query at 100k exchanges) and recur in most queries.
+// terms are the costly ones (fts5vocab reads their whole doclist) and
+// recur in most queries.
 type dfCache struct {
 	mu    sync.Mutex
 	state int64
@@ -759,8 +759,8 @@ func (s *Searcher) score(cands []*candidate, floor float64, cal calibration) []*
 // must reach it); else, in hybrid and BM25 modes, Options.MinScore, and
 // none in vector mode: the model's cosines alone do not separate a
 // paraphrase from an unrelated text well enough for a default floor
-// (measured with uselite: with the floor, vector-only any@5 on the dev set
-// was 0.60 to 0.64, where the issue measured 0.85 without).
+// (with uselite, a floor cost vector-only search much of its recall on
+// the dev set: continuity-eval).
 //
 // The default floor is a gate on the query, not a cut of every result:
 // once one result reaches it, the results down to tailShare of it are
