@@ -76,8 +76,30 @@ type codingQuestion struct {
 	Answer string `json:"answer"`
 }
 
-// parseCodingQuestions reads the question file; name is for messages.
+// evidenceSide is how a question file names its evidence exchanges.
+type evidenceSide int
+
+const (
+	// promptSide: by substrings of the human prompt
+	// (evidence_prompt_contains, required), optionally narrowed by
+	// substrings of the answer (coding-questions.jsonl).
+	promptSide evidenceSide = iota
+	// answerSide: by substrings of the agent's answer
+	// (evidence_answer_contains, required), the prompt substrings
+	// optional: the evidence of the answer-side set is what the answer
+	// says, its prompt is often "go on" (answer-questions.jsonl).
+	answerSide
+)
+
+// parseCodingQuestions reads the question file of the coding set; name is
+// for messages.
 func parseCodingQuestions(r io.Reader, name string) ([]codingQuestion, error) {
+	return parseQuestionFile(r, name, promptSide)
+}
+
+// parseQuestionFile reads a question file whose answerable questions name
+// their evidence by side; name is for messages.
+func parseQuestionFile(r io.Reader, name string, side evidenceSide) ([]codingQuestion, error) {
 	var out []codingQuestion
 	seen := map[string]bool{}
 	sc := bufio.NewScanner(r)
@@ -98,9 +120,11 @@ func parseCodingQuestions(r io.Reader, name string) ([]codingQuestion, error) {
 			return nil, fmt.Errorf("%s:%d: question without qid or question", name, n)
 		case seen[q.QID]:
 			return nil, fmt.Errorf("%s:%d: qid %q used twice", name, n, q.QID)
-		case !q.Abstention && (q.Transcript == "" || q.Agent == "" || len(q.PromptContains) == 0):
+		case !q.Abstention && side == promptSide && (q.Transcript == "" || q.Agent == "" || len(q.PromptContains) == 0):
 			return nil, fmt.Errorf("%s:%d: %s: an answerable question needs transcript, agent and evidence_prompt_contains", name, n, q.QID)
-		case q.Abstention && (q.Transcript != "" || len(q.PromptContains) > 0):
+		case !q.Abstention && side == answerSide && (q.Transcript == "" || q.Agent == "" || len(q.AnswerContains) == 0):
+			return nil, fmt.Errorf("%s:%d: %s: an answerable question needs transcript, agent and evidence_answer_contains", name, n, q.QID)
+		case q.Abstention && (q.Transcript != "" || len(q.PromptContains) > 0 || len(q.AnswerContains) > 0):
 			return nil, fmt.Errorf("%s:%d: %s: an abstention question has no evidence", name, n, q.QID)
 		}
 		for _, s := range append(slices.Clone(q.PromptContains), q.AnswerContains...) {
@@ -180,9 +204,9 @@ type evidence struct {
 
 // mapEvidence finds q's evidence among exs, the exchanges imported from
 // q's transcript: those whose prompt contains one of the prompt substrings
-// and, when answer substrings are given, whose answer contains one of
-// them. When the imported session ids carry the native one, only that
-// session's exchanges are considered.
+// (any prompt when none are given) and, when answer substrings are given,
+// whose answer contains one of them. When the imported session ids carry
+// the native one, only that session's exchanges are considered.
 func mapEvidence(q codingQuestion, exs []importedExchange) (evidence, error) {
 	cands := exs
 	var ev evidence
@@ -205,7 +229,7 @@ func mapEvidence(q codingQuestion, exs []importedExchange) (evidence, error) {
 		}
 	}
 	for _, e := range cands {
-		if !containsAny(normalize(e.User), q.PromptContains) {
+		if len(q.PromptContains) > 0 && !containsAny(normalize(e.User), q.PromptContains) {
 			continue
 		}
 		if len(q.AnswerContains) > 0 && !containsAny(normalize(e.AI), q.AnswerContains) {
@@ -217,17 +241,22 @@ func mapEvidence(q codingQuestion, exs []importedExchange) (evidence, error) {
 		}
 	}
 	if len(ev.IDs) == 0 {
-		return ev, fmt.Errorf("%s: no exchange of %s (%d candidates) has a prompt containing %q%s",
-			q.QID, q.Transcript, len(cands), q.PromptContains, answerClause(q))
+		return ev, fmt.Errorf("%s: no exchange of %s (%d candidates) has %s",
+			q.QID, q.Transcript, len(cands), evidenceClause(q))
 	}
 	return ev, nil
 }
 
-func answerClause(q codingQuestion) string {
-	if len(q.AnswerContains) == 0 {
-		return ""
+// evidenceClause says what q's evidence must contain, for messages.
+func evidenceClause(q codingQuestion) string {
+	var parts []string
+	if len(q.PromptContains) > 0 {
+		parts = append(parts, fmt.Sprintf("a prompt containing %q", q.PromptContains))
 	}
-	return fmt.Sprintf(" and an answer containing %q", q.AnswerContains)
+	if len(q.AnswerContains) > 0 {
+		parts = append(parts, fmt.Sprintf("an answer containing %q", q.AnswerContains))
+	}
+	return strings.Join(parts, " and ")
 }
 
 // transcriptConverter converts one native transcript (path, by agent) into
@@ -293,6 +322,8 @@ type codingHaystack struct {
 	leftOut []string
 	// all is every exchange of the workspace.
 	all []importedExchange
+	// df is docFreq's count of exchanges per term, once computed.
+	df map[string]int
 }
 
 // candidates are the exchanges a question about transcript rel may point
@@ -343,6 +374,13 @@ func logIDs(logs string) (map[string]string, error) {
 // transcript's import wrote to (by the producer ids that appeared in the
 // logs while it was imported).
 func openCodingHaystack(ctx context.Context, dir string, conv transcriptConverter, emb embed.Embedder) (*codingHaystack, error) {
+	return openHaystack(ctx, dir, conv, emb, nil)
+}
+
+// openHaystack is openCodingHaystack with extra, when not nil, writing
+// further logs into the logs folder after the transcripts' (the
+// answer-side set's incidents), indexed and embedded with them.
+func openHaystack(ctx context.Context, dir string, conv transcriptConverter, emb embed.Embedder, extra func(logs string) error) (*codingHaystack, error) {
 	files, err := listTranscripts(dir)
 	if err != nil {
 		return nil, err
@@ -371,6 +409,9 @@ func openCodingHaystack(ctx context.Context, dir string, conv transcriptConverte
 				}
 			}
 			before = after
+		}
+		if extra != nil {
+			return extra(logs)
 		}
 		return nil
 	}
@@ -528,7 +569,7 @@ var convertTranscript = importConverter
 // runCoding runs task t on the coding set: one workspace of every
 // transcript of c.data, the questions of questionsFile (the compiled-in
 // set when ""), split as asked.
-func runCoding(ctx context.Context, c *config, t task, questionsFile, split string) error {
+func runCoding(ctx context.Context, c *config, t task, questionsFile, split string, types []string) error {
 	cqs, err := loadCodingQuestions(questionsFile)
 	if err != nil {
 		return err
@@ -543,6 +584,9 @@ func runCoding(ctx context.Context, c *config, t task, questionsFile, split stri
 	defer h.ws.close()
 	qs, err := h.questions(cqs)
 	if err != nil {
+		return err
+	}
+	if qs, err = filterTypes(qs, types); err != nil {
 		return err
 	}
 	if qs, err = filterSplit(qs, split); err != nil {
