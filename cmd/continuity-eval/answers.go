@@ -120,29 +120,27 @@ func (in incident) eventID() string   { return incidentIDPrefix + in.ID }
 func parseIncidents(r io.Reader, name string) ([]incident, error) {
 	var out []incident
 	seen := map[string]bool{}
-	for n, line := range bytes.Split(mustReadAll(r), []byte("\n")) {
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
+	err := eachJSONLine(r, name, func(n int, dec *json.Decoder) error {
 		var in incident
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.DisallowUnknownFields()
 		if err := dec.Decode(&in); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, n+1, err)
+			return err
 		}
 		switch {
 		case in.ID == "" || strings.TrimSpace(in.Question) == "":
-			return nil, fmt.Errorf("%s:%d: incident without id or question", name, n+1)
+			return errors.New("incident without id or question")
 		case seen[in.ID]:
-			return nil, fmt.Errorf("%s:%d: id %q used twice", name, n+1, in.ID)
+			return fmt.Errorf("id %q used twice", in.ID)
 		case in.Abstention && (in.Prompt != "" || in.Answer != "" || in.Session != ""):
-			return nil, fmt.Errorf("%s:%d: %s: an abstention question has no exchange", name, n+1, in.ID)
+			return fmt.Errorf("%s: an abstention question has no exchange", in.ID)
 		case !in.Abstention && (in.Session == "" || in.Time.IsZero() || strings.TrimSpace(in.Prompt) == "" || strings.TrimSpace(in.Answer) == ""):
-			return nil, fmt.Errorf("%s:%d: %s: an incident needs session, time, prompt and answer", name, n+1, in.ID)
+			return fmt.Errorf("%s: an incident needs session, time, prompt and answer", in.ID)
 		}
 		seen[in.ID] = true
 		out = append(out, in)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no incident", name)
@@ -150,22 +148,17 @@ func parseIncidents(r io.Reader, name string) ([]incident, error) {
 	return out, nil
 }
 
-// mustReadAll reads r whole; a reader that fails yields what it gave.
-func mustReadAll(r io.Reader) []byte {
-	b, _ := io.ReadAll(r)
-	return b
-}
-
 // loadIncidents reads path, or the compiled-in incidents when path is "".
 func loadIncidents(path string) ([]incident, error) {
 	if path == "" {
 		return parseIncidents(bytes.NewReader(answerIncidentsJSONL), "answer-incidents.jsonl")
 	}
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open incidents: %w", err)
 	}
-	return parseIncidents(bytes.NewReader(b), path)
+	defer f.Close()
+	return parseIncidents(f, path)
 }
 
 // writeIncidents logs the incidents into the logs folder as protocol
@@ -432,8 +425,7 @@ func runAnswers(ctx context.Context, c *config, t task, o answerOptions) error {
 			}
 		}
 		if len(h.leftOut) > 0 {
-			fmt.Fprintf(c.stderr, "continuity-eval: %d question(s) left out, their transcript was not imported:\n  %s\n",
-				len(h.leftOut), strings.Join(h.leftOut, "\n  "))
+			h.reportLeftOut(c.stderr)
 		}
 		checks = h.checkAnswerSide(shared)
 		qs = append(qs, shared...)

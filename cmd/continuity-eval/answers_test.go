@@ -269,28 +269,18 @@ func TestAnswersRun(t *testing.T) {
 	dir, qfile, ifile, lme := tinyAnswerSet(t)
 	useConverter(t, protocolConverter)
 	args := []string{"--set", "answers", "--data", dir, "--questions", qfile, "--incidents", ifile, "--longmemeval", lme, "--k", "1,5", "--min-score", "0"}
-	var out, errb bytes.Buffer
-	if err := run(context.Background(), append(slices.Clone(args), "--json"), &out, &errb); err != nil {
-		t.Fatalf("run: %v\n%s", err, errb.String())
-	}
-	var got struct {
-		Questions int         `json:"questions"`
-		Results   [][]summary `json:"results"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
-	if got.Questions != 4 {
-		t.Fatalf("%d questions, want 4 (1 transcripts, 2 incidents, 1 longmemeval-assistant)", got.Questions)
+	n, results := runJSON(t, slices.Clone(args)...)
+	if n != 4 {
+		t.Fatalf("%d questions, want 4 (1 transcripts, 2 incidents, 1 longmemeval-assistant)", n)
 	}
 	var types []string
-	for _, s := range got.Results[0] {
+	for _, s := range results[0] {
 		types = append(types, fmt.Sprintf("%s:%d", s.Type, s.N))
 	}
 	if fmt.Sprint(types) != "[all:4 transcripts:1 incidents:2 longmemeval-assistant:1]" {
 		t.Errorf("report lines %v", types)
 	}
-	for _, sums := range got.Results {
+	for _, sums := range results {
 		// BM25 finds the questions that share words with their evidence
 		// in the top 5 of a few exchanges; "two copies of one mail" shares
 		// none with "the email worker acked after sending".
@@ -302,7 +292,7 @@ func TestAnswersRun(t *testing.T) {
 	}
 
 	// The table reports the set, its check and the abstention questions.
-	out.Reset()
+	var out, errb bytes.Buffer
 	if err := run(context.Background(), args, &out, &errb); err != nil {
 		t.Fatalf("run: %v\n%s", err, errb.String())
 	}
@@ -390,10 +380,6 @@ func TestFilterTypes(t *testing.T) {
 // incidents and checks that every question of the compiled-in set finds
 // its evidence and passes the answer-side check.
 func TestAnswerSetOnTranscripts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("imports and embeds 23 MB of transcripts")
-	}
-	dir := transcriptsDir(t)
 	cqs, err := loadAnswerQuestions("")
 	if err != nil {
 		t.Fatal(err)
@@ -402,11 +388,7 @@ func TestAnswerSetOnTranscripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := openHaystack(context.Background(), dir, convertTranscript(), testEmbedder(t), writeIncidents(incs))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.ws.close()
+	h := realHaystack(t, writeIncidents(incs))
 	qs, err := h.questions(cqs)
 	if err != nil {
 		t.Fatal(err)

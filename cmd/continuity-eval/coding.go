@@ -102,6 +102,45 @@ func parseCodingQuestions(r io.Reader, name string) ([]codingQuestion, error) {
 func parseQuestionFile(r io.Reader, name string, side evidenceSide) ([]codingQuestion, error) {
 	var out []codingQuestion
 	seen := map[string]bool{}
+	err := eachJSONLine(r, name, func(n int, dec *json.Decoder) error {
+		var q codingQuestion
+		if err := dec.Decode(&q); err != nil {
+			return err
+		}
+		switch {
+		case q.QID == "" || q.Question == "":
+			return errors.New("question without qid or question")
+		case seen[q.QID]:
+			return fmt.Errorf("qid %q used twice", q.QID)
+		case !q.Abstention && side == promptSide && (q.Transcript == "" || q.Agent == "" || len(q.PromptContains) == 0):
+			return fmt.Errorf("%s: an answerable question needs transcript, agent and evidence_prompt_contains", q.QID)
+		case !q.Abstention && side == answerSide && (q.Transcript == "" || q.Agent == "" || len(q.AnswerContains) == 0):
+			return fmt.Errorf("%s: an answerable question needs transcript, agent and evidence_answer_contains", q.QID)
+		case q.Abstention && (q.Transcript != "" || len(q.PromptContains) > 0 || len(q.AnswerContains) > 0):
+			return fmt.Errorf("%s: an abstention question has no evidence", q.QID)
+		}
+		for _, s := range append(slices.Clone(q.PromptContains), q.AnswerContains...) {
+			if strings.TrimSpace(s) == "" {
+				return fmt.Errorf("%s: empty evidence substring", q.QID)
+			}
+		}
+		seen[q.QID] = true
+		out = append(out, q)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no question", name)
+	}
+	return out, nil
+}
+
+// eachJSONLine calls f with a strict decoder (unknown fields rejected) of
+// each non-blank line of r, with its 1-based number; an error of f is
+// returned as name:line: error.
+func eachJSONLine(r io.Reader, name string, f func(n int, dec *json.Decoder) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -109,39 +148,16 @@ func parseQuestionFile(r io.Reader, name string, side evidenceSide) ([]codingQue
 		if len(line) == 0 {
 			continue
 		}
-		var q codingQuestion
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&q); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
+		if err := f(n, dec); err != nil {
+			return fmt.Errorf("%s:%d: %w", name, n, err)
 		}
-		switch {
-		case q.QID == "" || q.Question == "":
-			return nil, fmt.Errorf("%s:%d: question without qid or question", name, n)
-		case seen[q.QID]:
-			return nil, fmt.Errorf("%s:%d: qid %q used twice", name, n, q.QID)
-		case !q.Abstention && side == promptSide && (q.Transcript == "" || q.Agent == "" || len(q.PromptContains) == 0):
-			return nil, fmt.Errorf("%s:%d: %s: an answerable question needs transcript, agent and evidence_prompt_contains", name, n, q.QID)
-		case !q.Abstention && side == answerSide && (q.Transcript == "" || q.Agent == "" || len(q.AnswerContains) == 0):
-			return nil, fmt.Errorf("%s:%d: %s: an answerable question needs transcript, agent and evidence_answer_contains", name, n, q.QID)
-		case q.Abstention && (q.Transcript != "" || len(q.PromptContains) > 0 || len(q.AnswerContains) > 0):
-			return nil, fmt.Errorf("%s:%d: %s: an abstention question has no evidence", name, n, q.QID)
-		}
-		for _, s := range append(slices.Clone(q.PromptContains), q.AnswerContains...) {
-			if strings.TrimSpace(s) == "" {
-				return nil, fmt.Errorf("%s:%d: %s: empty evidence substring", name, n, q.QID)
-			}
-		}
-		seen[q.QID] = true
-		out = append(out, q)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return fmt.Errorf("read %s: %w", name, err)
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no question", name)
-	}
-	return out, nil
+	return nil
 }
 
 // loadCodingQuestions reads path, or the compiled-in set when path is "".
@@ -604,8 +620,7 @@ func runCoding(ctx context.Context, c *config, t task, questionsFile, split stri
 	}
 	n := float64(len(qs))
 	if len(h.leftOut) > 0 {
-		fmt.Fprintf(c.stderr, "continuity-eval: %d question(s) left out, their transcript was not imported:\n  %s\n",
-			len(h.leftOut), strings.Join(h.leftOut, "\n  "))
+		h.reportLeftOut(c.stderr)
 	}
 	c.note = fmt.Sprintf("coding set: %d questions, one workspace of %d exchanges from %d transcript files (%d files not imported)",
 		len(qs), len(h.all), len(h.imported), len(h.skipped))
@@ -622,6 +637,13 @@ func runCoding(ctx context.Context, c *config, t task, questionsFile, split stri
 		return nil
 	}
 	return reportAbstention(ctx, c, h.ws, qs, cqs, split)
+}
+
+// reportLeftOut says which questions were left out because their
+// transcript was not imported.
+func (h *codingHaystack) reportLeftOut(w io.Writer) {
+	fmt.Fprintf(w, "continuity-eval: %d question(s) left out, their transcript was not imported:\n  %s\n",
+		len(h.leftOut), strings.Join(h.leftOut, "\n  "))
 }
 
 // reportAbstention shows, per variant, what search returns for the
