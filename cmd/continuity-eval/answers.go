@@ -451,11 +451,8 @@ func runAnswers(ctx context.Context, c *config, t task, o answerOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.first < 0 {
-		return fmt.Errorf("--first %d: want a positive number, or 0 for all", o.first)
-	}
-	if o.first > 0 && o.first < len(qs) {
-		qs = qs[:o.first]
+	if qs, err = firstN(qs, o.first); err != nil {
+		return err
 	}
 	inHalf := map[string]bool{}
 	for _, q := range qs {

@@ -585,7 +585,7 @@ var convertTranscript = importConverter
 // runCoding runs task t on the coding set: one workspace of every
 // transcript of c.data, the questions of questionsFile (the compiled-in
 // set when ""), split as asked.
-func runCoding(ctx context.Context, c *config, t task, questionsFile, split string, types []string) error {
+func runCoding(ctx context.Context, c *config, t task, questionsFile, split string, types []string, first int) error {
 	cqs, err := loadCodingQuestions(questionsFile)
 	if err != nil {
 		return err
@@ -606,6 +606,9 @@ func runCoding(ctx context.Context, c *config, t task, questionsFile, split stri
 		return err
 	}
 	if qs, err = filterSplit(qs, split); err != nil {
+		return err
+	}
+	if qs, err = firstN(qs, first); err != nil {
 		return err
 	}
 	if c.showEvidence {

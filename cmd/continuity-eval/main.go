@@ -124,7 +124,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	dim := fs.Int("dim", 0, "embedder dimension (hash: buckets; default: the embedder's default)")
 	chunks := fs.Int("chunks", 0, "uselite: most 128-token chunks embedded per exchange (default: the embedder's default)")
 	text := fs.String("text", search.DefaultText, "what of an exchange is embedded: "+strings.Join([]string{search.TextUser, search.TextUserAI, search.TextUserDate, search.TextUserPrev}, ", ")+"; or chunkN, chunkmean (see --more)")
-	limit := fs.Int("first", 0, "only the first N questions of the split (0: all), for quick comparisons of costly settings (--questions names the coding set's question file)")
+	limit := fs.Int("first", 0, "only the first N questions of the split (0: all), for quick comparisons of costly settings")
 	more := fs.String("more", "", "retrieval: further vector spaces of the same model searched with the main one, an exchange's similarity being the largest (several vectors per exchange): comma-separated text recipes ("+strings.Join([]string{search.TextUser, search.TextUserAI, search.TextUserDate, search.TextUserPrev}, ", ")+") chunkN (the vector of the N-th 128-token chunk of the user+ai text, 1 to 8) or chunkmean (their mean, = the user+ai vector); --text chunk1 --more chunk2,...,chunk8 is the max over chunks, --text chunkmean the mean, from the same chunk vectors")
 	cache := fs.Bool("cache", true, "cache vectors on disk by embedder identity and text SHA-256 (folder $"+embedcache.EnvDir+", else $XDG_CACHE_HOME/continuity-eval or ~/.cache/continuity-eval)")
 	fs.Usage = func() {
@@ -196,7 +196,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	switch c.set {
 	case setCoding:
-		return runCoding(ctx, c, t, *questionsFile, *split, typeList)
+		return runCoding(ctx, c, t, *questionsFile, *split, typeList, *limit)
 	case setAnswers:
 		return runAnswers(ctx, c, t, answerOptions{questions: *questionsFile, incidents: *incidentsFile, longMemEval: *lmeData,
 			split: *split, types: typeList, first: *limit})
@@ -211,14 +211,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if qs, err = filterSplit(qs, *split); err != nil {
 		return err
 	}
-	if *limit < 0 {
-		return fmt.Errorf("--first %d: want a positive number, or 0 for all", *limit)
-	}
-	if *limit > 0 && *limit < len(qs) {
-		qs = qs[:*limit]
+	if qs, err = firstN(qs, *limit); err != nil {
+		return err
 	}
 	c.open = perQuestionWorkspaces(c)
 	return t(ctx, c, qs)
+}
+
+// firstN keeps the first n questions of qs (all when n is 0), for --first.
+func firstN(qs []question, n int) ([]question, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("--first %d: want a positive number, or 0 for all", n)
+	}
+	if n > 0 && n < len(qs) {
+		qs = qs[:n]
+	}
+	return qs, nil
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.
