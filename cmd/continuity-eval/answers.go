@@ -53,7 +53,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/analyze"
 	"github.com/praxis-os/continuity/logformat"
 )
 
@@ -260,7 +260,7 @@ func (h *codingHaystack) docFreq() map[string]int {
 	for _, e := range h.all {
 		clear(seen)
 		for _, text := range []string{e.User, e.AI} {
-			embed.EachTerm(text, func(t []byte) {
+			analyze.EachTerm(text, func(t []byte) {
 				if !seen[string(t)] {
 					seen[string(t)] = true
 					h.df[string(t)]++
@@ -338,10 +338,10 @@ func evidenceIDs(q question) []string {
 	return ids
 }
 
-// termSet is the set of the terms of text (embed.Terms).
+// termSet is the set of the terms of text (analyze.Terms).
 func termSet(text string) map[string]bool {
 	out := map[string]bool{}
-	embed.EachTerm(text, func(t []byte) { out[string(t)] = true })
+	analyze.EachTerm(text, func(t []byte) { out[string(t)] = true })
 	return out
 }
 
