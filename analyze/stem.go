@@ -1,12 +1,3 @@
-// Package analyze turns text into the terms continuity indexes and
-// searches: English words reduced to their Snowball (Porter2) stems, and
-// runs of Chinese, Japanese and Korean characters, which have no spaces
-// between words, cut into overlapping character pairs (bigrams).
-//
-// The full-text index (index/fulltext.go) stores each exchange in the form
-// Document gives, and search (search/query.go) asks for Terms in the same
-// form, so the two can never disagree on a stem or a segmentation. The
-// builtin embedder stems with Stem too.
 package analyze
 
 import (
@@ -43,8 +34,8 @@ func stemmable(w string) bool {
 	return true
 }
 
-// stemCache remembers stems: the Snowball stemmer takes about 1 µs a word
-// and allocates, and the words of a log follow Zipf's law, so a few
+// stemCache remembers stems: the Snowball stemmer is slow next to a map
+// look-up and allocates, and the words of a log follow Zipf's law, so a few
 // thousand distinct words make up most of the text. It is sharded so that
 // the full-text indexer and the embedding worker do not contend.
 type stemCache struct {
@@ -105,8 +96,8 @@ func (c *stemCache) getBytes(w []byte) string {
 // no pointers (words and stems are held in the slots), 256 KiB, so that a
 // look-up touches one slot of memory instead of a map's buckets and the
 // strings they point to. In a backfill, looking stems up in the shared
-// map was the largest Go cost of indexing after SQLite; on LongMemEval
-// texts this cache answers 85-90 % of the look-ups.
+// map was the largest Go cost of indexing after SQLite; most look-ups are
+// of the few words this cache holds.
 type recentStems struct {
 	slots [8192]recentSlot
 }

@@ -6,8 +6,9 @@
 //
 // Why: FTS5 computes bm25() by walking every query term's whole doclist
 // once per statement to count the rows it matches, then again per match
-// through xInst. At 1M exchanges that made BM25 187-334 ms a query, the
-// part of a hybrid search that broke its target. Here the counts are
+// through xInst. At a million exchanges that made BM25 the part of a
+// hybrid search that broke its latency target (README, Performance).
+// Here the counts are
 // kept (per segment, per term), and the scores are accumulated term at a
 // time in a dense array.
 //

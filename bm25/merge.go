@@ -95,10 +95,35 @@ func (ix *Index) merge() error {
 // mergeSegments writes the live documents of in (consecutive segments,
 // in row order) to a new segment file id and opens it.
 func mergeSegments(dir string, id uint64, in []*segment) (*segment, error) {
-	// Documents, and each input ordinal's new ordinal (-1: deleted).
-	var docs docTable
-	var tokens int64
-	remap := make([][]int32, len(in))
+	docs, tokens, remap := liveDocs(in)
+	tmp, err := os.CreateTemp(dir, "merge-*.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("bm25: merge: %w", err)
+	}
+	defer func() {
+		tmp.Close()
+		os.Remove(tmp.Name())
+	}()
+	m := &mergedTerms{pw: bufio.NewWriterSize(tmp, 1<<20)}
+	if err := m.merge(in, remap); err != nil {
+		return nil, err
+	}
+	size, err := writeSegment(dir, id, m.source(&docs, tokens, tmp))
+	if err != nil {
+		return nil, err
+	}
+	s, err := openSegment(dir, id, size)
+	if err != nil {
+		os.Remove(filepath.Join(dir, segName(id)))
+		return nil, err
+	}
+	return s, nil
+}
+
+// liveDocs returns the live documents of in, in order, their tokens, and
+// each input ordinal's new ordinal (-1: deleted).
+func liveDocs(in []*segment) (docs docTable, tokens int64, remap [][]int32) {
+	remap = make([][]int32, len(in))
 	for k, s := range in {
 		remap[k] = make([]int32, s.docs.n())
 		for ord := range s.docs.n() {
@@ -114,126 +139,140 @@ func mergeSegments(dir string, id uint64, in []*segment) (*segment, error) {
 			tokens += int64(s.docs.lens[ord])
 		}
 	}
+	return docs, tokens, remap
+}
 
-	tmp, err := os.CreateTemp(dir, "merge-*.tmp")
-	if err != nil {
-		return nil, fmt.Errorf("bm25: merge: %w", err)
-	}
-	defer func() {
-		tmp.Close()
-		os.Remove(tmp.Name())
-	}()
-	pw := bufio.NewWriterSize(tmp, 1<<20)
-	var (
-		blob    []byte
-		termEnd []uint32
-		postEnd []uint64
-		dfs     []uint32
-		pbuf    []byte
-		postLen uint64
-	)
-	cur := make([]int, len(in))
+// mergedTerms is the merged dictionary, built term by term while the
+// merged postings are written to pw.
+type mergedTerms struct {
+	pw      *bufio.Writer
+	blob    []byte   // the terms, end to end
+	termEnd []uint32 // each term's end in blob
+	postEnd []uint64 // each term's postings' end in the postings
+	dfs     []uint32
+	postLen uint64 // bytes written to pw
+	pbuf    []byte // one term's postings, reused
+}
+
+// merge merges the dictionaries and postings of in: a k-way merge of the
+// sorted dictionaries, the postings of each term renumbered with remap.
+// A term only deleted documents held is left out.
+func (m *mergedTerms) merge(in []*segment, remap [][]int32) error {
+	cur := make([]int, len(in)) // each input's next term
 	for {
-		// The smallest current term.
-		var min []byte
-		have := false
-		for k, s := range in {
-			if cur[k] >= s.nTerms {
-				continue
-			}
-			t, ok := s.term(cur[k])
-			if !ok {
-				return nil, fmt.Errorf("bm25: merge %s: dictionary: %w", s.path, errDamaged)
-			}
-			if !have || string(t) < string(min) {
-				min, have = t, true
-			}
+		term, ok, err := smallestTerm(in, cur)
+		if err != nil {
+			return err
 		}
-		if !have {
+		if !ok {
 			break
 		}
-		term := string(min)
-		pbuf = pbuf[:0]
-		prev := int32(-1)
-		df := uint32(0)
-		for k, s := range in {
-			if cur[k] >= s.nTerms {
-				continue
-			}
-			if t, _ := s.term(cur[k]); string(t) != term {
-				continue
-			}
-			post, err := s.postingsOf(cur[k], nil)
-			cur[k]++
-			if err != nil {
-				return nil, fmt.Errorf("bm25: merge: %w", err)
-			}
-			it := newPostingIter(post, s.docs.n())
-			for {
-				ord, tu, ta, ok := it.next()
-				if !ok {
-					break
-				}
-				if n := remap[k][ord]; n >= 0 {
-					pbuf = appendPosting(pbuf, prev, n, tu, ta)
-					prev = n
-					df++
-				}
-			}
-			if it.bad {
-				return nil, fmt.Errorf("bm25: merge %s: postings of %q: %w", s.path, term, errDamaged)
-			}
+		df, err := m.mergeTerm(in, cur, remap, term)
+		if err != nil {
+			return err
 		}
 		if df == 0 {
 			continue // only deleted documents held it
 		}
-		if _, err := pw.Write(pbuf); err != nil {
-			return nil, fmt.Errorf("bm25: merge: %w", err)
+		if _, err := m.pw.Write(m.pbuf); err != nil {
+			return fmt.Errorf("bm25: merge: %w", err)
 		}
-		postLen += uint64(len(pbuf))
-		blob = append(blob, term...)
-		termEnd = append(termEnd, uint32(len(blob)))
-		postEnd = append(postEnd, postLen)
-		dfs = append(dfs, df)
+		m.postLen += uint64(len(m.pbuf))
+		m.blob = append(m.blob, term...)
+		m.termEnd = append(m.termEnd, uint32(len(m.blob)))
+		m.postEnd = append(m.postEnd, m.postLen)
+		m.dfs = append(m.dfs, df)
 	}
-	if err := pw.Flush(); err != nil {
-		return nil, fmt.Errorf("bm25: merge: %w", err)
+	if err := m.pw.Flush(); err != nil {
+		return fmt.Errorf("bm25: merge: %w", err)
 	}
-	start := func(ends []uint32, i int) uint32 {
-		if i == 0 {
-			return 0
+	return nil
+}
+
+// smallestTerm is the smallest of the inputs' current terms; ok is false
+// when every input is at its end.
+func smallestTerm(in []*segment, cur []int) (term string, ok bool, err error) {
+	var min []byte
+	for k, s := range in {
+		if cur[k] >= s.nTerms {
+			continue
 		}
-		return ends[i-1]
+		t, tok := s.term(cur[k])
+		if !tok {
+			return "", false, fmt.Errorf("bm25: merge %s: dictionary: %w", s.path, errDamaged)
+		}
+		if !ok || string(t) < string(min) {
+			min, ok = t, true
+		}
 	}
-	src := &segSource{
-		docs: &docs, tokens: tokens, nTerms: len(dfs),
-		term: func(i int) string { return string(blob[start(termEnd, i):termEnd[i]]) },
+	return string(min), ok, nil
+}
+
+// mergeTerm merges into m.pbuf the postings of term from the inputs whose
+// current term it is, moving them past it, and returns its document
+// frequency in the merged segment.
+func (m *mergedTerms) mergeTerm(in []*segment, cur []int, remap [][]int32, term string) (df uint32, err error) {
+	m.pbuf = m.pbuf[:0]
+	prev := int32(-1)
+	for k, s := range in {
+		if cur[k] >= s.nTerms {
+			continue
+		}
+		if t, _ := s.term(cur[k]); string(t) != term {
+			continue
+		}
+		post, err := s.postingsOf(cur[k], nil)
+		cur[k]++
+		if err != nil {
+			return 0, fmt.Errorf("bm25: merge: %w", err)
+		}
+		it := newPostingIter(post, s.docs.n())
+		for {
+			ord, tu, ta, ok := it.next()
+			if !ok {
+				break
+			}
+			if n := remap[k][ord]; n >= 0 {
+				m.pbuf = appendPosting(m.pbuf, prev, n, tu, ta)
+				prev = n
+				df++
+			}
+		}
+		if it.bad {
+			return 0, fmt.Errorf("bm25: merge %s: postings of %q: %w", s.path, term, errDamaged)
+		}
+	}
+	return df, nil
+}
+
+// source is the merged segment's source; its postings are copied from
+// tmp, where merge wrote them.
+func (m *mergedTerms) source(docs *docTable, tokens int64, tmp *os.File) *segSource {
+	return &segSource{
+		docs: docs, tokens: tokens, nTerms: len(m.dfs),
+		term: func(i int) string {
+			start := uint32(0)
+			if i > 0 {
+				start = m.termEnd[i-1]
+			}
+			return string(m.blob[start:m.termEnd[i]])
+		},
 		post: func(i int) (uint64, uint32) {
 			s := uint64(0)
 			if i > 0 {
-				s = postEnd[i-1]
+				s = m.postEnd[i-1]
 			}
-			return postEnd[i] - s, dfs[i]
+			return m.postEnd[i] - s, m.dfs[i]
 		},
 		writePost: func(w io.Writer) error {
 			if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 				return err
 			}
 			n, err := io.Copy(w, tmp)
-			if err == nil && uint64(n) != postLen {
-				err = fmt.Errorf("postings file: %d bytes, expected %d", n, postLen)
+			if err == nil && uint64(n) != m.postLen {
+				err = fmt.Errorf("postings file: %d bytes, expected %d", n, m.postLen)
 			}
 			return err
 		},
 	}
-	size, err := writeSegment(dir, id, src)
-	if err != nil {
-		return nil, err
-	}
-	s, err := openSegment(dir, id, size)
-	if err != nil {
-		os.Remove(filepath.Join(dir, segName(id)))
-		return nil, err
-	}
-	return s, nil
 }

@@ -12,9 +12,8 @@ package bm25
 //	  3: uvarint(tf user), uvarint(tf ai) follow
 //
 // Most postings of a chat log are one occurrence in one column: one byte
-// when the gap is below 32, two below 4096. (At 1M exchanges of
-// LongMemEval text the postings come to about 1.4 bytes each; a varint of
-// the gap then one per column took 3.)
+// when the gap is below 32, two below 4096: about half the bytes of a
+// varint of the gap then one per column.
 
 // appendPosting appends the posting (ord, tu, ta) after the one of
 // ordinal prev (-1 for the first).

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"io"
 	"os"
@@ -20,10 +21,9 @@ import (
 // segments), immutable once written. It is mapped read-only, and the
 // per-document arrays and the dictionary are read in place, as
 // little-endian arrays (the reader refuses big-endian machines). The
-// postings, most of the index (about 320 MB at 1M exchanges of
-// LongMemEval text), are read with pread for the terms a search asks
-// (postingsOf): off the Go heap and out of the process's resident
-// memory.
+// postings, most of the index, are read with pread for the terms a
+// search asks (postingsOf): off the Go heap and out of the process's
+// resident memory.
 //
 // Layout, all integers little-endian, arrays 8-byte aligned:
 //
@@ -45,7 +45,7 @@ import (
 // the header to the postings (arrays, dictionary, terms). Opening checks
 // both, reading the file (not the mapping, so that checking makes no page
 // resident in the process). The postings are not checksummed, to keep
-// opening at 1M exchanges well under a second without reading 500 MB;
+// opening fast without reading the bulk of the index;
 // their decoder bounds-checks every ordinal and offset, so damage there
 // gives wrong postings for a term, never a crash or a read out of range.
 
@@ -138,116 +138,26 @@ func writeSegment(dir string, id uint64, src *segSource) (size int64, err error)
 			os.Remove(tmp)
 		}
 	}()
-	n, nt := src.docs.n(), src.nTerms
-
-	var blobLen, postLen uint64
-	for i := range nt {
-		blobLen += uint64(len(src.term(i)))
-		p, _ := src.post(i)
-		postLen += p
-	}
-	if blobLen >= 1<<32 {
-		return 0, fmt.Errorf("bm25: segment terms take %d bytes: over 4 GiB", blobLen)
-	}
-	// Offsets.
-	align := func(x uint64) uint64 { return (x + 7) &^ 7 }
-	var off [9]uint64
-	pos := uint64(segHeaderSize)
-	sizes := []uint64{8 * uint64(n), 8 * uint64(n), 4 * uint64(n), 4 * uint64(n), 4 * uint64(nt+1), 8 * uint64(nt+1), 4 * uint64(nt), blobLen, postLen}
-	for i, s := range sizes {
-		pos = align(pos)
-		off[i] = pos
-		pos += s
-	}
-	total := pos
-
-	w := bufio.NewWriterSize(f, 1<<20)
-	meta := crc32.New(castagnoli)
-	// The header is written last (it holds metaCRC): leave room.
-	if _, err := w.Write(make([]byte, segHeaderSize)); err != nil {
+	lay, total, err := planSegment(src)
+	if err != nil {
 		return 0, err
 	}
-	written := uint64(segHeaderSize)
-	var scratch [8]byte
-	out := func(p []byte, crc bool) error {
-		if crc {
-			meta.Write(p)
-		}
-		written += uint64(len(p))
-		_, err := w.Write(p)
-		return err
+	sw := &segWriter{w: bufio.NewWriterSize(f, 1<<20), meta: crc32.New(castagnoli)}
+	// The header is written last (it holds metaCRC): leave room.
+	if err := sw.out(make([]byte, segHeaderSize), false); err != nil {
+		return 0, err
 	}
-	pad := func(to uint64) error {
-		if to > written {
-			return out(make([]byte, to-written), true)
-		}
-		return nil
+	if err := sw.body(src, &lay); err != nil {
+		return 0, err
 	}
-	put64 := func(v uint64) error {
-		binary.LittleEndian.PutUint64(scratch[:], v)
-		return out(scratch[:8], true)
+	if sw.written != total {
+		return 0, fmt.Errorf("bm25: segment writer: wrote %d bytes, planned %d", sw.written, total)
 	}
-	put32 := func(v uint32) error {
-		binary.LittleEndian.PutUint32(scratch[:4], v)
-		return out(scratch[:4], true)
-	}
-	d := src.docs
-	steps := []func() error{
-		func() error { return each(n, func(i int) error { return put64(uint64(d.rows[i])) }) },
-		func() error { return each(n, func(i int) error { return put64(uint64(d.ts[i])) }) },
-		func() error { return each(n, func(i int) error { return put32(d.lens[i]) }) },
-		func() error { return each(n, func(i int) error { return put32(d.sess[i]) }) },
-		func() error {
-			o := uint32(0)
-			if err := put32(0); err != nil {
-				return err
-			}
-			return each(nt, func(i int) error { o += uint32(len(src.term(i))); return put32(o) })
-		},
-		func() error {
-			o := uint64(0)
-			if err := put64(0); err != nil {
-				return err
-			}
-			return each(nt, func(i int) error { p, _ := src.post(i); o += p; return put64(o) })
-		},
-		func() error { return each(nt, func(i int) error { _, df := src.post(i); return put32(df) }) },
-		func() error { return each(nt, func(i int) error { return out([]byte(src.term(i)), true) }) },
-		func() error {
-			cw := &countWriter{w: w}
-			err := src.writePost(cw)
-			written += cw.n
-			return err
-		},
-	}
-	for i, step := range steps {
-		if err := pad(off[i]); err != nil {
-			return 0, err
-		}
-		if err := step(); err != nil {
-			return 0, fmt.Errorf("bm25: write segment: %w", err)
-		}
-	}
-	if written != total {
-		return 0, fmt.Errorf("bm25: segment writer: wrote %d bytes, planned %d", written, total)
-	}
-	if err := w.Flush(); err != nil {
+	if err := sw.w.Flush(); err != nil {
 		return 0, fmt.Errorf("bm25: write segment: %w", err)
 	}
-	h := make([]byte, segHeaderSize)
-	copy(h, segMagic)
-	le := binary.LittleEndian
-	le.PutUint32(h[8:], uint32(n))
-	le.PutUint32(h[12:], uint32(nt))
-	le.PutUint64(h[16:], uint64(src.tokens))
-	for i, o := range off {
-		le.PutUint64(h[24+8*i:], o)
-	}
-	le.PutUint64(h[96:], blobLen)
-	le.PutUint64(h[104:], postLen)
-	le.PutUint32(h[112:], meta.Sum32())
-	le.PutUint32(h[116:], crc32.Checksum(h[:116], castagnoli))
-	if _, err := f.WriteAt(h, 0); err != nil {
+	lay.metaCRC = sw.meta.Sum32()
+	if _, err := f.WriteAt(lay.header(), 0); err != nil {
 		return 0, fmt.Errorf("bm25: write segment header: %w", err)
 	}
 	if err := f.Sync(); err != nil {
@@ -260,6 +170,128 @@ func writeSegment(dir string, id uint64, src *segSource) (size int64, err error)
 		return 0, fmt.Errorf("bm25: install segment: %w", err)
 	}
 	return int64(total), syncDir(dir)
+}
+
+// planSegment lays out the segment file of src (all but metaCRC); total
+// is the file's size.
+func planSegment(src *segSource) (lay segLayout, total uint64, err error) {
+	lay = segLayout{nDocs: src.docs.n(), nTerms: src.nTerms, tokens: src.tokens}
+	for i := range lay.nTerms {
+		lay.blobLen += uint64(len(src.term(i)))
+		p, _ := src.post(i)
+		lay.postLen += p
+	}
+	if lay.blobLen >= 1<<32 {
+		return lay, 0, fmt.Errorf("bm25: segment terms take %d bytes: over 4 GiB", lay.blobLen)
+	}
+	n, nt := uint64(lay.nDocs), uint64(lay.nTerms)
+	align := func(x uint64) uint64 { return (x + 7) &^ 7 }
+	pos := uint64(segHeaderSize)
+	sizes := []uint64{8 * n, 8 * n, 4 * n, 4 * n, 4 * (nt + 1), 8 * (nt + 1), 4 * nt, lay.blobLen, lay.postLen}
+	for i, s := range sizes {
+		pos = align(pos)
+		lay.off[i] = pos
+		pos += s
+	}
+	return lay, pos, nil
+}
+
+// header encodes lay as a segment file's header (parseSegHeader reads
+// it).
+func (lay *segLayout) header() []byte {
+	h := make([]byte, segHeaderSize)
+	copy(h, segMagic)
+	le := binary.LittleEndian
+	le.PutUint32(h[8:], uint32(lay.nDocs))
+	le.PutUint32(h[12:], uint32(lay.nTerms))
+	le.PutUint64(h[16:], uint64(lay.tokens))
+	for i, o := range lay.off {
+		le.PutUint64(h[24+8*i:], o)
+	}
+	le.PutUint64(h[96:], lay.blobLen)
+	le.PutUint64(h[104:], lay.postLen)
+	le.PutUint32(h[112:], lay.metaCRC)
+	le.PutUint32(h[116:], crc32.Checksum(h[:116], castagnoli))
+	return h
+}
+
+// segWriter writes a segment file's bytes, counting them and
+// checksumming those metaCRC covers.
+type segWriter struct {
+	w       *bufio.Writer
+	meta    hash.Hash32
+	written uint64
+	scratch [8]byte
+}
+
+func (sw *segWriter) out(p []byte, crc bool) error {
+	if crc {
+		sw.meta.Write(p)
+	}
+	sw.written += uint64(len(p))
+	_, err := sw.w.Write(p)
+	return err
+}
+
+// pad writes zeros up to offset to.
+func (sw *segWriter) pad(to uint64) error {
+	if to > sw.written {
+		return sw.out(make([]byte, to-sw.written), true)
+	}
+	return nil
+}
+
+func (sw *segWriter) put64(v uint64) error {
+	binary.LittleEndian.PutUint64(sw.scratch[:], v)
+	return sw.out(sw.scratch[:8], true)
+}
+
+func (sw *segWriter) put32(v uint32) error {
+	binary.LittleEndian.PutUint32(sw.scratch[:4], v)
+	return sw.out(sw.scratch[:4], true)
+}
+
+// body writes what follows the header, each part at its offset: the
+// document arrays, the dictionary, the postings.
+func (sw *segWriter) body(src *segSource, lay *segLayout) error {
+	n, nt, d := lay.nDocs, lay.nTerms, src.docs
+	steps := []func() error{
+		func() error { return each(n, func(i int) error { return sw.put64(uint64(d.rows[i])) }) },
+		func() error { return each(n, func(i int) error { return sw.put64(uint64(d.ts[i])) }) },
+		func() error { return each(n, func(i int) error { return sw.put32(d.lens[i]) }) },
+		func() error { return each(n, func(i int) error { return sw.put32(d.sess[i]) }) },
+		func() error {
+			o := uint32(0)
+			if err := sw.put32(0); err != nil {
+				return err
+			}
+			return each(nt, func(i int) error { o += uint32(len(src.term(i))); return sw.put32(o) })
+		},
+		func() error {
+			o := uint64(0)
+			if err := sw.put64(0); err != nil {
+				return err
+			}
+			return each(nt, func(i int) error { p, _ := src.post(i); o += p; return sw.put64(o) })
+		},
+		func() error { return each(nt, func(i int) error { _, df := src.post(i); return sw.put32(df) }) },
+		func() error { return each(nt, func(i int) error { return sw.out([]byte(src.term(i)), true) }) },
+		func() error {
+			cw := &countWriter{w: sw.w}
+			err := src.writePost(cw)
+			sw.written += cw.n
+			return err
+		},
+	}
+	for i, step := range steps {
+		if err := sw.pad(lay.off[i]); err != nil {
+			return err
+		}
+		if err := step(); err != nil {
+			return fmt.Errorf("bm25: write segment: %w", err)
+		}
+	}
+	return nil
 }
 
 type countWriter struct {
@@ -456,9 +488,9 @@ func (s *segment) find(term string) int {
 // (pread), not through the mapping: the page cache keeps them, but they
 // never count in the process's resident memory. Through the mapping,
 // each page fault mapped a whole page-cache folio (up to 2 MiB here), and
-// after 300 queries at 1M exchanges 315 of the 324 MB of segment files
-// counted in the daemon's RSS. The dictionary and the per-document
-// arrays (about 50 MB at 1M) are still read through the mapping.
+// after a few hundred queries nearly all of the segment files counted in
+// the daemon's RSS. The dictionary and the per-document arrays, a small
+// part of the files, are still read through the mapping.
 //
 // The bytes go to the end of *arena when arena is not nil (a search's
 // pooled buffer: no allocation, no zeroing once it is large enough;

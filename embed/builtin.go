@@ -13,8 +13,8 @@ import (
 
 // The builtin embedder: a hashed feature embedding.
 //
-// Features of a text, from the words of Tokens minus stopwords and single
-// ASCII letters:
+// Features of a text, from the tokens of analyze.Tokens minus stopwords and
+// single ASCII letters (analyze.Meaningless):
 //
 //   - unigrams: each word's stem (analyze.Stem: Snowball English);
 //   - bigrams: each pair of adjacent stems (adjacent after stopword removal);
@@ -157,9 +157,9 @@ func (b *builtin) Embed(ctx context.Context, texts []string) ([][]float32, error
 // builtinScratch is the reusable working memory of one embedding.
 type builtinScratch struct {
 	dim   int
-	tok   tokenizer
+	tok   analyze.Tokenizer
 	buf   []byte
-	spans []span
+	spans []analyze.Span
 	stem  []byte
 	offs  []int
 	tab   counter
@@ -183,12 +183,12 @@ func (s *builtinScratch) embed(text string, v []float32) []float32 {
 // features counts the features of text into s.tab.
 func (s *builtinScratch) features(text string) {
 	s.tab.reset()
-	s.buf, s.spans = s.tok.appendWords(s.buf[:0], s.spans[:0], text)
+	s.buf, s.spans = s.tok.AppendTokens(s.buf[:0], s.spans[:0], text)
 	var prev uint64 // bigram hash state after the previous stem and separator
 	havePrev := false
 	for _, sp := range s.spans {
-		w := s.buf[sp.start:sp.end]
-		if skipWord(w) {
+		w := s.buf[sp.Start:sp.End]
+		if analyze.Meaningless(w) {
 			continue
 		}
 		s.stem = analyze.AppendStem(s.stem[:0], w)

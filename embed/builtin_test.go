@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/praxis-os/continuity/analyze"
 )
 
 // benchText is a typical exchange: about 1.5 KB of user and AI text.
@@ -308,13 +310,6 @@ func BenchmarkBuiltinParallel(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "texts/s")
 }
 
-func BenchmarkTerms(b *testing.B) {
-	b.SetBytes(int64(len(benchText)))
-	for b.Loop() {
-		Terms(benchText)
-	}
-}
-
 func ExampleNew() {
 	e, err := New(Config{Provider: ProviderHash}) // see ConfigFromEnv
 	if err != nil {
@@ -351,7 +346,7 @@ func FuzzBuiltin(f *testing.F) {
 		if n := norm(v); n != 0 && math.Abs(n-1) > 1e-5 {
 			t.Fatalf("norm %v", n)
 		}
-		if len(Terms(s)) == 0 && norm(v) != 0 {
+		if len(analyze.Terms(s)) == 0 && norm(v) != 0 {
 			t.Fatalf("no terms but norm %v", norm(v))
 		}
 	})

@@ -135,8 +135,9 @@ func TestConfigFromEnv(t *testing.T) {
 	}
 }
 
-// A server that fails once and then recovers: the error keeps chromem-go's
-// status but has no body to show.
+// A server that fails once and then recovers: the error shows the body of
+// the response that failed (the request is not sent again to read it),
+// and the next attempt succeeds.
 func TestRemoteTransientStatus(t *testing.T) {
 	f := newFakeServer(t, ProviderOllama, 8)
 	failed := false
@@ -150,9 +151,19 @@ func TestRemoteTransientStatus(t *testing.T) {
 	}
 	cfg := f.config()
 	cfg.Concurrency = 1
-	_, err := mustNew(t, cfg).Embed(context.Background(), []string{"x"})
+	e := mustNew(t, cfg)
+	_, err := e.Embed(context.Background(), []string{"x"})
 	var se *StatusError
-	if !errors.As(err, &se) || se.StatusCode != 503 || se.Status != "503 Service Unavailable" || se.Body != "" {
-		t.Fatalf("error %v (%+v), want a 503 StatusError without body", err, se)
+	if !errors.As(err, &se) || se.StatusCode != 503 || se.Status != "503 Service Unavailable" || se.Body != "loading model" {
+		t.Fatalf("error %v (%+v), want a 503 StatusError with its body", err, se)
+	}
+	if n := len(f.requests()); n != 1 {
+		t.Errorf("server got %d requests, want 1", n)
+	}
+	if _, err := e.Embed(context.Background(), []string{"x"}); err != nil {
+		t.Errorf("second attempt: %v", err)
+	}
+	if n := len(f.requests()); n != 2 {
+		t.Errorf("server got %d requests after two attempts, want 2", n)
 	}
 }

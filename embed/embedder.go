@@ -13,11 +13,9 @@
 //     model weights, microseconds per text. It captures lexical and
 //     morphological similarity, not meaning. Its identity stays
 //     "builtin:hash-v2:<dim>".
-//   - ollama: a local Ollama server, through chromem-go's
-//     NewEmbeddingFuncOllama.
+//   - ollama: a local Ollama server (/api/embeddings).
 //   - openai: any OpenAI-compatible /embeddings endpoint (OpenAI, LM Studio,
-//     llama.cpp server, vLLM, LocalAI), through chromem-go's
-//     NewEmbeddingFuncOpenAICompat.
+//     llama.cpp server, vLLM, LocalAI).
 //
 // Every provider returns L2-normalised vectors, except that a text with no
 // content (no word for hash, only white space for the others)

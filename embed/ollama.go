@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-
-	chromem "github.com/philippgille/chromem-go"
 )
 
-// newOllama returns an embedder for an Ollama server, through chromem-go's
-// NewEmbeddingFuncOllama. On the wire, for each text:
+// newOllama returns an embedder for an Ollama server. On the wire, for
+// each text (the request chromem-go's NewEmbeddingFuncOllama sends):
 //
 //	POST <URL>/embeddings            (default http://localhost:11434/api/embeddings)
 //	Content-Type: application/json
@@ -19,7 +17,7 @@ import (
 //	200 {"embedding":[0.1,...]}
 //
 // This is Ollama's original single-text endpoint (still served; the newer
-// /api/embed takes batches but chromem-go v0.7.0 does not use it). The
+// /api/embed takes batches). The
 // identity is "ollama:<model>:<dim>": the same model gives the same vectors
 // whichever host serves it.
 func newOllama(cfg Config) (Embedder, error) {
@@ -38,11 +36,25 @@ func newOllama(cfg Config) (Embedder, error) {
 		base:     base,
 		idPrefix: ProviderOllama + ":" + model,
 		hint:     "is Ollama running? start it with `ollama serve`",
-		fn:       chromem.NewEmbeddingFuncOllama(model, base),
-		reqBody: func(text string) ([]byte, error) {
+		encode: func(text string) ([]byte, error) {
 			return json.Marshal(map[string]string{"model": model, "prompt": text})
 		},
+		decode: decodeOllama,
 		header: http.Header{"Content-Type": {"application/json"}},
 	}
 	return newRemote(r, cfg), nil
+}
+
+// decodeOllama reads the vector of Ollama's answer.
+func decodeOllama(body []byte) ([]float32, error) {
+	var resp struct {
+		Embedding []float32 `json:"embedding"`
+	}
+	if err := decodeJSON(body, &resp); err != nil {
+		return nil, err
+	}
+	if len(resp.Embedding) == 0 {
+		return nil, errNoEmbedding
+	}
+	return resp.Embedding, nil
 }

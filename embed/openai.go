@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-
-	chromem "github.com/philippgille/chromem-go"
 )
 
 // newOpenAI returns an embedder for an OpenAI-compatible API (OpenAI, LM
-// Studio, llama.cpp server, vLLM, LocalAI, ...), through chromem-go's
-// NewEmbeddingFuncOpenAICompat. On the wire, for each text:
+// Studio, llama.cpp server, vLLM, LocalAI, ...). On the wire, for each
+// text (the request chromem-go's NewEmbeddingFuncOpenAICompat sends):
 //
 //	POST <URL>/embeddings            (default https://api.openai.com/v1/embeddings)
 //	Content-Type: application/json
@@ -36,23 +34,36 @@ func newOpenAI(cfg Config) (Embedder, error) {
 		return nil, fmt.Errorf("embed: openai %s: no API key for %s (set %s or %s)", model, u.Host, EnvAPIKey, EnvOpenAIKey)
 	}
 	base := u.String()
-	// We normalise (and check) every vector ourselves, so chromem-go may
-	// pass them through untouched.
-	normalized := true
 	r := &remote{
 		provider: ProviderOpenAI,
 		model:    model,
 		base:     base,
 		idPrefix: ProviderOpenAI + ":" + strings.ToLower(u.Host) + "/" + model,
 		hint:     "is the server running at that address?",
-		fn:       chromem.NewEmbeddingFuncOpenAICompat(base, cfg.APIKey, model, &normalized),
-		reqBody: func(text string) ([]byte, error) {
+		encode: func(text string) ([]byte, error) {
 			return json.Marshal(map[string]string{"input": text, "model": model})
 		},
+		decode: decodeOpenAI,
 		header: http.Header{
 			"Content-Type":  {"application/json"},
 			"Authorization": {"Bearer " + cfg.APIKey},
 		},
 	}
 	return newRemote(r, cfg), nil
+}
+
+// decodeOpenAI reads the vector of an OpenAI list object: data[0].
+func decodeOpenAI(body []byte) ([]float32, error) {
+	var resp struct {
+		Data []struct {
+			Embedding []float32 `json:"embedding"`
+		} `json:"data"`
+	}
+	if err := decodeJSON(body, &resp); err != nil {
+		return nil, err
+	}
+	if len(resp.Data) == 0 || len(resp.Data[0].Embedding) == 0 {
+		return nil, errNoEmbedding
+	}
+	return resp.Data[0].Embedding, nil
 }

@@ -15,45 +15,43 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
-
-	chromem "github.com/philippgille/chromem-go"
 )
 
 // probeText is what Probe embeds.
 const probeText = "continuity embedding probe"
 
-// chromemStatusPrefix starts the error chromem-go's embedding functions
-// return for a non-200 response; they discard the body.
-const chromemStatusPrefix = "error response from the embedding API: "
-
-// Bounds of the diagnostic request that recovers an error body.
+// Bounds of an error response's body: what is read of it, and the excerpt
+// of it an error shows.
 const (
-	diagTimeout  = 10 * time.Second
-	diagMaxBody  = 64 << 10
+	errorBodyMax = 64 << 10
 	excerptBytes = 512
 )
 
-// remote is an Embedder backed by a chromem-go embedding function, which
-// embeds one text per HTTP request.
+// remote is an Embedder backed by an embedding server that embeds one text
+// per HTTP request (Ollama's /api/embeddings, OpenAI's /v1/embeddings).
+//
+// It speaks the protocol itself, with the requests chromem-go's embedding
+// functions send, rather than through them: they drop the body of an error
+// response, which holds the useful part ("model not found, try pulling it
+// first", "Incorrect API key provided"), and reading it would take sending
+// the request again. Each text is sent once; a failure reports the body.
 type remote struct {
 	provider string // "ollama" or "openai", for messages
 	model    string
 	base     string // base URL, without "/embeddings"
-	endpoint string // base + "/embeddings", the URL chromem-go posts to
+	endpoint string // base + "/embeddings", the URL requests go to
 	idPrefix string // identity without ":<dim>"
 	hint     string // what to check when the server cannot be reached
-	fn       chromem.EmbeddingFunc
 	timeout  time.Duration
 	conc     int
 	expect   int // configured dimension, 0 if learned
 
-	// reqBody and header rebuild chromem-go's request, to re-send it once
-	// when it fails with an HTTP status, because chromem-go drops the
-	// response body, which holds the useful part ("model not found, try
-	// pulling it first", "Incorrect API key provided").
-	reqBody func(text string) ([]byte, error)
-	header  http.Header
-	client  *http.Client
+	// encode makes the request body for a text, decode reads the vector
+	// out of a 200 response's body; header is sent with each request.
+	encode func(text string) ([]byte, error)
+	decode func(body []byte) ([]float32, error)
+	header http.Header
+	client *http.Client
 
 	dim     atomic.Int64 // known dimension, 0 until learned
 	probeMu sync.Mutex   // serialises Identity's probes
@@ -172,10 +170,6 @@ func (r *remote) fanOut(parent context.Context, n int, fn func(context.Context, 
 	}
 	wg.Wait()
 	if first != nil {
-		var sf *statusFailure
-		if errors.As(first, &sf) {
-			first = r.diagnose(parent, sf)
-		}
 		return first
 	}
 	if int(done.Load()) < n {
@@ -188,9 +182,9 @@ func (r *remote) fanOut(parent context.Context, n int, fn func(context.Context, 
 func (r *remote) embedOne(ctx context.Context, text string) ([]float32, error) {
 	cctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	v, err := r.fn(cctx, text)
+	v, err := r.post(cctx, text)
 	if err != nil {
-		return nil, r.classify(ctx, cctx, text, err)
+		return nil, r.classify(ctx, cctx, err)
 	}
 	if err := r.learn(len(v)); err != nil {
 		return nil, err
@@ -227,21 +221,52 @@ func (r *remote) wrap(err error) error {
 	return fmt.Errorf("embed: %s %s: %w", r.provider, r.model, err)
 }
 
-// statusFailure is chromem-go's error for a non-200 response, to be
-// diagnosed once the fan-out is over.
-type statusFailure struct {
-	text string
-	err  error
+// post sends the request for text, once, and returns the vector of a 200
+// response, or a *StatusError with an excerpt of the body of any other.
+// Its messages are chromem-go's for the same failures.
+func (r *remote) post(ctx context.Context, text string) ([]float32, error) {
+	body, err := r.encode(text)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't marshal request body: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("couldn't create request: %w", err)
+	}
+	req.Header = r.header.Clone()
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't send request: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyMax))
+		return nil, &StatusError{URL: r.endpoint, StatusCode: resp.StatusCode, Status: resp.Status, Body: excerpt(b)}
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read response body: %w", err)
+	}
+	return r.decode(b)
 }
 
-func (s *statusFailure) Error() string { return s.err.Error() }
-func (s *statusFailure) Unwrap() error { return s.err }
+// decodeJSON unmarshals a 200 response's body into v.
+func decodeJSON(body []byte, v any) error {
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("couldn't unmarshal response body: %w", err)
+	}
+	return nil
+}
 
-// classify turns an error of chromem-go's embedding function into a clear
-// one. ctx is the batch context, cctx the request's.
-func (r *remote) classify(ctx, cctx context.Context, text string, err error) error {
+// errNoEmbedding is a 200 response without a vector.
+var errNoEmbedding = errors.New("no embeddings found in the response")
+
+// classify turns an error of post into a clear one. ctx is the batch
+// context, cctx the request's.
+func (r *remote) classify(ctx, cctx context.Context, err error) error {
 	var dnsErr *net.DNSError
 	var opErr *net.OpError
+	var se *StatusError
 	switch {
 	case ctx.Err() != nil: // the caller gave up, or another request failed
 		return r.wrap(context.Cause(ctx))
@@ -249,55 +274,10 @@ func (r *remote) classify(ctx, cctx context.Context, text string, err error) err
 		return r.wrap(fmt.Errorf("no response from %s within %s (Config.Timeout): %w", r.endpoint, r.timeout, err))
 	case errors.As(err, &dnsErr), errors.As(err, &opErr) && opErr.Op == "dial":
 		return r.wrap(fmt.Errorf("%w at %s (%s): %w", ErrUnavailable, r.base, r.hint, err))
-	case strings.Contains(err.Error(), chromemStatusPrefix):
-		return &statusFailure{text: text, err: err}
+	case errors.As(err, &se):
+		return r.wrap(se)
 	}
 	return r.wrap(fmt.Errorf("POST %s: %w", r.endpoint, err))
-}
-
-// diagnose turns a statusFailure into a *StatusError with the response
-// body, by sending the same request again with a client of ours. If that
-// second request does not fail the same way, the status from chromem-go's
-// message is reported without a body.
-func (r *remote) diagnose(ctx context.Context, sf *statusFailure) error {
-	msg := sf.err.Error()
-	status := strings.TrimSpace(msg[strings.Index(msg, chromemStatusPrefix)+len(chromemStatusPrefix):])
-	code, _ := strconv.Atoi(strings.SplitN(status, " ", 2)[0])
-	se := &StatusError{URL: r.endpoint, StatusCode: code, Status: status}
-	if ctx.Err() == nil {
-		if got := r.fetchError(ctx, sf.text); got != nil {
-			se = got
-		}
-	}
-	return r.wrap(se)
-}
-
-// fetchError re-sends the request for text and returns the HTTP error it
-// gets, or nil.
-func (r *remote) fetchError(ctx context.Context, text string) *StatusError {
-	ctx, cancel := context.WithTimeout(ctx, min(r.timeout, diagTimeout))
-	defer cancel()
-	body, err := r.reqBody(text)
-	if err != nil {
-		return nil
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return nil
-	}
-	for k, v := range r.header {
-		req.Header[k] = v
-	}
-	resp, err := r.client.Do(req)
-	if err != nil {
-		return nil
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusOK {
-		return nil
-	}
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, diagMaxBody))
-	return &StatusError{URL: r.endpoint, StatusCode: resp.StatusCode, Status: resp.Status, Body: excerpt(b)}
 }
 
 // excerpt extracts the message of a JSON error body ({"error":"..."} as

@@ -18,8 +18,9 @@ import (
 	"time"
 )
 
-// fakeServer speaks the embedding wire protocol chromem-go v0.7.0 uses,
-// Ollama's or OpenAI's, and checks every request against it.
+// fakeServer speaks the embedding wire protocol, Ollama's or OpenAI's (as
+// chromem-go v0.7.0 sends it), checks every request against it and
+// records the texts it was sent.
 type fakeServer struct {
 	t        *testing.T
 	provider string // ProviderOllama or ProviderOpenAI
@@ -77,7 +78,7 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	// The request, exactly as chromem-go sends it.
+	// The request, exactly as chromem-go would send it.
 	if r.Method != http.MethodPost || r.URL.Path != f.path || r.URL.RawQuery != "" {
 		f.t.Errorf("request %s %s, want POST %s", r.Method, r.URL, f.path)
 		http.Error(w, "404 page not found", http.StatusNotFound)
@@ -389,9 +390,21 @@ func TestRemoteHTTPError(t *testing.T) {
 				return true
 			}
 			e := mustNew(t, f.config())
-			_, err := e.Embed(context.Background(), []string{"x", "y", "z", "w", "v"})
+			texts := []string{"x", "y", "z", "w", "v"}
+			_, err := e.Embed(context.Background(), texts)
 			if err == nil {
 				t.Fatal("Embed succeeded")
+			}
+			// Each text is sent at most once, and the first failure
+			// stops the batch: no request is sent again to read the
+			// error's body.
+			got := f.requests()
+			if len(got) == 0 || len(got) > DefaultConcurrency {
+				t.Errorf("server got %d requests, want 1 to %d", len(got), DefaultConcurrency)
+			}
+			slices.Sort(got)
+			if len(slices.Compact(got)) != len(got) {
+				t.Errorf("a text was sent twice: %q", f.requests())
 			}
 			var se *StatusError
 			if !errors.As(err, &se) {
@@ -414,6 +427,40 @@ func TestRemoteHTTPError(t *testing.T) {
 				t.Errorf("unclear error %q", msg)
 			}
 			t.Log(msg)
+		})
+	}
+}
+
+// A failing server sees exactly one request per attempt, and the error
+// shows its body: the body is read from the response that failed.
+func TestRemoteErrorOneRequest(t *testing.T) {
+	for _, provider := range []string{ProviderOllama, ProviderOpenAI} {
+		t.Run(provider, func(t *testing.T) {
+			f := newFakeServer(t, provider, 8)
+			f.fail = func(w http.ResponseWriter, r *http.Request, text string) bool {
+				http.Error(w, `{"error":"model not found"}`, http.StatusNotFound)
+				return true
+			}
+			cfg := f.config()
+			cfg.Concurrency = 1
+			e := mustNew(t, cfg)
+			for attempt := 1; attempt <= 3; attempt++ {
+				_, err := e.Embed(context.Background(), []string{"a", "b", "c"})
+				var se *StatusError
+				if !errors.As(err, &se) || se.StatusCode != 404 || se.Body != "model not found" {
+					t.Fatalf("attempt %d: error %v, want a 404 StatusError with the body", attempt, err)
+				}
+				if n := len(f.requests()); n != attempt {
+					t.Fatalf("after %d attempts the server got %d requests (%q), want %d", attempt, n, f.requests(), attempt)
+				}
+			}
+			// Probe (and so Resolve and Identity) is one attempt too.
+			if err := e.(Prober).Probe(context.Background()); err == nil {
+				t.Fatal("Probe succeeded")
+			}
+			if n := len(f.requests()); n != 4 {
+				t.Errorf("Probe sent %d requests, want 1", n-3)
+			}
 		})
 	}
 }

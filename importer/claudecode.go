@@ -81,154 +81,228 @@ var (
 // ParseClaudeCode reads one Claude Code session file. name is used in
 // messages and for the session id when no record carries one.
 func ParseClaudeCode(r io.Reader, name string) Parsed {
-	var out Parsed
-	lines := newRecords(r, name, &out.Problems)
-	sessions := map[string]*Session{}
-	var order []*Session
-	var sidechain, records int
-	lastPrompt := map[string]*Item{}
+	p := &ccParser{name: name, sessions: map[string]*Session{}, lastPrompt: map[string]*Item{}}
+	lines := newRecords(r, name, &p.out.Problems)
 	for lines.Next() {
-		lineNo, t := lines.Line(), lines.Bytes()
-		if bytes.HasPrefix(t, []byte("//")) {
-			continue
+		p.record(lines.Line(), lines.Bytes())
+	}
+	return p.finish()
+}
+
+// ccParser is ParseClaudeCode's state: the sessions met, in order, and
+// what is needed to read the next record.
+type ccParser struct {
+	name       string
+	out        Parsed
+	sessions   map[string]*Session
+	order      []*Session
+	sidechain  int              // sidechain records skipped
+	lastPrompt map[string]*Item // per session, its last prompt item
+}
+
+func (p *ccParser) problem(line int, reason string) {
+	p.out.Problems = append(p.out.Problems, Problem{File: p.name, Line: line, Reason: reason})
+}
+
+// ccItem is what one record's item is made of: the session it goes to,
+// its key (the record's uuid), time and line.
+type ccItem struct {
+	s    *Session
+	key  string
+	ts   time.Time
+	line int
+}
+
+func (c ccItem) item(kind ItemKind) Item {
+	return Item{Kind: kind, Key: c.key, Time: c.ts, Line: c.line}
+}
+
+// record reads one record (line lineNo) into its session's items.
+func (p *ccParser) record(lineNo int, t []byte) {
+	if bytes.HasPrefix(t, []byte("//")) {
+		return
+	}
+	var rec ccRecord
+	if err := json.Unmarshal(t, &rec); err != nil {
+		p.problem(lineNo, "not a JSON record: "+shortErr(err))
+		return
+	}
+	if rec.IsSidechain {
+		p.sidechain++
+		return
+	}
+	if rec.Type != "user" && rec.Type != "assistant" && !(rec.Type == "system" && rec.Subtype == "compact_boundary") &&
+		!(rec.Type == "system" && (rec.Subtype == "turn_duration" || rec.Subtype == "stop_hook_summary")) {
+		return // titles, snapshots, progress, queue operations, api errors...
+	}
+	s := p.session(lineNo, rec.SessionID)
+	if s == nil {
+		return
+	}
+	c := ccItem{s: s, key: rec.UUID, ts: parseTime(rec.Timestamp), line: lineNo}
+	if c.key == "" {
+		c.key = "L" + itoa(lineNo)
+	}
+	switch rec.Type {
+	case "system":
+		p.system(c, &rec)
+	case "user":
+		p.user(c, &rec)
+	case "assistant":
+		p.assistant(c, &rec)
+	}
+}
+
+// session returns the session of a record with sessionId sid (the file
+// name's when empty), or nil, with a problem, when there is none usable.
+func (p *ccParser) session(lineNo int, sid string) *Session {
+	if sid == "" {
+		sid = sessionFromName(p.name)
+	}
+	if sid == "" {
+		p.problem(lineNo, "record without sessionId")
+		return nil
+	}
+	if !validID(sid) {
+		p.problem(lineNo, fmt.Sprintf("sessionId %q is not usable as a session id", oneLine(sid, 80)))
+		return nil
+	}
+	s := p.sessions[sid]
+	if s == nil {
+		s = &Session{Agent: ClaudeCode, ID: sid, Source: p.name}
+		p.sessions[sid] = s
+		p.order = append(p.order, s)
+	}
+	return s
+}
+
+// system reads a compact_boundary (a reset) or the end of a turn.
+func (p *ccParser) system(c ccItem, rec *ccRecord) {
+	s := c.s
+	if rec.Subtype != "compact_boundary" {
+		s.Items = append(s.Items, c.item(ItemEnd))
+		return
+	}
+	reason := "context compacted"
+	if m := rec.CompactMetadata; m != nil {
+		reason = "context compacted (" + nonEmpty(m.Trigger, "auto")
+		if m.PreTokens > 0 {
+			reason += ", " + itoa(m.PreTokens) + " tokens before"
 		}
-		var rec ccRecord
-		if err := json.Unmarshal(t, &rec); err != nil {
-			out.Problems = append(out.Problems, Problem{File: name, Line: lineNo, Reason: "not a JSON record: " + shortErr(err)})
-			continue
-		}
-		records++
-		if rec.IsSidechain {
-			sidechain++
-			continue
-		}
-		if rec.Type != "user" && rec.Type != "assistant" && !(rec.Type == "system" && rec.Subtype == "compact_boundary") &&
-			!(rec.Type == "system" && (rec.Subtype == "turn_duration" || rec.Subtype == "stop_hook_summary")) {
-			continue // titles, snapshots, progress, queue operations, api errors...
-		}
-		sid := rec.SessionID
-		if sid == "" {
-			sid = sessionFromName(name)
-		}
-		if sid == "" {
-			out.Problems = append(out.Problems, Problem{File: name, Line: lineNo, Reason: "record without sessionId"})
-			continue
-		}
-		if !validID(sid) {
-			out.Problems = append(out.Problems, Problem{File: name, Line: lineNo, Reason: fmt.Sprintf("sessionId %q is not usable as a session id", oneLine(sid, 80))})
-			continue
-		}
-		s := sessions[sid]
-		if s == nil {
-			s = &Session{Agent: ClaudeCode, ID: sid, Source: name}
-			sessions[sid] = s
-			order = append(order, s)
-		}
-		ts := parseTime(rec.Timestamp)
-		key := rec.UUID
-		if key == "" {
-			key = "L" + itoa(lineNo)
-		}
-		switch rec.Type {
-		case "system":
-			if rec.Subtype == "compact_boundary" {
-				reason := "context compacted"
-				if m := rec.CompactMetadata; m != nil {
-					reason = "context compacted (" + nonEmpty(m.Trigger, "auto")
-					if m.PreTokens > 0 {
-						reason += ", " + itoa(m.PreTokens) + " tokens before"
-					}
-					reason += ")"
-				}
-				s.Items = append(s.Items, Item{Kind: ItemReset, Key: key, Time: ts, Line: lineNo, Reason: reason})
-				delete(lastPrompt, sid)
-			} else {
-				s.Items = append(s.Items, Item{Kind: ItemEnd, Key: key, Time: ts, Line: lineNo})
-			}
-		case "user":
-			if rec.Message == nil || rec.IsMeta || rec.IsCompactSummary {
-				continue
-			}
-			if note, ok := ccTaskNotice(rec.Message.Content); ok {
-				// a background task ended and the agent acts on it: not a
-				// prompt (the turn goes on under the human's prompt), but a
-				// new exchange of the turn, opened by the notice
-				s.Items = append(s.Items, Item{Kind: ItemStep, Key: key, Time: ts, Line: lineNo, Text: note, Break: true})
-				continue
-			}
-			text, files, interrupted, isPrompt := ccUserText(rec.Message.Content)
-			if interrupted {
-				s.Items = append(s.Items, Item{Kind: ItemStep, Key: key, Time: ts, Line: lineNo, Text: "[interrupted by the user]"})
-				continue
-			}
-			if !isPrompt {
-				if len(files) > 0 {
-					s.Items = append(s.Items, Item{Kind: ItemStep, Key: key, Time: ts, Line: lineNo, Files: files})
-				}
-				continue
-			}
-			if p := lastPrompt[sid]; p != nil && p.Time.Equal(ts) && len(s.Items) > 0 && s.Items[len(s.Items)-1].Kind == ItemPrompt {
-				// one prompt written as several records
-				last := &s.Items[len(s.Items)-1]
-				if last.Text == imageOnly {
-					last.Text = ""
-				}
-				if text != imageOnly {
-					last.Text = joinText(last.Text, text)
-				}
-				continue
-			}
-			s.Items = append(s.Items, Item{Kind: ItemPrompt, Key: key, Time: ts, Line: lineNo, Text: text})
-			lastPrompt[sid] = &s.Items[len(s.Items)-1]
-		case "assistant":
-			if rec.Message == nil || rec.IsAPIError {
-				continue // API error notices are written by Claude Code, not answers
-			}
-			var blocks []ccBlock
-			if err := json.Unmarshal(rec.Message.Content, &blocks); err != nil {
-				var s1 string
-				if json.Unmarshal(rec.Message.Content, &s1) == nil {
-					blocks = []ccBlock{{Type: "text", Text: s1}}
-				} else if len(rec.Message.Content) > 0 && string(rec.Message.Content) != "null" {
-					out.Problems = append(out.Problems, Problem{File: name, Line: lineNo, Reason: "assistant content is neither text nor blocks"})
-					continue
-				}
-			}
-			it := Item{Kind: ItemStep, Key: key, Time: ts, Line: lineNo}
-			for _, b := range blocks {
-				switch b.Type {
-				case "text":
-					it.Text = joinText(it.Text, b.Text)
-				case "tool_use", "server_tool_use":
-					sum, files := summariseTool(b.Name, b.Input)
-					it.Tools = append(it.Tools, sum)
-					it.Files = append(it.Files, files...)
-				}
-			}
-			if it.Text == "" && len(it.Tools) == 0 {
-				continue
-			}
+		reason += ")"
+	}
+	it := c.item(ItemReset)
+	it.Reason = reason
+	s.Items = append(s.Items, it)
+	delete(p.lastPrompt, s.ID)
+}
+
+// user reads a user record: a prompt (or more of the previous one), a
+// task notice, an interruption, or tool results naming files.
+func (p *ccParser) user(c ccItem, rec *ccRecord) {
+	if rec.Message == nil || rec.IsMeta || rec.IsCompactSummary {
+		return
+	}
+	s := c.s
+	if note, ok := ccTaskNotice(rec.Message.Content); ok {
+		// a background task ended and the agent acts on it: not a
+		// prompt (the turn goes on under the human's prompt), but a new
+		// exchange of the turn, opened by the notice
+		it := c.item(ItemStep)
+		it.Text, it.Break = note, true
+		s.Items = append(s.Items, it)
+		return
+	}
+	text, files, interrupted, isPrompt := ccUserText(rec.Message.Content)
+	if interrupted {
+		it := c.item(ItemStep)
+		it.Text = "[interrupted by the user]"
+		s.Items = append(s.Items, it)
+		return
+	}
+	if !isPrompt {
+		if len(files) > 0 {
+			it := c.item(ItemStep)
+			it.Files = files
 			s.Items = append(s.Items, it)
-			if rec.Message.StopReason == "end_turn" || rec.Message.StopReason == "stop_sequence" {
-				s.Items = append(s.Items, Item{Kind: ItemEnd, Key: key + "/end", Time: ts, Line: lineNo})
-			}
+		}
+		return
+	}
+	if prev := p.lastPrompt[s.ID]; prev != nil && prev.Time.Equal(c.ts) && len(s.Items) > 0 && s.Items[len(s.Items)-1].Kind == ItemPrompt {
+		// one prompt written as several records
+		last := &s.Items[len(s.Items)-1]
+		if last.Text == imageOnly {
+			last.Text = ""
+		}
+		if text != imageOnly {
+			last.Text = joinText(last.Text, text)
+		}
+		return
+	}
+	it := c.item(ItemPrompt)
+	it.Text = text
+	s.Items = append(s.Items, it)
+	p.lastPrompt[s.ID] = &s.Items[len(s.Items)-1]
+}
+
+// assistant reads an answer: its text blocks, its tool calls summarised,
+// and the end of the turn when it stops.
+func (p *ccParser) assistant(c ccItem, rec *ccRecord) {
+	if rec.Message == nil || rec.IsAPIError {
+		return // API error notices are written by Claude Code, not answers
+	}
+	var blocks []ccBlock
+	if err := json.Unmarshal(rec.Message.Content, &blocks); err != nil {
+		var s1 string
+		if json.Unmarshal(rec.Message.Content, &s1) == nil {
+			blocks = []ccBlock{{Type: "text", Text: s1}}
+		} else if len(rec.Message.Content) > 0 && string(rec.Message.Content) != "null" {
+			p.problem(c.line, "assistant content is neither text nor blocks")
+			return
 		}
 	}
+	it := c.item(ItemStep)
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			it.Text = joinText(it.Text, b.Text)
+		case "tool_use", "server_tool_use":
+			sum, files := summariseTool(b.Name, b.Input)
+			it.Tools = append(it.Tools, sum)
+			it.Files = append(it.Files, files...)
+		}
+	}
+	if it.Text == "" && len(it.Tools) == 0 {
+		return
+	}
+	s := c.s
+	s.Items = append(s.Items, it)
+	if rec.Message.StopReason == "end_turn" || rec.Message.StopReason == "stop_sequence" {
+		end := c.item(ItemEnd)
+		end.Key += "/end"
+		s.Items = append(s.Items, end)
+	}
+}
+
+// finish links the sessions of the file and returns those holding a
+// conversation, or why the file gave none.
+func (p *ccParser) finish() Parsed {
+	out := p.out
 	// A file holding records of several sessions is a resumed session
 	// carrying copies of the history of those it continues: the file's
 	// own session (its name, else the last one met) resumes the others.
-	if len(order) > 1 {
-		main := order[len(order)-1]
-		if n := sessionFromName(name); sessions[n] != nil {
-			main = sessions[n]
+	if len(p.order) > 1 {
+		main := p.order[len(p.order)-1]
+		if n := sessionFromName(p.name); p.sessions[n] != nil {
+			main = p.sessions[n]
 		}
-		for _, s := range order {
+		for _, s := range p.order {
 			if s != main && hasConversation(s) {
 				main.Previous = append(main.Previous, s.ID)
 			}
 		}
 	}
-	for _, s := range order {
+	for _, s := range p.order {
 		if !hasConversation(s) {
 			continue
 		}
@@ -236,12 +310,12 @@ func ParseClaudeCode(r io.Reader, name string) Parsed {
 	}
 	switch {
 	case len(out.Sessions) > 0:
-	case sidechain > 0:
+	case p.sidechain > 0:
 		out.Skipped++
-		out.SkipReasons = append(out.SkipReasons, name+": subagent sidechain (its work is summarised in the parent session)")
+		out.SkipReasons = append(out.SkipReasons, p.name+": subagent sidechain (its work is summarised in the parent session)")
 	case len(out.Problems) == 0:
 		out.Skipped++
-		out.SkipReasons = append(out.SkipReasons, name+": no conversation (no prompt or answer)")
+		out.SkipReasons = append(out.SkipReasons, p.name+": no conversation (no prompt or answer)")
 	}
 	return out
 }

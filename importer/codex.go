@@ -88,137 +88,26 @@ func ReadCodexMeta(r io.Reader) (CodexMeta, bool) {
 // ParseCodex reads one Codex rollout.
 func ParseCodex(r io.Reader, name string) Parsed {
 	var out Parsed
-	type rec struct {
-		line int
-		ts   string
-		typ  string
-		p    codexPayload
-	}
-	var recs []rec
+	ro := &codexRollout{}
 	lines := newRecords(r, name, &out.Problems)
-	sid := ""
-	var previous []string
-	haveUserEvents, haveAssistantItems := false, false
 	for lines.Next() {
-		lineNo, t := lines.Line(), lines.Bytes()
-
-		var l codexLine
-		if err := json.Unmarshal(t, &l); err != nil {
-			out.Problems = append(out.Problems, Problem{File: name, Line: lineNo, Reason: "not a JSON record: " + shortErr(err)})
-			continue
+		if err := ro.record(lines.Line(), lines.Bytes()); err != "" {
+			out.Problems = append(out.Problems, Problem{File: name, Line: lines.Line(), Reason: err})
 		}
-		var p codexPayload
-		switch {
-		case l.Payload != nil:
-			p = *l.Payload
-		case l.Type == "" && l.ID != "":
-			// legacy first line: {id, timestamp, instructions}
-			if sid == "" && validID(l.ID) {
-				sid = l.ID
-			}
-			continue
-		default:
-			// legacy bare response item
-			if err := json.Unmarshal(t, &p); err != nil {
-				out.Problems = append(out.Problems, Problem{File: name, Line: lineNo, Reason: "record: " + shortErr(err)})
-				continue
-			}
-			l.Type = "response_item"
-		}
-		switch {
-		case l.Type == "session_meta":
-			if sid == "" && validID(p.ID) {
-				sid = p.ID
-			} else if p.ID != "" && p.ID != sid && validID(p.ID) {
-				previous = append(previous, p.ID)
-			}
-			if p.Forked != "" && validID(p.Forked) {
-				previous = append(previous, p.Forked)
-			}
-			continue
-		case l.Type == "event_msg" && p.Type == "user_message":
-			haveUserEvents = true
-		case l.Type == "response_item" && p.Type == "message" && p.Role == "assistant":
-			haveAssistantItems = true
-		}
-		recs = append(recs, rec{line: lineNo, ts: l.Timestamp, typ: l.Type, p: p})
 	}
+	sid := ro.sid
 	if sid == "" {
 		sid = codexIDFromName(name)
 	}
 	if sid == "" {
-		if len(recs) > 0 {
+		if len(ro.recs) > 0 {
 			out.Problems = append(out.Problems, Problem{File: name, Reason: "no session id (no session_meta, and the file name holds none)"})
 		}
 		return out
 	}
-	s := &Session{Agent: Codex, ID: sid, Source: name, Previous: previous}
-	for _, r := range recs {
-		ts := parseTime(r.ts)
-		key := "L" + itoa(r.line)
-		p := r.p
-		switch r.typ {
-		case "event_msg":
-			switch p.Type {
-			case "user_message":
-				text := strings.TrimSpace(p.Message)
-				if n := len(p.Images); n > 0 {
-					text = joinText(text, "["+itoa(n)+" image(s)]")
-				}
-				if text == "" {
-					continue
-				}
-				s.Items = append(s.Items, Item{Kind: ItemPrompt, Key: key, Time: ts, Line: r.line, Text: text})
-			case "agent_message":
-				if !haveAssistantItems && strings.TrimSpace(p.Message) != "" {
-					s.Items = append(s.Items, Item{Kind: ItemStep, Key: key, Time: ts, Line: r.line, Text: p.Message})
-				}
-			case "task_complete", "turn_aborted":
-				s.Items = append(s.Items, Item{Kind: ItemEnd, Key: key, Time: ts, Line: r.line})
-			case "context_compacted":
-				if n := len(s.Items); n > 0 && s.Items[n-1].Kind == ItemReset {
-					continue
-				}
-				s.Items = append(s.Items, Item{Kind: ItemReset, Key: key, Time: ts, Line: r.line, Reason: "context compacted"})
-			}
-		case "compacted":
-			// one compaction is written as compacted and event_msg
-			// context_compacted, in either order: one reset
-			if n := len(s.Items); n > 0 && s.Items[n-1].Kind == ItemReset {
-				continue
-			}
-			s.Items = append(s.Items, Item{Kind: ItemReset, Key: key, Time: ts, Line: r.line, Reason: "context compacted"})
-		case "response_item":
-			switch p.Type {
-			case "message":
-				text := codexText(p.Content)
-				switch p.Role {
-				case "assistant":
-					if text != "" {
-						s.Items = append(s.Items, Item{Kind: ItemStep, Key: key, Time: ts, Line: r.line, Text: text})
-					}
-				case "user":
-					if !haveUserEvents && text != "" && !reInjected.MatchString(text) {
-						s.Items = append(s.Items, Item{Kind: ItemPrompt, Key: key, Time: ts, Line: r.line, Text: text})
-					}
-				}
-			case "function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call":
-				in := json.RawMessage(p.Arguments)
-				if p.Type == "custom_tool_call" {
-					b, _ := json.Marshal(map[string]string{"input": p.Input})
-					in = b
-				}
-				if len(p.Action) > 0 && (p.Type == "local_shell_call" || p.Type == "web_search_call") {
-					in = p.Action
-				}
-				toolName := p.Name
-				if toolName == "" {
-					toolName = strings.TrimSuffix(p.Type, "_call")
-				}
-				sum, files := summariseTool(toolName, in)
-				s.Items = append(s.Items, Item{Kind: ItemStep, Key: key, Time: ts, Line: r.line, Tools: []string{sum}, Files: files})
-			}
-		}
+	s := &Session{Agent: Codex, ID: sid, Source: name, Previous: ro.previous}
+	for _, r := range ro.recs {
+		ro.addItem(s, r)
 	}
 	if !hasConversation(s) {
 		out.Skipped++
@@ -227,6 +116,161 @@ func ParseCodex(r io.Reader, name string) Parsed {
 	}
 	out.Sessions = append(out.Sessions, s)
 	return out
+}
+
+// codexRollout is what ParseCodex reads of a rollout before it makes its
+// items: which records are there decides how some are read (the prompts
+// are the user_message events when there are any, ...).
+type codexRollout struct {
+	sid      string   // from session_meta (or a legacy first line)
+	previous []string // sessions this one resumes or forks
+	recs     []codexRec
+
+	haveUserEvents, haveAssistantItems bool
+}
+
+// codexRec is a record of a rollout other than session_meta.
+type codexRec struct {
+	line int
+	ts   string
+	typ  string // "response_item" for a legacy bare item
+	p    codexPayload
+}
+
+// record reads the record of line lineNo; it returns why it is unreadable,
+// or "".
+func (ro *codexRollout) record(lineNo int, t []byte) string {
+	var l codexLine
+	if err := json.Unmarshal(t, &l); err != nil {
+		return "not a JSON record: " + shortErr(err)
+	}
+	var p codexPayload
+	switch {
+	case l.Payload != nil:
+		p = *l.Payload
+	case l.Type == "" && l.ID != "":
+		// legacy first line: {id, timestamp, instructions}
+		if ro.sid == "" && validID(l.ID) {
+			ro.sid = l.ID
+		}
+		return ""
+	default:
+		// legacy bare response item
+		if err := json.Unmarshal(t, &p); err != nil {
+			return "record: " + shortErr(err)
+		}
+		l.Type = "response_item"
+	}
+	switch {
+	case l.Type == "session_meta":
+		if ro.sid == "" && validID(p.ID) {
+			ro.sid = p.ID
+		} else if p.ID != "" && p.ID != ro.sid && validID(p.ID) {
+			ro.previous = append(ro.previous, p.ID)
+		}
+		if p.Forked != "" && validID(p.Forked) {
+			ro.previous = append(ro.previous, p.Forked)
+		}
+		return ""
+	case l.Type == "event_msg" && p.Type == "user_message":
+		ro.haveUserEvents = true
+	case l.Type == "response_item" && p.Type == "message" && p.Role == "assistant":
+		ro.haveAssistantItems = true
+	}
+	ro.recs = append(ro.recs, codexRec{line: lineNo, ts: l.Timestamp, typ: l.Type, p: p})
+	return ""
+}
+
+// addItem adds the item of record r, if any, to s.
+func (ro *codexRollout) addItem(s *Session, r codexRec) {
+	it := Item{Key: "L" + itoa(r.line), Time: parseTime(r.ts), Line: r.line}
+	switch r.typ {
+	case "event_msg":
+		ro.eventItem(s, it, &r.p)
+	case "compacted":
+		// one compaction is written as compacted and event_msg
+		// context_compacted, in either order: one reset
+		addReset(s, it)
+	case "response_item":
+		ro.responseItem(s, it, &r.p)
+	}
+}
+
+// addReset adds a reset to s, unless its last item is one.
+func addReset(s *Session, it Item) {
+	if n := len(s.Items); n > 0 && s.Items[n-1].Kind == ItemReset {
+		return
+	}
+	it.Kind, it.Reason = ItemReset, "context compacted"
+	s.Items = append(s.Items, it)
+}
+
+// eventItem adds the item of an event_msg: a prompt, an answer (when the
+// rollout has no assistant message items), an end, a reset.
+func (ro *codexRollout) eventItem(s *Session, it Item, p *codexPayload) {
+	switch p.Type {
+	case "user_message":
+		text := strings.TrimSpace(p.Message)
+		if n := len(p.Images); n > 0 {
+			text = joinText(text, "["+itoa(n)+" image(s)]")
+		}
+		if text == "" {
+			return
+		}
+		it.Kind, it.Text = ItemPrompt, text
+	case "agent_message":
+		if ro.haveAssistantItems || strings.TrimSpace(p.Message) == "" {
+			return
+		}
+		it.Kind, it.Text = ItemStep, p.Message
+	case "task_complete", "turn_aborted":
+		it.Kind = ItemEnd
+	case "context_compacted":
+		addReset(s, it)
+		return
+	default:
+		return
+	}
+	s.Items = append(s.Items, it)
+}
+
+// responseItem adds the item of a response_item: an answer, a prompt
+// (when the rollout has no user_message events, and it is not injected
+// context), a tool call summarised.
+func (ro *codexRollout) responseItem(s *Session, it Item, p *codexPayload) {
+	switch p.Type {
+	case "message":
+		text := codexText(p.Content)
+		switch {
+		case text == "":
+			return
+		case p.Role == "assistant":
+			it.Kind = ItemStep
+		case p.Role == "user" && !ro.haveUserEvents && !reInjected.MatchString(text):
+			it.Kind = ItemPrompt
+		default:
+			return
+		}
+		it.Text = text
+	case "function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call":
+		in := json.RawMessage(p.Arguments)
+		if p.Type == "custom_tool_call" {
+			b, _ := json.Marshal(map[string]string{"input": p.Input})
+			in = b
+		}
+		if len(p.Action) > 0 && (p.Type == "local_shell_call" || p.Type == "web_search_call") {
+			in = p.Action
+		}
+		toolName := p.Name
+		if toolName == "" {
+			toolName = strings.TrimSuffix(p.Type, "_call")
+		}
+		sum, files := summariseTool(toolName, in)
+		it.Kind, it.Tools, it.Files = ItemStep, []string{sum}, files
+	default:
+		return
+	}
+	s.Items = append(s.Items, it)
 }
 
 // codexText is the text of a message's content (input_text, output_text

@@ -103,25 +103,74 @@ func partID(turn, firstStep string, part int) string {
 
 // render turns a session into the events it stands for, in native order.
 func render(s *Session, o Options) []planned {
-	o = o.withDefaults()
-	var out []planned
-	last := o.Now
+	r := newRenderer(s, o.withDefaults())
+	out := r.resumes()
+	r.group()
+	return append(out, r.events()...)
+}
+
+// renderer is render's state for one session: the time given to records
+// without one, the turns as the items are grouped into them, and the order
+// of their parts among the resets.
+type renderer struct {
+	s     *Session
+	o     Options
+	last  time.Time // see timeOf
+	cur   *turnAcc  // the turn the items go to
+	seen  map[string]bool
+	slots []slot
+}
+
+// turnAcc is a turn being grouped: its prompt, and its steps cut into
+// parts.
+type turnAcc struct {
+	id     string
+	prompt Item
+	has    bool     // a prompt opened it
+	parts  [][]Item // sealed parts
+	cur    []Item   // the part being filled
+	size   int      // cur's size (stepSize)
+	ended  bool     // a native end marker closed it
+	copy   bool     // a copy of an earlier turn: stored once
+}
+
+// slot is the place of an event among the session's: a part of a turn
+// (part -1: a prompt with no answer), or a reset.
+type slot struct {
+	turn *turnAcc
+	part int
+	ev   *planned // a reset
+}
+
+func newRenderer(s *Session, o Options) *renderer {
+	r := &renderer{s: s, o: o, last: o.Now, seen: map[string]bool{}}
 	if inRange(s.Time) {
-		last = s.Time.UTC()
+		r.last = s.Time.UTC()
 	}
 	for _, it := range s.Items {
 		if inRange(it.Time) {
-			last = it.Time
+			r.last = it.Time
 			break
 		}
 	}
-	timeOf := func(t time.Time) time.Time {
-		if !inRange(t) {
-			return last
-		}
-		last = t.UTC()
-		return last
+	return r
+}
+
+// timeOf is t, or for a record without a usable time the time of the
+// last record that had one.
+func (r *renderer) timeOf(t time.Time) time.Time {
+	if !inRange(t) {
+		return r.last
 	}
+	r.last = t.UTC()
+	return r.last
+}
+
+// resumes are the session_resume events linking the session to those it
+// continues.
+func (r *renderer) resumes() []planned {
+	var out []planned
+	s := r.s
 	for _, prev := range s.Previous {
 		if prev == s.ID || logformat.ValidSessionID(prev) != nil {
 			continue
@@ -130,168 +179,188 @@ func render(s *Session, o Options) []planned {
 			Type: logformat.TypeSessionResume, SessionID: s.ID,
 			PreviousSession: prev, NewSession: s.ID,
 			ID:        s.Agent + ":resume:" + prev + ":" + s.ID,
-			Timestamp: timeOf(firstTime(s.Items)),
+			Timestamp: r.timeOf(firstTime(s.Items)),
 			Metadata:  metaJSON(meta{Source: s.Agent, Native: filepath.Base(s.Source)}),
 		}})
 	}
+	return out
+}
 
-	// Group items into turns; a reset seals the current part.
-	type turnAcc struct {
-		id     string
-		prompt Item
-		has    bool // a prompt opened it
-		parts  [][]Item
-		cur    []Item
-		size   int
-		ended  bool
-		copy   bool
-	}
-	var cur *turnAcc
-	var turns []*turnAcc
-	seen := map[string]bool{}
-	// pending holds, per turn, the position of its parts among resets.
-	type slot struct {
-		turn *turnAcc
-		part int
-		ev   *planned // a reset
-	}
-	var slots []slot
-	seal := func() {
-		if cur == nil || len(cur.cur) == 0 {
-			return
-		}
-		cur.parts = append(cur.parts, cur.cur)
-		slots = append(slots, slot{turn: cur, part: len(cur.parts) - 1})
-		cur.cur, cur.size = nil, 0
-	}
-	openTurn := func(p Item, has bool) {
-		seal()
-		if cur != nil && len(cur.parts) == 0 && cur.has {
-			// a prompt with no answer: still an exchange (user only)
-			slots = append(slots, slot{turn: cur, part: -1})
-		}
-		t := &turnAcc{prompt: p, has: has}
-		if has && p.KeyedTurn {
-			t.id = turnID(s.Agent, time.Time{}, s.ID+"\x00"+p.Text, p.Key)
-		} else if has {
-			t.id = turnID(s.Agent, p.Time, p.Text, p.Key)
-		} else {
-			t.id = s.Agent + ":" + shortHash(s.ID+"\x00"+p.Key) + "-orphan"
-		}
-		if seen[t.id] {
-			// the same prompt (time and text) again: history copied into
-			// the file by a continued session; stored once
-			t.copy = true
-		}
-		seen[t.id] = true
-		cur = t
-		turns = append(turns, t)
-	}
-	for _, it := range s.Items {
+// group groups the items into turns and their parts; a reset seals the
+// current part.
+func (r *renderer) group() {
+	for _, it := range r.s.Items {
 		switch it.Kind {
 		case ItemPrompt:
-			openTurn(it, true)
+			r.openTurn(it, true)
 		case ItemStep:
-			if cur == nil {
-				openTurn(it, false)
-			}
-			if it.Break {
-				seal()
-			}
-			for _, st := range splitStep(it, o.PartBytes) {
-				n := stepSize(st)
-				if cur.size > 0 && cur.size+n > o.PartBytes {
-					seal()
-				}
-				cur.cur = append(cur.cur, st)
-				cur.size += n
-			}
+			r.addStep(it)
 		case ItemEnd:
-			if cur != nil {
-				cur.ended = true
+			if r.cur != nil {
+				r.cur.ended = true
 			}
 		case ItemReset:
-			seal()
-			if cur != nil && len(cur.parts) == 0 && cur.has {
-				slots = append(slots, slot{turn: cur, part: -1})
-				cur.parts = append(cur.parts, nil)
-			}
-			reason := it.Reason
-			if reason == "" {
-				reason = "context compacted"
-			}
-			ev := planned{ev: logformat.Event{
-				Type: logformat.TypeContextReset, SessionID: s.ID, Reason: reason,
-				ID:        resetID(s.Agent, s.ID, it.Key),
-				Timestamp: timeOf(it.Time),
-				Metadata:  metaJSON(meta{Source: s.Agent, Native: nativeRef(s.Source, it.Line)}),
-			}, srcLine: it.Line}
-			slots = append(slots, slot{ev: &ev})
+			r.reset(it)
 		}
 	}
-	seal()
-	if cur != nil && len(cur.parts) == 0 && cur.has {
-		slots = append(slots, slot{turn: cur, part: -1})
+	r.seal()
+	r.unanswered()
+}
+
+// seal ends the current part of the current turn.
+func (r *renderer) seal() {
+	cur := r.cur
+	if cur == nil || len(cur.cur) == 0 {
+		return
 	}
+	cur.parts = append(cur.parts, cur.cur)
+	r.slots = append(r.slots, slot{turn: cur, part: len(cur.parts) - 1})
+	cur.cur, cur.size = nil, 0
+}
+
+// unanswered gives the current turn, when it has a prompt but no part
+// yet, the slot of an exchange of the prompt alone, and reports whether
+// it did.
+func (r *renderer) unanswered() bool {
+	if r.cur == nil || len(r.cur.parts) > 0 || !r.cur.has {
+		return false
+	}
+	r.slots = append(r.slots, slot{turn: r.cur, part: -1})
+	return true
+}
+
+// openTurn starts a turn with prompt p, or (has false) with a step that
+// no prompt opened.
+func (r *renderer) openTurn(p Item, has bool) {
+	r.seal()
+	r.unanswered()
+	s := r.s
+	t := &turnAcc{prompt: p, has: has}
+	if has && p.KeyedTurn {
+		t.id = turnID(s.Agent, time.Time{}, s.ID+"\x00"+p.Text, p.Key)
+	} else if has {
+		t.id = turnID(s.Agent, p.Time, p.Text, p.Key)
+	} else {
+		t.id = s.Agent + ":" + shortHash(s.ID+"\x00"+p.Key) + "-orphan"
+	}
+	if r.seen[t.id] {
+		// the same prompt (time and text) again: history copied into
+		// the file by a continued session; stored once
+		t.copy = true
+	}
+	r.seen[t.id] = true
+	r.cur = t
+}
+
+// addStep adds a step to the current turn, starting a part when it would
+// grow past the part size.
+func (r *renderer) addStep(it Item) {
+	if r.cur == nil {
+		r.openTurn(it, false)
+	}
+	if it.Break {
+		r.seal()
+	}
+	for _, st := range splitStep(it, r.o.PartBytes) {
+		n := stepSize(st)
+		if r.cur.size > 0 && r.cur.size+n > r.o.PartBytes {
+			r.seal()
+		}
+		r.cur.cur = append(r.cur.cur, st)
+		r.cur.size += n
+	}
+}
+
+// reset places a context_reset event after what came before it.
+func (r *renderer) reset(it Item) {
+	r.seal()
+	if r.unanswered() {
+		r.cur.parts = append(r.cur.parts, nil)
+	}
+	reason := it.Reason
+	if reason == "" {
+		reason = "context compacted"
+	}
+	s := r.s
+	ev := planned{ev: logformat.Event{
+		Type: logformat.TypeContextReset, SessionID: s.ID, Reason: reason,
+		ID:        resetID(s.Agent, s.ID, it.Key),
+		Timestamp: r.timeOf(it.Time),
+		Metadata:  metaJSON(meta{Source: s.Agent, Native: nativeRef(s.Source, it.Line)}),
+	}, srcLine: it.Line}
+	r.slots = append(r.slots, slot{ev: &ev})
+}
+
+// events are the exchanges and resets of the grouped turns, in order;
+// with HoldOpenTurn, the last turn is left out unless it ended.
+func (r *renderer) events() []planned {
 	var held *turnAcc
-	if o.HoldOpenTurn && cur != nil && !cur.ended {
-		held = cur
+	if r.o.HoldOpenTurn && r.cur != nil && !r.cur.ended {
+		held = r.cur
 	}
-	for _, sl := range slots {
+	var out []planned
+	for _, sl := range r.slots {
 		if sl.ev != nil {
 			out = append(out, *sl.ev)
 			continue
 		}
-		t := sl.turn
-		if t == held || t.copy {
+		if sl.turn == held || sl.turn.copy {
 			continue
 		}
-		var steps []Item
-		part := sl.part
-		if part >= 0 {
-			steps = t.parts[part]
-		} else {
-			part = 0
+		if p, ok := r.exchange(sl.turn, sl.part); ok {
+			out = append(out, p)
 		}
-		p := planned{turn: t.id, part: part, prompt: t.prompt.Text}
-		for _, st := range steps {
-			p.steps = append(p.steps, st.Key)
-		}
-		user := ""
-		if t.has {
-			if part == 0 {
-				user = capText(t.prompt.Text, o.MaxUserBytes)
-			} else {
-				user = "[continued] " + capText(t.prompt.Text, continuedPrompt)
-			}
-		}
-		ai, files := renderSteps(steps, o.Workspace)
-		if strings.TrimSpace(user) == "" && strings.TrimSpace(ai) == "" {
-			continue
-		}
-		ts := t.prompt.Time
-		line := t.prompt.Line
-		first := ""
-		if part > 0 || !t.has {
-			if len(steps) > 0 {
-				ts, line, first = steps[0].Time, steps[0].Line, steps[0].Key
-			}
-		}
-		through := ""
-		if len(steps) > 0 {
-			through = steps[len(steps)-1].Key
-		}
-		p.srcLine = line
-		p.ev = logformat.Event{
-			Type: logformat.TypeExchange, SessionID: s.ID,
-			ID:        partID(t.id, first, part),
-			Timestamp: timeOf(ts),
-			User:      user, AI: ai, Files: files,
-			Metadata: metaJSON(meta{Source: s.Agent, Native: nativeRef(s.Source, line), Turn: t.id, Through: through}),
-		}
-		out = append(out, p)
 	}
 	return out
+}
+
+// exchange is the exchange of part of turn t (-1: its prompt alone);
+// false when it would hold no text.
+func (r *renderer) exchange(t *turnAcc, part int) (planned, bool) {
+	var steps []Item
+	if part >= 0 {
+		steps = t.parts[part]
+	} else {
+		part = 0
+	}
+	p := planned{turn: t.id, part: part, prompt: t.prompt.Text}
+	for _, st := range steps {
+		p.steps = append(p.steps, st.Key)
+	}
+	user := ""
+	if t.has {
+		if part == 0 {
+			user = capText(t.prompt.Text, r.o.MaxUserBytes)
+		} else {
+			user = "[continued] " + capText(t.prompt.Text, continuedPrompt)
+		}
+	}
+	ai, files := renderSteps(steps, r.o.Workspace)
+	if strings.TrimSpace(user) == "" && strings.TrimSpace(ai) == "" {
+		return planned{}, false
+	}
+	ts := t.prompt.Time
+	line := t.prompt.Line
+	first := ""
+	if part > 0 || !t.has {
+		if len(steps) > 0 {
+			ts, line, first = steps[0].Time, steps[0].Line, steps[0].Key
+		}
+	}
+	through := ""
+	if len(steps) > 0 {
+		through = steps[len(steps)-1].Key
+	}
+	s := r.s
+	p.srcLine = line
+	p.ev = logformat.Event{
+		Type: logformat.TypeExchange, SessionID: s.ID,
+		ID:        partID(t.id, first, part),
+		Timestamp: r.timeOf(ts),
+		User:      user, AI: ai, Files: files,
+		Metadata: metaJSON(meta{Source: s.Agent, Native: nativeRef(s.Source, line), Turn: t.id, Through: through}),
+	}
+	return p, true
 }
 
 // resetID is a context_reset's id: <agent>:reset:<session>:<record key>

@@ -64,10 +64,6 @@ const (
 		ON CONFLICT (name) DO UPDATE SET value = value + excluded.value`
 )
 
-// testHookLine, when set by a test, runs before each line of a Commit; an
-// error fails the commit there.
-var testHookLine func(i int) error
-
 // sessionDelta accumulates one batch's changes to a sessions row.
 type sessionDelta struct {
 	first, last               int64
@@ -155,240 +151,303 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 	c := &commitTx{db: db, ctx: context.WithoutCancel(ctx), tx: tx, stmts: map[string]*sql.Stmt{}}
 	defer c.close()
 
-	var stored int64
-	switch err := tx.QueryRowContext(ctx, `SELECT "offset" FROM generations WHERE id = ?`, b.Gen.ID).Scan(&stored); {
+	cb, err := c.startBatch(ctx, b, db.now())
+	if err != nil {
+		return err
+	}
+	// Parsing, validating and redacting the lines runs ahead on another
+	// goroutine (another core) while this one stores them: in a backfill
+	// it is a large share of the work of a commit.
+	cb.prep = db.prepareLines(b, cb.stored, cb.now)
+	defer cb.prep.stop()
+	for i := range b.Lines {
+		if err := cb.storeLine(i); err != nil {
+			return err
+		}
+	}
+	if err := cb.finish(); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// commitBatch is one Commit's work on its transaction: the lines it
+// stores, and what they add up to (sessions, counters), written once
+// every line is stored.
+type commitBatch struct {
+	*commitTx
+	gen      watcher.Generation
+	lines    []watcher.Line
+	prep     *linePrep // the lines parsed, validated and redacted
+	stored   int64     // the generation's offset before the batch
+	firstSeq int64     // seq before the batch
+	now      time.Time
+	nowNano  int64
+
+	sessions     map[string]*sessionDelta
+	sessionOrder []string // sessions' keys, in the order met
+	counts       batchCounts
+	unknownNames map[string]int64 // CounterUnknownFieldPrefix counts
+	forgotten    forgottenSessions
+}
+
+// batchCounts are a batch's additions to the counters.
+type batchCounts struct {
+	duplicates, unknownTypes, unknownFields, forgottenSkipped, redactions, noOffset, aliases int64
+}
+
+// forgottenSessions looks up when sessions were forgotten, once each per
+// batch.
+type forgottenSessions struct {
+	// any is false when nothing was ever forgotten (most databases):
+	// then no line needs a look-up.
+	any bool
+	// at maps a session looked up to when it was forgotten (unix
+	// nanoseconds); 0: not forgotten.
+	at map[string]int64
+}
+
+// startBatch reads what the batch's commit starts from: the generation's
+// stored offset, the event sequence, whether any session was forgotten.
+func (c *commitTx) startBatch(ctx context.Context, b watcher.Batch, now time.Time) (*commitBatch, error) {
+	cb := &commitBatch{commitTx: c, gen: b.Gen, lines: b.Lines, now: now, nowNano: now.UnixNano(),
+		sessions: map[string]*sessionDelta{}, unknownNames: map[string]int64{},
+		forgotten: forgottenSessions{at: map[string]int64{}}}
+	switch err := c.tx.QueryRowContext(ctx, `SELECT "offset" FROM generations WHERE id = ?`, b.Gen.ID).Scan(&cb.stored); {
 	case errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("no generation %d", b.Gen.ID)
+		return nil, fmt.Errorf("no generation %d", b.Gen.ID)
+	case err != nil:
+		return nil, err
+	}
+	if err := c.tx.QueryRowContext(ctx, `SELECT max(coalesce((SELECT value FROM counters WHERE name = ?), 0),
+		coalesce((SELECT max(id) FROM events), 0))`, CounterEventSeq).Scan(&c.seq); err != nil {
+		return nil, err
+	}
+	cb.firstSeq = c.seq
+	if err := c.tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM forgotten)`).Scan(&cb.forgotten.any); err != nil {
+		return nil, err
+	}
+	return cb, nil
+}
+
+// storeLine stores line i of the batch as an event or a reject, or skips
+// it (already committed, a replay, a duplicate, a forgotten session's).
+func (cb *commitBatch) storeLine(i int) error {
+	l := &cb.lines[i]
+	if l.End <= cb.stored {
+		return nil // committed by an earlier batch
+	}
+	if l.Oversize {
+		return cb.reject(cb.gen, l, logformat.KindTooLarge,
+			fmt.Sprintf("line of %d bytes exceeds the maximum line size", l.End-l.Start), cb.nowNano)
+	}
+	pl := cb.prep.line(i)
+	if pl.err != nil {
+		kind := "invalid"
+		var le *logformat.Error
+		if errors.As(pl.err, &le) && le.Kind != "" {
+			kind = le.Kind
+		}
+		return cb.reject(cb.gen, l, kind, pl.err.Error(), cb.nowNano)
+	}
+	ev := &pl.ev
+	if at, err := cb.stillForgotten(ev.SessionID, ev); err != nil {
+		return fmt.Errorf("line %d: %w", l.Number, err)
+	} else if at != 0 {
+		// Not stored, but listed (without its text) and counted.
+		cb.counts.forgottenSkipped++
+		return cb.forgottenReject(cb.gen, l, ev.SessionID, at, cb.nowNano)
+	}
+
+	cb.counts.redactions += int64(pl.redacted)
+	rowID, inserted, err := cb.insertEvent(cb.gen, l, ev, pl.raw, cb.nowNano)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", l.Number, err)
+	}
+	if !inserted {
+		return cb.notInserted(l, ev)
+	}
+	cb.count(ev)
+	ts := eventTime(ev.Timestamp, cb.now)
+	cb.addToSession(ev, ts)
+	return cb.link(l, ev, rowID, ts)
+}
+
+// notInserted counts an event the index already holds: a duplicate when
+// another line carries its producer id, nothing when it is this very line
+// (a replay).
+func (cb *commitBatch) notInserted(l *watcher.Line, ev *logformat.Event) error {
+	if ev.ID == "" {
+		return nil
+	}
+	var one int
+	switch err := cb.tx.QueryRowContext(cb.ctx, `SELECT 1 FROM events WHERE generation = ? AND start_offset = ?`,
+		cb.gen.ID, l.Start).Scan(&one); {
+	case errors.Is(err, sql.ErrNoRows):
+		cb.counts.duplicates++
 	case err != nil:
 		return err
 	}
+	return nil
+}
 
-	if err := tx.QueryRowContext(ctx, `SELECT max(coalesce((SELECT value FROM counters WHERE name = ?), 0),
-		coalesce((SELECT max(id) FROM events), 0))`, CounterEventSeq).Scan(&c.seq); err != nil {
-		return err
+// count adds a stored event to the counters of producer mistakes and
+// protocol extensions.
+func (cb *commitBatch) count(ev *logformat.Event) {
+	if !ev.KnownType {
+		cb.counts.unknownTypes++
 	}
-	firstSeq := c.seq
-
-	now := db.now()
-	nowNano := now.UnixNano()
-	sessions := map[string]*sessionDelta{}
-	var sessionOrder []string
-	var duplicates, unknownTypes, unknownFields, forgottenSkipped, redactions, noOffset, aliases int64
-	unknownNames := map[string]int64{}
-
-	// Most databases have forgotten nothing: then no line needs a look-up.
-	var anyForgotten bool
-	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM forgotten)`).Scan(&anyForgotten); err != nil {
-		return err
-	}
-	// forgottenAt maps a forgotten session to when it was forgotten (unix
-	// nanoseconds); 0: not forgotten.
-	forgottenAt := map[string]int64{}
-	lookupForgotten := func(session string) (int64, error) {
-		if !anyForgotten || session == "" {
-			return 0, nil
-		}
-		at, ok := forgottenAt[session]
-		if !ok {
-			err := c.tx.QueryRowContext(c.ctx, `SELECT coalesce((SELECT at FROM forgotten WHERE session = ?), 0)`, session).Scan(&at)
-			if err != nil {
-				return 0, fmt.Errorf("look up forgotten session: %w", err)
+	if len(ev.UnknownFields) > 0 {
+		cb.counts.unknownFields++
+		if ev.KnownType {
+			for _, f := range ev.UnknownFields {
+				if len(f) <= 64 {
+					cb.unknownNames[f]++
+				}
 			}
-			forgottenAt[session] = at
 		}
-		return at, nil
 	}
-	// stillForgotten reports when the session of an event was forgotten, if
-	// the event belongs to what was forgotten: it has no timestamp of its
-	// own, or one at or before the forget. Later events are new work in
-	// that session and are indexed.
-	stillForgotten := func(session string, ev *logformat.Event) (int64, error) {
-		at, err := lookupForgotten(session)
-		if err != nil || at == 0 {
-			return 0, err
+	if ev.TimestampNoOffset {
+		cb.counts.noOffset++
+	}
+	if ev.AIFromAlias {
+		cb.counts.aliases++
+	}
+}
+
+// addToSession adds a stored event of time ts to its session's row.
+func (cb *commitBatch) addToSession(ev *logformat.Event, ts int64) {
+	if ev.SessionID == "" {
+		return
+	}
+	d := cb.sessions[ev.SessionID]
+	if d == nil {
+		d = &sessionDelta{first: ts, last: ts}
+		cb.sessions[ev.SessionID] = d
+		cb.sessionOrder = append(cb.sessionOrder, ev.SessionID)
+	}
+	d.first, d.last = min(d.first, ts), max(d.last, ts)
+	d.events++
+	switch ev.Type {
+	case logformat.TypeExchange:
+		d.exchanges++
+	case logformat.TypeContextReset:
+		d.resets++
+	}
+}
+
+// link records the session link of a stored session_resume event. A link
+// to a forgotten session is not made again: the event stays (it belongs
+// to its own session), the link would only lead to nothing.
+func (cb *commitBatch) link(l *watcher.Line, ev *logformat.Event, rowID, ts int64) error {
+	if ev.Type != logformat.TypeSessionResume || ev.PreviousSession == "" || ev.NewSession == "" {
+		return nil
+	}
+	fp, err := cb.stillForgotten(ev.PreviousSession, ev)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", l.Number, err)
+	}
+	fn, err := cb.stillForgotten(ev.NewSession, ev)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", l.Number, err)
+	}
+	if fp == 0 && fn == 0 {
+		if _, err := cb.exec(insertLinkSQL, ev.PreviousSession, ev.NewSession, rowID, ts); err != nil {
+			return fmt.Errorf("line %d: link sessions: %w", l.Number, err)
 		}
-		if ev.TimestampInferred || ev.Timestamp.UnixNano() <= at {
-			return at, nil
-		}
+	}
+	return nil
+}
+
+// forgottenAt returns when session was forgotten (unix nanoseconds), 0 if
+// it was not.
+func (cb *commitBatch) forgottenAt(session string) (int64, error) {
+	if !cb.forgotten.any || session == "" {
 		return 0, nil
 	}
-
-	// Parsing, validating and redacting the lines runs ahead on another
-	// goroutine (another core) while this one stores them: in a backfill
-	// it is a quarter of the work of a commit.
-	prep := db.prepareLines(b, stored, now)
-	defer prep.stop()
-
-	for i := range b.Lines {
-		if testHookLine != nil {
-			if err := testHookLine(i); err != nil {
-				return err
-			}
-		}
-		l := &b.Lines[i]
-		if l.End <= stored {
-			continue // committed by an earlier batch
-		}
-		if l.Oversize {
-			if err := c.reject(b.Gen, l, logformat.KindTooLarge,
-				fmt.Sprintf("line of %d bytes exceeds the maximum line size", l.End-l.Start), nowNano); err != nil {
-				return err
-			}
-			continue
-		}
-		pl := prep.line(i)
-		ev, perr := pl.ev, pl.err
-		if perr != nil {
-			kind := "invalid"
-			var le *logformat.Error
-			if errors.As(perr, &le) && le.Kind != "" {
-				kind = le.Kind
-			}
-			if err := c.reject(b.Gen, l, kind, perr.Error(), nowNano); err != nil {
-				return err
-			}
-			continue
-		}
-
-		if at, err := stillForgotten(ev.SessionID, &ev); err != nil {
-			return fmt.Errorf("line %d: %w", l.Number, err)
-		} else if at != 0 {
-			// Not stored, but listed (without its text) and counted.
-			forgottenSkipped++
-			if err := c.forgottenReject(b.Gen, l, ev.SessionID, at, nowNano); err != nil {
-				return err
-			}
-			continue
-		}
-
-		raw, redacted := pl.raw, pl.redacted
-		redactions += int64(redacted)
-		rowID, inserted, err := c.insertEvent(b.Gen, l, &ev, raw, nowNano)
+	at, ok := cb.forgotten.at[session]
+	if !ok {
+		err := cb.tx.QueryRowContext(cb.ctx, `SELECT coalesce((SELECT at FROM forgotten WHERE session = ?), 0)`, session).Scan(&at)
 		if err != nil {
-			return fmt.Errorf("line %d: %w", l.Number, err)
+			return 0, fmt.Errorf("look up forgotten session: %w", err)
 		}
-		if !inserted {
-			if ev.ID == "" {
-				continue
-			}
-			// Either this very line is stored (a replay), or another
-			// line carries the same producer id: a duplicate.
-			var one int
-			switch err := c.tx.QueryRowContext(c.ctx, `SELECT 1 FROM events WHERE generation = ? AND start_offset = ?`,
-				b.Gen.ID, l.Start).Scan(&one); {
-			case errors.Is(err, sql.ErrNoRows):
-				duplicates++
-			case err != nil:
-				return err
-			}
-			continue
-		}
-
-		if !ev.KnownType {
-			unknownTypes++
-		}
-		if len(ev.UnknownFields) > 0 {
-			unknownFields++
-			if ev.KnownType {
-				for _, f := range ev.UnknownFields {
-					if len(f) <= 64 {
-						unknownNames[f]++
-					}
-				}
-			}
-		}
-		if ev.TimestampNoOffset {
-			noOffset++
-		}
-		if ev.AIFromAlias {
-			aliases++
-		}
-		ts := eventTime(ev.Timestamp, now)
-		if ev.SessionID != "" {
-			d := sessions[ev.SessionID]
-			if d == nil {
-				d = &sessionDelta{first: ts, last: ts}
-				sessions[ev.SessionID] = d
-				sessionOrder = append(sessionOrder, ev.SessionID)
-			}
-			d.first, d.last = min(d.first, ts), max(d.last, ts)
-			d.events++
-			switch ev.Type {
-			case logformat.TypeExchange:
-				d.exchanges++
-			case logformat.TypeContextReset:
-				d.resets++
-			}
-		}
-		if ev.Type == logformat.TypeSessionResume && ev.PreviousSession != "" && ev.NewSession != "" {
-			// A link to a forgotten session is not made again: the
-			// event stays (it belongs to its own session), the link
-			// would only lead to nothing.
-			fp, err := stillForgotten(ev.PreviousSession, &ev)
-			if err != nil {
-				return fmt.Errorf("line %d: %w", l.Number, err)
-			}
-			fn, err := stillForgotten(ev.NewSession, &ev)
-			if err != nil {
-				return fmt.Errorf("line %d: %w", l.Number, err)
-			}
-			if fp == 0 && fn == 0 {
-				if _, err := c.exec(insertLinkSQL, ev.PreviousSession, ev.NewSession, rowID, ts); err != nil {
-					return fmt.Errorf("line %d: link sessions: %w", l.Number, err)
-				}
-			}
-		}
+		cb.forgotten.at[session] = at
 	}
+	return at, nil
+}
 
-	for _, id := range sessionOrder {
-		d := sessions[id]
-		if _, err := c.exec(upsertSessionSQL, id, d.first, d.last, d.exchanges, d.resets, d.events); err != nil {
+// stillForgotten reports when the session of an event was forgotten, if
+// the event belongs to what was forgotten: it has no timestamp of its
+// own, or one at or before the forget. Later events are new work in that
+// session and are indexed.
+func (cb *commitBatch) stillForgotten(session string, ev *logformat.Event) (int64, error) {
+	at, err := cb.forgottenAt(session)
+	if err != nil || at == 0 {
+		return 0, err
+	}
+	if ev.TimestampInferred || ev.Timestamp.UnixNano() <= at {
+		return at, nil
+	}
+	return 0, nil
+}
+
+// finish writes what the batch's lines add up to: the sessions' rows, the
+// counters, the event sequence, and the generation's new offset.
+func (cb *commitBatch) finish() error {
+	for _, id := range cb.sessionOrder {
+		d := cb.sessions[id]
+		if _, err := cb.exec(upsertSessionSQL, id, d.first, d.last, d.exchanges, d.resets, d.events); err != nil {
 			return fmt.Errorf("update session %s: %w", id, err)
 		}
 	}
+	if err := cb.writeCounters(); err != nil {
+		return err
+	}
+	if cb.seq > cb.firstSeq {
+		if _, err := cb.exec(`INSERT INTO counters (name, value) VALUES (?, ?)
+			ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)`, CounterEventSeq, cb.seq); err != nil {
+			return fmt.Errorf("count %s: %w", CounterEventSeq, err)
+		}
+	}
+	if g := cb.gen; g.Offset >= cb.stored {
+		if _, err := cb.exec(`UPDATE generations SET "offset" = ?, line = ?, head_len = ?, head_sum = ?,
+			tail_len = ?, tail_sum = ?, path = ?, dev = ?, ino = ?, updated_at = ? WHERE id = ?`,
+			g.Offset, g.Line, g.Head.Len, int64(g.Head.Sum), g.Tail.Len, int64(g.Tail.Sum),
+			g.Path, int64(g.Dev), int64(g.Ino), cb.nowNano, g.ID); err != nil {
+			return fmt.Errorf("advance generation: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeCounters adds the batch's counts to the counters table.
+func (cb *commitBatch) writeCounters() error {
+	n := cb.counts
 	for _, ctr := range []struct {
 		name string
 		n    int64
 	}{
-		{CounterDuplicatesSkipped, duplicates},
-		{CounterUnknownTypes, unknownTypes},
-		{CounterUnknownFields, unknownFields},
-		{CounterForgottenSkipped, forgottenSkipped},
-		{CounterRedactions, redactions},
-		{CounterTimestampsNoOffset, noOffset},
-		{CounterAIFromAlias, aliases},
+		{CounterDuplicatesSkipped, n.duplicates},
+		{CounterUnknownTypes, n.unknownTypes},
+		{CounterUnknownFields, n.unknownFields},
+		{CounterForgottenSkipped, n.forgottenSkipped},
+		{CounterRedactions, n.redactions},
+		{CounterTimestampsNoOffset, n.noOffset},
+		{CounterAIFromAlias, n.aliases},
 	} {
 		if ctr.n == 0 {
 			continue
 		}
-		if _, err := c.exec(addCounterSQL, ctr.name, ctr.n); err != nil {
+		if _, err := cb.exec(addCounterSQL, ctr.name, ctr.n); err != nil {
 			return fmt.Errorf("count %s: %w", ctr.name, err)
 		}
 	}
-
-	for name, n := range unknownNames {
-		if _, err := c.exec(addCounterSQL, CounterUnknownFieldPrefix+name, n); err != nil {
+	for name, n := range cb.unknownNames {
+		if _, err := cb.exec(addCounterSQL, CounterUnknownFieldPrefix+name, n); err != nil {
 			return fmt.Errorf("count unknown field %q: %w", name, err)
 		}
 	}
-
-	if c.seq > firstSeq {
-		if _, err := c.exec(`INSERT INTO counters (name, value) VALUES (?, ?)
-			ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)`, CounterEventSeq, c.seq); err != nil {
-			return fmt.Errorf("count %s: %w", CounterEventSeq, err)
-		}
-	}
-
-	if b.Gen.Offset >= stored {
-		g := b.Gen
-		if _, err := c.exec(`UPDATE generations SET "offset" = ?, line = ?, head_len = ?, head_sum = ?,
-			tail_len = ?, tail_sum = ?, path = ?, dev = ?, ino = ?, updated_at = ? WHERE id = ?`,
-			g.Offset, g.Line, g.Head.Len, int64(g.Head.Sum), g.Tail.Len, int64(g.Tail.Sum),
-			g.Path, int64(g.Dev), int64(g.Ino), nowNano, g.ID); err != nil {
-			return fmt.Errorf("advance generation: %w", err)
-		}
-	}
-	return tx.Commit()
+	return nil
 }
 
 // insertEvent stores ev; inserted is false when a uniqueness constraint
@@ -461,8 +520,8 @@ const (
 // values are parameters, and a producer id equal to the event id is the
 // event id's parameter again.
 //
-// Why: go-sqlite3 binds each parameter with a call into C, and a row of
-// 24 parameters spent 40 % of its insert binding them; most values of a
+// Why: go-sqlite3 binds each parameter with a call into C, and binding
+// was a large share of inserting a row of 24 parameters; most values of a
 // typical exchange are NULL (reason, files...), false, or the batch's
 // (generation, file, time of ingest). A statement per shape (a handful
 // per batch, prepared once) binds 12 instead.

@@ -3,7 +3,6 @@ package index
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -144,19 +143,25 @@ func TestCommitIsAtomic(t *testing.T) {
 	commit(t, db, f.batch(exchange("s1", "", "before")))
 	before := f.gen
 
-	boom := errors.New("boom")
-	testHookLine = func(i int) error {
-		if i == 2 {
-			return boom
-		}
-		return nil
+	// The third line fails as it is stored, after an event and a reject
+	// of the batch were written: a trigger on the writer's connection (the
+	// only one) aborts inserting an event of session s2.
+	w, err := db.writer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.ExecContext(ctx, `CREATE TEMP TRIGGER boom BEFORE INSERT ON events
+		WHEN NEW.session_id = 's2' BEGIN SELECT RAISE(ABORT, 'boom'); END`); err != nil {
+		t.Fatal(err)
 	}
 	again := *f
 	b := f.batch(exchange("s1", "id-1", "a"), "{bad", exchange("s2", "", "c"), exchange("s2", "id-1", "dup"))
-	err := db.Commit(ctx, b)
-	testHookLine = nil
-	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "index: commit batch for a.jsonl") {
-		t.Fatalf("Commit = %v, want wrapped boom", err)
+	err = db.Commit(ctx, b)
+	if _, err := w.ExecContext(ctx, `DROP TRIGGER temp.boom`); err != nil {
+		t.Fatal(err)
+	}
+	if err == nil || !strings.Contains(err.Error(), "boom") || !strings.Contains(err.Error(), "index: commit batch for a.jsonl") {
+		t.Fatalf("Commit = %v, want the wrapped trigger error", err)
 	}
 	st := mustStatus(t, db)
 	if st.Events != 1 || st.Rejects != 0 || st.Sessions != 1 || st.DuplicatesSkipped != 0 {

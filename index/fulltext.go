@@ -101,11 +101,10 @@ var ErrNoFullText = errors.New("the full-text index is not built yet: start the 
 // transaction added as a new segment when it commits (or when its
 // pending terms outgrow fullTextHashSize), to be merged later with
 // others: the fewer and larger the segments, the less merging. Steps of
-// 2000 events made 50 segments per 100k short exchanges, and their
-// commits cost a third of the full-text writer's time; steps of up to
-// 20000 events or 8 MiB of text make 5 (rebuilding the full-text index
-// of 100k short exchanges: 2.5 CPU-s before, 2.1 after). A daemon's
-// steps are small anyway: they hold what was committed since the last.
+// 2000 events made ten times as many segments, whose commits were a large
+// share of the full-text writer's time; steps of up to 20000 events or
+// 8 MiB of text make few (README, Performance). A daemon's steps are
+// small anyway: they hold what was committed since the last.
 const (
 	fullTextStep       = 20000
 	fullTextStepBytes  = 8 << 20

@@ -213,8 +213,49 @@ func (p *parser) typ() (string, bool, *Error) {
 	return p.str(sType, fType)
 }
 
+// event reads the event of a line whose top-level members are members.
+// The fields are checked in a fixed order (type, v, timestamp, session_id,
+// id, files, metadata, the type's own), so a line with several faults is
+// always rejected for the same one.
 func (p *parser) event(members []member, fileName string, now time.Time) (Event, *Error) {
-	var unknown []*member
+	unknown := p.place(members)
+	var e Event
+	if err := p.eventType(&e); err != nil {
+		return Event{}, err
+	}
+	p.unknownFields(&e, members, unknown)
+	if err := p.version(&e); err != nil {
+		return Event{}, err
+	}
+	if err := p.timestamp(&e, now); err != nil {
+		return Event{}, err
+	}
+	sidPresent, err := p.sessionID(&e)
+	if err != nil {
+		return Event{}, err
+	}
+	if err := p.idFilesMetadata(&e); err != nil {
+		return Event{}, err
+	}
+	if err := p.typeFields(&e, sidPresent); err != nil {
+		return Event{}, err
+	}
+	// Session id from the file name.
+	if !sidPresent && e.Type != TypeSessionResume {
+		id, ferr := sessionFromFileName(fileName, p.lim.MaxSessionIDLen)
+		switch {
+		case ferr == nil:
+			e.SessionID, e.SessionFromFile = id, true
+		case e.KnownType:
+			return Event{}, missingField(fSessionID, "missing, and the file name gives none: %v", ferr)
+		}
+	}
+	return e, nil
+}
+
+// place puts each known, non-null member in its slot, and returns the
+// unknown ones.
+func (p *parser) place(members []member) (unknown []*member) {
 	for i := range members {
 		m := &members[i]
 		slot := slotOf(m.key)
@@ -226,34 +267,39 @@ func (p *parser) event(members []member, fileName string, now time.Time) (Event,
 			p.slots[slot] = m
 		}
 	}
+	return unknown
+}
 
-	var e Event
-	var err *Error
-
-	// type
+// eventType reads the type: required, known or else not a near miss of a
+// known one.
+func (p *parser) eventType(e *Event) *Error {
 	typ, present, err := p.typ()
 	if err != nil {
-		return e, err
+		return err
 	}
 	if !present {
-		return e, missingField(fType, "missing")
+		return missingField(fType, "missing")
 	}
 	if err := checkType(typ, p.lim.MaxTypeLen); err != nil {
-		return e, err
+		return err
 	}
 	e.Type = typ
 	e.KnownType = typ == TypeExchange || typ == TypeContextReset || typ == TypeSessionResume
 	if !e.KnownType {
 		if known := LooksLikeKnownType(typ); known != "" {
-			return e, invalidField(fType, "unknown type %s looks like a typo of %q: write %q (a type this close to a known one is rejected, not kept as an unknown type)",
+			return invalidField(fType, "unknown type %s looks like a typo of %q: write %q (a type this close to a known one is rejected, not kept as an unknown type)",
 				excerpt(typ), known, known)
 		}
 	}
+	return nil
+}
 
-	// Type-specific fields of other types are unknown fields.
+// unknownFields sets e's unknown fields, sorted: the unknown members, and
+// the type-specific fields of other types (taken out of their slots).
+func (p *parser) unknownFields(e *Event, members []member, unknown []*member) {
 	for i := range members {
 		m := &members[i]
-		if slot := slotOf(m.key); slot >= 0 && !slotBelongs(slot, typ) {
+		if slot := slotOf(m.key); slot >= 0 && !slotBelongs(slot, e.Type) {
 			unknown = append(unknown, m)
 			p.slots[slot] = nil
 		}
@@ -265,121 +311,124 @@ func (p *parser) event(members []member, fileName string, now time.Time) (Event,
 		}
 		slices.Sort(e.UnknownFields)
 	}
+}
 
-	// v
+// version reads v (default Version).
+func (p *parser) version(e *Event) *Error {
 	e.V = Version
 	if m := p.slots[sV]; m != nil {
+		var err *Error
 		if e.V, err = parseVersion(m.kind, string(p.raw(m))); err != nil {
-			return Event{}, err
+			return err
 		}
 	}
+	return nil
+}
 
-	// timestamp
-	if m := p.slots[sTimestamp]; m != nil {
-		switch m.kind {
-		case kindString:
-			raw := p.raw(m)
-			if bytes.IndexByte(raw, '\\') < 0 {
-				e.Timestamp, e.TimestampNoOffset, err = parseTimeBytes(raw[1 : len(raw)-1])
-			} else {
-				e.Timestamp, e.TimestampNoOffset, err = parseTimeString(decodeString(raw))
-			}
-		case kindNumber:
-			e.Timestamp, err = parseTimeNumber(string(p.raw(m)))
-		default:
-			err = invalidField(fTimestamp, "must be an RFC 3339 string or a number of Unix seconds or milliseconds, not %s", m.kind)
-		}
-		if err != nil {
-			return Event{}, err
-		}
-	} else {
+// timestamp reads the timestamp: an RFC 3339 string or a number of Unix
+// seconds or milliseconds; now when absent (TimestampInferred).
+func (p *parser) timestamp(e *Event, now time.Time) *Error {
+	m := p.slots[sTimestamp]
+	if m == nil {
 		e.Timestamp = now.Round(0).UTC()
 		e.TimestampInferred = true
+		return nil
 	}
+	var err *Error
+	switch m.kind {
+	case kindString:
+		raw := p.raw(m)
+		if bytes.IndexByte(raw, '\\') < 0 {
+			e.Timestamp, e.TimestampNoOffset, err = parseTimeBytes(raw[1 : len(raw)-1])
+		} else {
+			e.Timestamp, e.TimestampNoOffset, err = parseTimeString(decodeString(raw))
+		}
+	case kindNumber:
+		e.Timestamp, err = parseTimeNumber(string(p.raw(m)))
+	default:
+		err = invalidField(fTimestamp, "must be an RFC 3339 string or a number of Unix seconds or milliseconds, not %s", m.kind)
+	}
+	return err
+}
 
-	// session_id, checked here; derived or defaulted below.
-	sid, sidPresent, err := p.str(sSessionID, fSessionID)
+// sessionID reads and checks session_id, when present; a missing one is
+// derived or defaulted later.
+func (p *parser) sessionID(e *Event) (present bool, err *Error) {
+	sid, present, err := p.str(sSessionID, fSessionID)
 	if err != nil {
-		return Event{}, err
+		return false, err
 	}
-	if sidPresent {
+	if present {
 		if err := checkSessionID(sid, fSessionID, p.lim.MaxSessionIDLen); err != nil {
-			return Event{}, err
+			return false, err
 		}
 		e.SessionID = sid
 	}
+	return present, nil
+}
 
-	// id
+// idFilesMetadata reads the optional common fields id, files and
+// metadata.
+func (p *parser) idFilesMetadata(e *Event) *Error {
 	id, present, err := p.str(sID, fID)
 	if err != nil {
-		return Event{}, err
+		return err
 	}
 	if present {
 		if err := checkID(id, p.lim.MaxIDLen); err != nil {
-			return Event{}, err
+			return err
 		}
 		e.ID = id
 	}
-
-	// files
 	if m := p.slots[sFiles]; m != nil {
 		if e.Files, err = p.files(m); err != nil {
-			return Event{}, err
+			return err
 		}
 	}
-
-	// metadata
 	if m := p.slots[sMetadata]; m != nil {
 		if m.kind != kindObject {
-			return Event{}, invalidField(fMetadata, "must be an object, not %s", m.kind)
+			return invalidField(fMetadata, "must be an object, not %s", m.kind)
 		}
 		e.Metadata = append([]byte(nil), p.raw(m)...)
 	}
+	return nil
+}
 
-	// Type-specific fields.
-	switch typ {
+// typeFields reads the fields of e's type. A session_resume without
+// session_id belongs to its new session.
+func (p *parser) typeFields(e *Event, sidPresent bool) *Error {
+	var err *Error
+	switch e.Type {
 	case TypeExchange:
-		if e.User, _, err = p.str(sUser, fUser); err != nil {
-			return Event{}, err
-		}
-		if e.AI, _, err = p.str(sAI, fAI); err != nil {
-			return Event{}, err
-		}
-		if alias, present, err := p.str(sAssistant, fAssistant); err != nil {
-			return Event{}, err
-		} else if present {
-			if p.slots[sAI] != nil {
-				return Event{}, invalidField(fAssistant, `alias of "ai", which the line also has: write only "ai"`)
-			}
-			e.AI, e.AIFromAlias = alias, true
-		}
-		if err := checkExchangeText(e.User, e.AI, p.slots[sUser] != nil || p.slots[sAI] != nil || p.slots[sAssistant] != nil); err != nil {
-			return Event{}, err
-		}
+		return p.exchange(e)
 	case TypeContextReset:
-		if e.Reason, _, err = p.str(sReason, fReason); err != nil {
-			return Event{}, err
-		}
+		e.Reason, _, err = p.str(sReason, fReason)
 	case TypeSessionResume:
-		if e.PreviousSession, e.NewSession, err = p.resume(); err != nil {
-			return Event{}, err
-		}
-		if !sidPresent {
+		if e.PreviousSession, e.NewSession, err = p.resume(); err == nil && !sidPresent {
 			e.SessionID = e.NewSession
 		}
 	}
+	return err
+}
 
-	// Session id from the file name.
-	if !sidPresent && typ != TypeSessionResume {
-		id, ferr := sessionFromFileName(fileName, p.lim.MaxSessionIDLen)
-		switch {
-		case ferr == nil:
-			e.SessionID, e.SessionFromFile = id, true
-		case e.KnownType:
-			return Event{}, missingField(fSessionID, "missing, and the file name gives none: %v", ferr)
-		}
+// exchange reads user and ai (or its alias assistant).
+func (p *parser) exchange(e *Event) *Error {
+	var err *Error
+	if e.User, _, err = p.str(sUser, fUser); err != nil {
+		return err
 	}
-	return e, nil
+	if e.AI, _, err = p.str(sAI, fAI); err != nil {
+		return err
+	}
+	if alias, present, err := p.str(sAssistant, fAssistant); err != nil {
+		return err
+	} else if present {
+		if p.slots[sAI] != nil {
+			return invalidField(fAssistant, `alias of "ai", which the line also has: write only "ai"`)
+		}
+		e.AI, e.AIFromAlias = alias, true
+	}
+	return checkExchangeText(e.User, e.AI, p.slots[sUser] != nil || p.slots[sAI] != nil || p.slots[sAssistant] != nil)
 }
 
 func (p *parser) resume() (prev, next string, err *Error) {

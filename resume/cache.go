@@ -72,7 +72,7 @@ type CacheConfig struct {
 
 // Defaults of CacheConfig. What is kept is bounded by what packs asked
 // for: at 100k exchanges all the chains of the bench (a 50-session chain
-// and 20 of 5 sessions) take some 20 MiB. The bounds (about 100 MiB in
+// and 20 of 5 sessions) fit well within the bounds. The bounds (about 100 MiB in
 // all: 16 MiB of timelines, the rest layouts, texts, counts and shapes) matter at
 // a million exchanges, where a 50-session chain alone lays out 333k
 // entries and the bench's 20 short chains 660k: their sessions' timelines
@@ -127,7 +127,7 @@ type CacheStats struct {
 // key, its type an exchange unless listed in resets, its time UTC
 // nanoseconds). At a million exchanges 20 chains of 5 sessions hold 660k
 // entries: as TimelineEntry they did not fit the bound and every pack of
-// a chain read its sessions again (~110 ms a pack).
+// a chain read its sessions again.
 type cachedTimeline struct {
 	rows   []int64
 	ts     []int64 // UTC, nanoseconds

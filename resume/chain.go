@@ -24,10 +24,11 @@ import (
 // It was 20. But an agent that starts a session a day resumes a 20-link
 // chain within a month, and the development set's chains (LongMemEval,
 // one session per day of chat) are about 50 sessions long: with 20, the
-// evidence of 28% of its questions was out of reach and resume recall
-// fell from 0.916 to 0.779. The cap is a guard against pathological link
-// graphs, not a relevance filter (the budget and the ranking are): 100
-// links cost a resume at 100k exchanges no more than the search over them.
+// evidence of many of its questions was out of reach and resume recall
+// fell (continuity-eval --mode resume). The cap is a guard against
+// pathological link graphs, not a relevance filter (the budget and the
+// ranking are): following 100 links costs a resume less than the search
+// over their exchanges.
 const DefaultMaxDepth = 100
 
 // Chain is the result of following the links from a session.

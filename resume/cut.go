@@ -32,7 +32,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/analyze"
 )
 
 // MarkerRE matches the marker that stands for text left out of a cut
@@ -64,7 +64,7 @@ type terms map[string]bool
 
 func analyse(query string) terms {
 	t := terms{}
-	for _, w := range embed.Terms(query) {
+	for _, w := range analyze.Terms(query) {
 		t[w] = true
 	}
 	return t
@@ -375,8 +375,12 @@ const (
 // cut returns the exchange cut so that its block, render(user, ai), has at
 // most limit tokens. ok is false when not even a useful part fits (less
 // than minKeep tokens of text, for an exchange longer than that).
+//
+// It keeps the best segments that fit by estimate (greedy), else a window
+// of the best one; counts the block, dropping segments or shrinking the
+// window while the estimate under-counted (shrink); and adds segments left
+// out while it over-counted (grow).
 func (c *cutter) cut(x exRef, limit int) (out cutExchange, ok bool) {
-	render := x.render
 	if n, ok := c.wholeAtMost(x, limit); ok {
 		a := c.analyse(x, false)
 		return cutExchange{user: a.user, ai: a.ai, block: a.block, tokens: n}, true
@@ -386,137 +390,182 @@ func (c *cutter) cut(x exRef, limit int) (out cutExchange, ok bool) {
 	if room < minKeep {
 		return cutExchange{}, false
 	}
-	sides, segs := a.sides, a.segs
-
-	// Greedy by priority; a segment that does not fit is skipped for
-	// smaller ones. A segment that starts a new run of kept text costs a
-	// marker (and its fence's opening and closing lines, inside a block);
-	// one that joins two runs gives one back.
-	keep := [2][]bool{make([]bool, len(sides[0].segs)), make([]bool, len(sides[1].segs))}
-	var kept, rest []segment
-	used := 0
-	// costWith is a segment's cost with n tokens; cost counts them, costLB
-	// takes their lower bound (so a segment it says does not fit, does
-	// not).
-	costWith := func(s segment, n int) int {
-		k := keep[s.side]
-		left := s.idx > 0 && k[s.idx-1]
-		right := s.idx < len(k)-1 && k[s.idx+1]
-		switch {
-		case !left && !right:
-			n += markerTokens
-			if sides[s.side].fenceAt[s.idx].block >= 0 || sides[s.side].fenceEnds[s.idx].block >= 0 {
-				n += 2 * fenceTokens
-			}
-		case left && right:
-			n -= markerTokens
-		}
-		return n
+	p := &cutPlan{c: c, a: a, x: x, limit: limit, room: room,
+		keep: [2][]bool{make([]bool, len(a.sides[0].segs)), make([]bool, len(a.sides[1].segs))}}
+	p.greedy()
+	if len(p.kept) == 0 && len(a.segs) > 0 {
+		p.window = p.bestWindow()
 	}
-	cost := func(s segment) int {
-		return costWith(s, a.deep.tokensOf(c.counter, s.side, s.idx, sides[s.side].text))
+	if out, ok = p.shrink(); !ok {
+		return cutExchange{}, false
 	}
-	costLB := func(s segment) int { return costWith(s, s.tokensLB) }
-	for _, s := range segs {
-		if used+costLB(s) > room {
-			rest = append(rest, s)
-		} else if n := cost(s); used+n <= room {
-			kept = append(kept, s)
-			keep[s.side][s.idx] = true
-			used += n
-		} else {
-			rest = append(rest, s)
-		}
-	}
-	// Nothing fits whole: the best segment, cut at word boundaries to a
-	// window starting a little before its first query term.
-	var window *windowed
-	bestWindow := func() *windowed {
-		s := segs[0]
-		// One marker of its side is in the overhead already.
-		n := room - markerTokens
-		if sides[s.side].fenceAt[s.idx].block >= 0 {
-			n -= 2 * fenceTokens
-		}
-		from := 0
-		text := sides[s.side].text[s.start:s.end]
-		if hit := c.firstHit(s, text); hit >= 0 {
-			b := c.counter.boundaries(text)
-			hitTok, _ := slices.BinarySearch(b, hit)
-			from = max(0, hitTok-n/4)
-		}
-		return c.windowOf(sides, s, from, n)
-	}
-	if len(kept) == 0 && len(segs) > 0 {
-		window = bestWindow()
-	}
-
-	var cu, ca, block string
-	var tokens int
-	for {
-		cu, ca = assemble(sides, kept, window)
-		block = render(cu, ca)
-		if tokens = c.counter.Count(block); tokens <= limit {
-			break
-		}
-		// The estimate under-counted: drop the last kept segment, else
-		// shrink the window.
-		switch {
-		case len(kept) > 0:
-			last := kept[len(kept)-1]
-			keep[last.side][last.idx] = false
-			kept = kept[:len(kept)-1]
-			if len(kept) == 0 {
-				// The one segment that seemed to fit does not: a window
-				// of the best one, as when none fits whole, rather than
-				// nothing.
-				window = bestWindow()
-			}
-		case window != nil && window.text != "":
-			n := c.counter.Count(window.text)
-			window = c.windowOf(sides, window.seg, window.from, n-max(1, n/8))
-		default:
-			return cutExchange{}, false
-		}
-	}
-	// The estimate over-counted: add the segments left out, best first,
-	// by estimate within the room the exact count shows, and count again
-	// (a few rounds at most: counting a long block is what costs).
-	for round := 0; window == nil && round < 3 && limit-tokens >= minWindow; round++ {
-		slack := limit - tokens
-		n := len(kept)
-		for _, s := range rest {
-			if keep[s.side][s.idx] || costLB(s) > slack {
-				continue
-			}
-			if c := cost(s); c <= slack {
-				kept = append(kept, s)
-				keep[s.side][s.idx] = true
-				slack -= c
-			}
-		}
-		if len(kept) == n {
-			break
-		}
-		u2, a2 := assemble(sides, kept, nil)
-		b2 := render(u2, a2)
-		if t := c.counter.Count(b2); t <= limit {
-			cu, ca, block, tokens = u2, a2, b2, t
-			continue
-		}
-		for _, s := range kept[n:] {
-			keep[s.side][s.idx] = false
-		}
-		kept = kept[:n]
-		break
+	if p.window == nil {
+		out = p.grow(out)
 	}
 	// A window shorter than minKeep is a shred; a whole sentence or line
 	// (a kept segment: often the user's question itself) is not, however
 	// short.
-	if len(kept) == 0 && c.counter.Count(StripMarkers(cu))+c.counter.Count(StripMarkers(ca)) < minKeep {
+	if len(p.kept) == 0 && c.counter.Count(StripMarkers(out.user))+c.counter.Count(StripMarkers(out.ai)) < minKeep {
 		return cutExchange{}, false
 	}
-	return cutExchange{user: cu, ai: ca, block: block, tokens: tokens, truncated: true}, true
+	out.truncated = true
+	return out, true
+}
+
+// cutPlan is one cut of an exchange in progress: the segments kept (in
+// the order kept) and left out, and the window of the best one when none
+// is kept whole.
+type cutPlan struct {
+	c     *cutter
+	a     *analysis
+	x     exRef
+	limit int // the block's tokens
+	room  int // the tokens of text, markers and fences by estimate
+
+	keep       [2][]bool // per side, whether each segment is kept
+	kept, rest []segment
+	window     *windowed
+}
+
+// costWith is a segment's cost with n tokens of text. A segment that
+// starts a new run of kept text costs a marker (and its fence's opening
+// and closing lines, inside a block); one that joins two runs gives one
+// back.
+func (p *cutPlan) costWith(s segment, n int) int {
+	k := p.keep[s.side]
+	left := s.idx > 0 && k[s.idx-1]
+	right := s.idx < len(k)-1 && k[s.idx+1]
+	switch {
+	case !left && !right:
+		n += markerTokens
+		side := &p.a.sides[s.side]
+		if side.fenceAt[s.idx].block >= 0 || side.fenceEnds[s.idx].block >= 0 {
+			n += 2 * fenceTokens
+		}
+	case left && right:
+		n -= markerTokens
+	}
+	return n
+}
+
+// cost counts a segment's tokens; costLB takes their lower bound (so a
+// segment it says does not fit, does not).
+func (p *cutPlan) cost(s segment) int {
+	return p.costWith(s, p.a.deep.tokensOf(p.c.counter, s.side, s.idx, p.a.sides[s.side].text))
+}
+
+func (p *cutPlan) costLB(s segment) int { return p.costWith(s, s.tokensLB) }
+
+func (p *cutPlan) add(s segment) {
+	p.kept = append(p.kept, s)
+	p.keep[s.side][s.idx] = true
+}
+
+// dropFrom drops the segments kept from position n on.
+func (p *cutPlan) dropFrom(n int) {
+	for _, s := range p.kept[n:] {
+		p.keep[s.side][s.idx] = false
+	}
+	p.kept = p.kept[:n]
+}
+
+// greedy keeps segments by priority; a segment that does not fit is
+// skipped for smaller ones.
+func (p *cutPlan) greedy() {
+	used := 0
+	for _, s := range p.a.segs {
+		if used+p.costLB(s) > p.room {
+			p.rest = append(p.rest, s)
+		} else if n := p.cost(s); used+n <= p.room {
+			p.add(s)
+			used += n
+		} else {
+			p.rest = append(p.rest, s)
+		}
+	}
+}
+
+// bestWindow is the best segment cut at word boundaries to a window that
+// fits, starting a little before its first query term.
+func (p *cutPlan) bestWindow() *windowed {
+	sides := p.a.sides
+	s := p.a.segs[0]
+	// One marker of its side is in the overhead already.
+	n := p.room - markerTokens
+	if sides[s.side].fenceAt[s.idx].block >= 0 {
+		n -= 2 * fenceTokens
+	}
+	from := 0
+	text := sides[s.side].text[s.start:s.end]
+	if hit := p.c.firstHit(s, text); hit >= 0 {
+		b := p.c.counter.boundaries(text)
+		hitTok, _ := slices.BinarySearch(b, hit)
+		from = max(0, hitTok-n/4)
+	}
+	return p.c.windowOf(sides, s, from, n)
+}
+
+// render assembles the texts kept (and the window) and counts the block.
+func (p *cutPlan) render(window *windowed) cutExchange {
+	u, a := assemble(p.a.sides, p.kept, window)
+	block := p.x.render(u, a)
+	return cutExchange{user: u, ai: a, block: block, tokens: p.c.counter.Count(block)}
+}
+
+// shrink renders the plan until the block fits: while the estimate
+// under-counted, it drops the last kept segment, else shrinks the window.
+// ok is false when nothing is left to drop.
+func (p *cutPlan) shrink() (out cutExchange, ok bool) {
+	for {
+		if out = p.render(p.window); out.tokens <= p.limit {
+			return out, true
+		}
+		switch {
+		case len(p.kept) > 0:
+			p.dropFrom(len(p.kept) - 1)
+			if len(p.kept) == 0 {
+				// The one segment that seemed to fit does not: a window
+				// of the best one, as when none fits whole, rather than
+				// nothing.
+				p.window = p.bestWindow()
+			}
+		case p.window != nil && p.window.text != "":
+			n := p.c.counter.Count(p.window.text)
+			p.window = p.c.windowOf(p.a.sides, p.window.seg, p.window.from, n-max(1, n/8))
+		default:
+			return cutExchange{}, false
+		}
+	}
+}
+
+// grow adds to out, while the estimate over-counted, the segments left
+// out, best first, by estimate within the room the exact count shows,
+// and counts again (a few rounds at most: counting a long block is what
+// costs).
+func (p *cutPlan) grow(out cutExchange) cutExchange {
+	for round := 0; round < 3 && p.limit-out.tokens >= minWindow; round++ {
+		slack := p.limit - out.tokens
+		n := len(p.kept)
+		for _, s := range p.rest {
+			if p.keep[s.side][s.idx] || p.costLB(s) > slack {
+				continue
+			}
+			if c := p.cost(s); c <= slack {
+				p.add(s)
+				slack -= c
+			}
+		}
+		if len(p.kept) == n {
+			break
+		}
+		if more := p.render(nil); more.tokens <= p.limit {
+			out = more
+			continue
+		}
+		p.dropFrom(n)
+		break
+	}
+	return out
 }
 
 // minKeep is the fewest tokens of text worth showing of a cut exchange
@@ -698,7 +747,7 @@ func firstHit(text string, q terms) int {
 			}
 			j += size
 		}
-		for _, t := range embed.Terms(text[i:j]) {
+		for _, t := range analyze.Terms(text[i:j]) {
 			if q[t] {
 				return i
 			}

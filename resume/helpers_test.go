@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/analyze"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/logformat"
 	"github.com/praxis-os/continuity/watcher"
@@ -116,7 +116,7 @@ func (m *memSource) Relevant(_ context.Context, query string, sessions []string,
 			continue
 		}
 		n := 0
-		for _, t := range embed.Terms(e.User + " " + e.AI) {
+		for _, t := range analyze.Terms(e.User + " " + e.AI) {
 			if q[t] {
 				n++
 			}

@@ -24,7 +24,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/analyze"
 )
 
 // shape is the query-independent analysis of one exchange rendered with
@@ -74,7 +74,7 @@ func newShapeDeep(c *Counter, user, ai string, overhead int) *shapeDeep {
 			d.tokensLB[side][i] = int32(c.atLeast(strings.TrimSpace(seg)))
 			joined = joined[:0]
 			clear(seen)
-			embed.EachTerm(seg, func(t []byte) {
+			analyze.EachTerm(seg, func(t []byte) {
 				if len(joined) < 512 {
 					if indexTerm(joined, t) >= 0 {
 						return

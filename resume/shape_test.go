@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/analyze"
 )
 
 // TestShapeTerms: the query terms a shape finds in each segment are those
-// of embed.Terms over the segment, in the order they first appear there,
+// of analyze.Terms over the segment, in the order they first appear there,
 // once each, for any query: what scoring summed before shapes were kept.
 func TestShapeTerms(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
@@ -47,7 +47,7 @@ func TestShapeTerms(t *testing.T) {
 			q := analyse(strings.Join(qw, " "))
 			for i, sp := range d.segs[0] {
 				var want []string
-				for _, term := range embed.Terms(text[sp[0]:sp[1]]) {
+				for _, term := range analyze.Terms(text[sp[0]:sp[1]]) {
 					if q[term] && !slices.Contains(want, term) {
 						want = append(want, term)
 					}

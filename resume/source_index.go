@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
 )
 
@@ -85,7 +84,7 @@ func LexicalRanker(db *index.DB) Ranker {
 		var terms []analyze.Term
 		seen := map[string]bool{}
 		for _, w := range analyze.Words(query) {
-			if embed.IsStopword(w) {
+			if analyze.IsStopword(w) {
 				continue
 			}
 			for _, t := range analyze.WordTerms(w) {

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/praxis-os/continuity/analyze"
-	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
 )
 
@@ -55,7 +54,7 @@ func (s *Searcher) expand(ctx context.Context, terms []analyze.Term, hits []inde
 			continue
 		}
 		for _, t := range toks {
-			if have[t] || len(t) < 3 || embed.IsStopword(t) {
+			if have[t] || len(t) < 3 || analyze.IsStopword(t) {
 				continue
 			}
 			weight[t] += (h.Score / total) / float64(len(toks))

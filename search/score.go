@@ -146,8 +146,8 @@ func lexicalStrength(terms []lexTerm, user, ai string) float64 {
 	user, ai = head(user), head(ai)
 	// Most texts are ASCII and most queries have no CJK phrase: their
 	// counts come from one pass over the bytes (countASCII), without
-	// building the texts' token lists; the same counts, 4–10 times
-	// faster on the LongMemEval texts (BenchmarkLexicalStrength).
+	// building the texts' token lists; the same counts, several times
+	// faster (BenchmarkLexicalStrength).
 	var stack [16]int
 	counts := stack[:]
 	if 2*len(terms) > len(stack) {

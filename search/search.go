@@ -268,8 +268,8 @@ func dropCommon(terms []analyze.Term, docs map[string]int64, total int64, share 
 
 // dfCache holds document counts of terms read from the full-text index
 // in one of its states (index.DB.FullTextState). The counts of common
-// terms are the costly ones (fts5vocab reads their whole doclist: 3.7 ms
-// a query at 100k exchanges) and recur in most queries.
+// terms are the costly ones (fts5vocab reads their whole doclist) and
+// recur in most queries.
 type dfCache struct {
 	mu    sync.Mutex
 	state int64
@@ -543,85 +543,28 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 	if err != nil || none {
 		return nil, err
 	}
-	depth := s.opts.Depth // never the limit: see Options.Depth
-
-	var inSpan *index.Filter // the filter within the named time span
+	sq := sideQuery{f: f, depth: s.opts.Depth} // never the limit: see Options.Depth
 	if ref, ok := s.TimeSpan(q); ok {
 		g := f
 		g.Since, g.Until = ref.From, ref.To
-		inSpan = &g
+		sq.inSpan = &g
 	}
 
 	// The vector side runs concurrently with BM25.
-	type vecAnswer struct {
-		hits, inSpan []vectors.Hit
-		qv           []float32 // the query's vector, nil when not embedded
-		err          error
-	}
-	var vch chan vecAnswer
+	var vch <-chan vecAnswer
 	if q.Mode != ModeLexical {
-		vch = make(chan vecAnswer, 1)
-		go func() {
-			filters := []index.Filter{f}
-			if inSpan != nil {
-				filters = append(filters, *inSpan)
-			}
-			var a vecAnswer
-			var lists [][]vectors.Hit
-			if lists, a.qv, a.err = s.vectorCandidates(ctx, embedding, depth, filters...); a.err == nil {
-				a.hits = lists[0]
-				if inSpan != nil {
-					a.inSpan = lists[1]
-				}
-			}
-			vch <- a
-		}()
+		vch = s.vectorSide(ctx, embedding, sq)
 	}
-	var lex, lexIn []index.LexicalHit
-	var lexErr error
-	var lts []lexTerm
+	var lex lexAnswer
 	if q.Mode != ModeVector {
-		// The bm25 engine, when it holds what FTS5 holds, answers the
-		// queries of plain words (lexical).
-		lv := s.lex.view(ctx)
-		var terms []analyze.Term
-		var m string
-		if terms, m, lts = s.lexicalMatch(ctx, q.Text, lv); m != "" {
-			// The words naming a time ("two weeks ago") say when, not
-			// what: the lexical strength leaves them out.
-			now := q.Now
-			if now.IsZero() {
-				now = time.Now()
-			}
-			if ref, ok := ParseTimeRef(q.Text, now); ok {
-				if rest := strings.Replace(strings.ToLower(q.Text), ref.Phrase, " ", 1); strings.TrimSpace(rest) != "" {
-					if _, _, l := s.lexicalMatch(ctx, rest, lv); len(l) > 0 {
-						lts = l
-					}
-				}
-			}
-			w := [2]float64{s.opts.UserWeight, s.opts.AIWeight}
-			lex, lexErr = s.lexical(ctx, lv, terms, m, w, f, depth)
-			if lexErr == nil && s.opts.Expansion > 0 {
-				if m2 := s.expand(ctx, lexTermsOf(lts), lex, s.opts.Expansion); m2 != "" {
-					m, terms = m2, nil
-					lex, lexErr = s.db.Lexical(ctx, m, w, f, depth)
-				}
-			}
-			if lexErr == nil && inSpan != nil {
-				lexIn, lexErr = s.lexical(ctx, lv, terms, m, w, *inSpan, depth)
-			}
-		}
-		lv.release()
+		lex = s.lexicalSide(ctx, q, sq)
 	}
-	var vec, vecIn []vectors.Hit
-	var qv []float32
+	var vec vecAnswer
 	vecOK := false
 	if vch != nil {
-		a := <-vch
-		switch {
+		switch a := <-vch; {
 		case a.err == nil:
-			vec, vecIn, qv, vecOK = a.hits, a.inSpan, a.qv, true
+			vec, vecOK = a, true
 		case q.Mode == ModeVector:
 			return nil, a.err
 		default:
@@ -630,29 +573,132 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 			s.log.Warn("vector search failed; using BM25 alone", "err", a.err)
 		}
 	}
-	if lexErr != nil && vecOK && errors.Is(lexErr, index.ErrNoFullText) {
+	if lex.err != nil && vecOK && errors.Is(lex.err, index.ErrNoFullText) {
 		// fulltext.db is missing (deleted, being rebuilt): the vectors
 		// alone answer meanwhile.
-		s.log.Warn("full-text index unavailable; using vectors alone", "err", lexErr)
-		lexErr = nil
+		s.log.Warn("full-text index unavailable; using vectors alone", "err", lex.err)
+		lex.err = nil
 	}
-	if lexErr != nil {
-		return nil, fmt.Errorf("search: %w", lexErr)
+	if lex.err != nil {
+		return nil, fmt.Errorf("search: %w", lex.err)
 	}
+	gate, each := s.floors(q)
+	cands := s.fuseAndScore(ctx, lex, vec, each)
+	return &ranking{cands: cands, lts: lex.lts, gate: gate, each: each, limit: limit}, nil
+}
+
+// sideQuery is what both sides of a query search: the filter, the same
+// filter within the time span the query names (nil when none), and how
+// many candidates each takes.
+type sideQuery struct {
+	f      index.Filter
+	inSpan *index.Filter
+	depth  int
+}
+
+// vecAnswer is the vector side's answer: its candidates, within the span
+// too, and the query's vector (nil when not embedded).
+type vecAnswer struct {
+	hits, inSpan []vectors.Hit
+	qv           []float32
+	err          error
+}
+
+// vectorSide starts the vector side of a query on a goroutine of its own;
+// its answer comes on the channel.
+func (s *Searcher) vectorSide(ctx context.Context, embedding func() ([]float32, error), sq sideQuery) <-chan vecAnswer {
+	vch := make(chan vecAnswer, 1)
+	go func() {
+		filters := []index.Filter{sq.f}
+		if sq.inSpan != nil {
+			filters = append(filters, *sq.inSpan)
+		}
+		var a vecAnswer
+		var lists [][]vectors.Hit
+		if lists, a.qv, a.err = s.vectorCandidates(ctx, embedding, sq.depth, filters...); a.err == nil {
+			a.hits = lists[0]
+			if sq.inSpan != nil {
+				a.inSpan = lists[1]
+			}
+		}
+		vch <- a
+	}()
+	return vch
+}
+
+// lexAnswer is the lexical side's answer: its hits, within the span too,
+// and the terms whose strength scores the results.
+type lexAnswer struct {
+	hits, inSpan []index.LexicalHit
+	lts          []lexTerm
+	err          error
+}
+
+// lexicalSide runs the BM25 side of q: the bm25 engine, when it holds what
+// FTS5 holds, answers the queries of plain words (lexical), FTS5 the
+// others and the expanded query (Options.Expansion).
+func (s *Searcher) lexicalSide(ctx context.Context, q Query, sq sideQuery) (a lexAnswer) {
+	lv := s.lex.view(ctx)
+	defer lv.release()
+	terms, m, lts := s.lexicalMatch(ctx, q.Text, lv)
+	a.lts = lts
+	if m == "" {
+		return a
+	}
+	a.lts = s.withoutTimePhrase(ctx, q, lv, lts)
+	w := [2]float64{s.opts.UserWeight, s.opts.AIWeight}
+	if a.hits, a.err = s.lexical(ctx, lv, terms, m, w, sq.f, sq.depth); a.err != nil {
+		return a
+	}
+	if s.opts.Expansion > 0 {
+		if m2 := s.expand(ctx, lexTermsOf(a.lts), a.hits, s.opts.Expansion); m2 != "" {
+			m, terms = m2, nil
+			if a.hits, a.err = s.db.Lexical(ctx, m, w, sq.f, sq.depth); a.err != nil {
+				return a
+			}
+		}
+	}
+	if sq.inSpan != nil {
+		a.inSpan, a.err = s.lexical(ctx, lv, terms, m, w, *sq.inSpan, sq.depth)
+	}
+	return a
+}
+
+// withoutTimePhrase returns the lexical terms of q without the words
+// naming a time ("two weeks ago"), which say when, not what: the lexical
+// strength leaves them out. It returns lts, q's terms, when the phrase is
+// all there is.
+func (s *Searcher) withoutTimePhrase(ctx context.Context, q Query, lv *lexView, lts []lexTerm) []lexTerm {
+	now := q.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	if ref, ok := ParseTimeRef(q.Text, now); ok {
+		if rest := strings.Replace(strings.ToLower(q.Text), ref.Phrase, " ", 1); strings.TrimSpace(rest) != "" {
+			if _, _, l := s.lexicalMatch(ctx, rest, lv); len(l) > 0 {
+				return l
+			}
+		}
+	}
+	return lts
+}
+
+// fuseAndScore fuses both sides' lists (the in-span ones weighted by
+// Options.TimeWeight) and scores the candidates, dropping those that
+// cannot reach the floor each.
+func (s *Searcher) fuseAndScore(ctx context.Context, lex lexAnswer, vec vecAnswer, each float64) []*candidate {
 	o := s.opts
 	cands := s.fuse(
-		lexicalList(lex, o.LexicalWeight), vectorList(vec, s.vw),
-		lexicalList(lexIn, o.LexicalWeight*o.TimeWeight), vectorList(vecIn, s.vw*o.TimeWeight),
+		lexicalList(lex.hits, o.LexicalWeight), vectorList(vec.hits, s.vw),
+		lexicalList(lex.inSpan, o.LexicalWeight*o.TimeWeight), vectorList(vec.inSpan, s.vw*o.TimeWeight),
 	)
-	gate, each := s.floors(q)
 	cal := calibrationFor(s.emb)
-	if s.opts.CohortMargin > 0 && qv != nil {
-		if top, ok := s.cohortTop(ctx, qv); ok {
+	if s.opts.CohortMargin > 0 && vec.qv != nil {
+		if top, ok := s.cohortTop(ctx, vec.qv); ok {
 			cal.unrelated = min(cal.unrelated, top+s.opts.CohortMargin)
 		}
 	}
-	cands = s.score(cands, each, cal)
-	return &ranking{cands: cands, lts: lts, gate: gate, each: each, limit: limit}, nil
+	return s.score(cands, each, cal)
 }
 
 // lexical is db.Lexical(ctx, match, w, f, limit), answered by the bm25
@@ -715,8 +761,8 @@ func (s *Searcher) score(cands []*candidate, floor float64, cal calibration) []*
 // must reach it); else, in hybrid and BM25 modes, Options.MinScore, and
 // none in vector mode: the model's cosines alone do not separate a
 // paraphrase from an unrelated text well enough for a default floor
-// (measured with uselite: with the floor, vector-only any@5 on the dev set
-// was 0.60 to 0.64, where the issue measured 0.85 without).
+// (with uselite, a floor cost vector-only search much of its recall on
+// the dev set: continuity-eval).
 //
 // The default floor is a gate on the query, not a cut of every result:
 // once one result reaches it, the results down to tailShare of it are

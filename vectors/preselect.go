@@ -18,9 +18,9 @@ import (
 // scores those exactly, as the exact scan would: the scores are the same,
 // only a vector that the sign codes put outside the candidates can be
 // missed. How much of the exact top n it keeps, and what it saves, is
-// measured by BenchmarkPreselectWorkspace (README, "Performance"). Spaces
-// below preselectMin (every per-question workspace of the evaluations)
-// are scanned exactly.
+// measured by BenchmarkPreselectWorkspace (README, "Figures behind design
+// choices"). Spaces below preselectMin (every per-question workspace of
+// the evaluations) are scanned exactly.
 const (
 	preselectMin    = 65536
 	preselectFactor = 20

@@ -34,7 +34,7 @@ import (
 // A sparse query (the hash embedder's, for a short text: about a third
 // of the components are non-zero) is scored over its non-zero components
 // only. The measurements behind these choices are in README,
-// "Performance".
+// "Figures behind design choices".
 //
 // Why not a chromem-go collection, which also scans exhaustively: its
 // query is several times slower, unfiltered and above all filtered to one

@@ -416,7 +416,7 @@ func SpaceIdentity(e embed.Embedder) string { return e.Identity() + "#" + recipe
 // text; expansion with the neighbouring exchange) were measured against
 // TextUser and lost, on the coding set, the dev set and the paraphrase
 // test. They stay for evaluation. The figures are in README,
-// "Performance" ("Why it is built this way").
+// "Figures behind design choices".
 func embedText(recipe string, e index.Event, prev string) string {
 	if recipe == TextUserAI {
 		return index.EmbedText(e.User, e.AI)

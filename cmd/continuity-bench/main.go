@@ -7,8 +7,8 @@
 //	go run -tags sqlite_fts5 ./cmd/continuity-bench idle    [--seconds 10]
 //	go run -tags sqlite_fts5 ./cmd/continuity-bench query   [--lines 10000] [--vectors seed|embed] [--workspace DIR] [--queries 200]
 //
-// query --lines 1000000 is the 1M-exchange run (not in CI: ~2.5 GB of logs,
-// ~6 GB of index, tens of minutes).
+// query --lines 1000000 is the 1M-exchange run (not in CI: gigabytes of
+// logs and index, and a long preparation; README, Performance).
 package main
 
 import (

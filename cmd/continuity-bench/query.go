@@ -103,36 +103,88 @@ func measureQuery(ctx context.Context, bin, ws string, n, nq int) error {
 	}
 	fmt.Printf("%d exchanges, embedder %s, %d queries through the daemon socket\n", n, emb, nq)
 	cache := filepath.Join(ws, ".praxis-os", ".cache", "continuity")
-	if snaps, _ := filepath.Glob(filepath.Join(cache, "vectors-*.snap")); len(snaps) > 0 {
-		for _, p := range snaps {
-			if fi, err := os.Stat(p); err == nil {
-				fmt.Printf("vector snapshot present: %s (%.1f MiB): the space is read from it, then what is newer from SQLite\n", filepath.Base(p), float64(fi.Size())/(1<<20))
-			}
-		}
-	} else {
-		fmt.Println("no vector snapshot: the space is loaded from SQLite (the daemon then writes one in the background)")
-	}
+	reportSnapshots(cache)
 	if err := checkNoDaemon(ctx, ws, cache); err != nil {
 		return err
 	}
 	start := time.Now()
-	d := exec.CommandContext(ctx, bin, "daemon", "--root", ws, "--log-level", "warn")
-	d.Stderr = os.Stderr
-	if err := d.Start(); err != nil {
+	d, err := startQueryDaemon(ctx, bin, ws)
+	if err != nil {
 		return err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- d.Wait() }()
-	defer func() { d.Process.Signal(syscall.SIGTERM); <-exited }()
+	defer d.stop()
 	c := server.NewClient(server.SocketPath(cache))
-	// Answering = the socket answers a search (BM25 at least); ready = a
-	// vector search answers with results (the space is loaded).
-	var answering time.Duration
+	answering, err := d.waitReady(ctx, c, start)
+	if err != nil {
+		return err
+	}
+	ready := time.Since(start)
+	if err := checkServedBy(ctx, c, d.cmd.Process.Pid); err != nil {
+		return err
+	}
+	fmt.Printf("daemon start-to-answering (socket up, BM25 searchable): %s\n", answering.Round(time.Millisecond))
+	fmt.Printf("daemon start-to-ready (vector space loaded, nothing re-embedded): %s\n", ready.Round(time.Millisecond))
+	if report := waitBM25Engine(ctx, c, start); report != nil {
+		defer report()
+	}
+	if rss, err := vmRSS(d.cmd.Process.Pid); err == nil {
+		fmt.Printf("daemon RSS when ready: %.1f MiB\n", float64(rss)/1024)
+	}
+	if err := measureLatencies(ctx, c, benchQueries(nq)); err != nil {
+		return err
+	}
+	return reportRSS(d.cmd.Process.Pid)
+}
+
+// reportSnapshots says whether the daemon will read its vector space from
+// a snapshot or from SQLite.
+func reportSnapshots(cache string) {
+	snaps, _ := filepath.Glob(filepath.Join(cache, "vectors-*.snap"))
+	if len(snaps) == 0 {
+		fmt.Println("no vector snapshot: the space is loaded from SQLite (the daemon then writes one in the background)")
+		return
+	}
+	for _, p := range snaps {
+		if fi, err := os.Stat(p); err == nil {
+			fmt.Printf("vector snapshot present: %s (%.1f MiB): the space is read from it, then what is newer from SQLite\n", filepath.Base(p), float64(fi.Size())/(1<<20))
+		}
+	}
+}
+
+// benchDaemon is a daemon the bench started.
+type benchDaemon struct {
+	bin    string
+	cmd    *exec.Cmd
+	exited chan error // its exit, once; put back by whoever takes it
+}
+
+// startQueryDaemon starts a daemon on ws; unlike startDaemon it does not
+// wait for it (waitReady times its start).
+func startQueryDaemon(ctx context.Context, bin, ws string) (*benchDaemon, error) {
+	d := &benchDaemon{bin: bin, cmd: exec.CommandContext(ctx, bin, "daemon", "--root", ws, "--log-level", "warn"), exited: make(chan error, 1)}
+	d.cmd.Stderr = os.Stderr
+	if err := d.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { d.exited <- d.cmd.Wait() }()
+	return d, nil
+}
+
+// stop ends the daemon and waits for it.
+func (d *benchDaemon) stop() {
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	<-d.exited
+}
+
+// waitReady waits until a vector search answers with results (the space
+// is loaded) and returns when the socket first answered a search (BM25
+// at least), since start.
+func (d *benchDaemon) waitReady(ctx context.Context, c *server.Client, start time.Time) (answering time.Duration, err error) {
 	for {
 		select {
-		case err := <-exited:
-			exited <- err // for the deferred wait
-			return fmt.Errorf("the daemon (%s) exited before it was ready: %v", bin, err)
+		case err := <-d.exited:
+			d.exited <- err // for stop
+			return 0, fmt.Errorf("the daemon (%s) exited before it was ready: %v", d.bin, err)
 		default:
 		}
 		var out struct{ Results []any }
@@ -141,44 +193,44 @@ func measureQuery(ctx context.Context, bin, ws string, n, nq int) error {
 			answering = time.Since(start)
 		}
 		if err == nil && len(out.Results) == 1 {
-			break
+			return answering, nil
 		}
 		if time.Since(start) > 120*time.Second {
-			return fmt.Errorf("daemon not ready after 120s: %v", err)
+			return 0, fmt.Errorf("daemon not ready after 120s: %v", err)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	ready := time.Since(start)
-	if err := checkServedBy(ctx, c, d.Process.Pid); err != nil {
-		return err
-	}
-	fmt.Printf("daemon start-to-answering (socket up, BM25 searchable): %s\n", answering.Round(time.Millisecond))
-	fmt.Printf("daemon start-to-ready (vector space loaded, nothing re-embedded): %s\n", ready.Round(time.Millisecond))
-	// The bm25 engine (a daemon that has one): ready = opened from its
-	// files, or built, and caught up with the index; until then FTS5
-	// answers BM25.
-	if st, ok := bm25Status(ctx, c); ok {
-		for st.State != "ready" && time.Since(start) < 30*time.Minute {
-			time.Sleep(20 * time.Millisecond)
-			st, _ = bm25Status(ctx, c)
-		}
-		took := "opened from its files"
-		if st.BuildSeconds > 0 {
-			took = fmt.Sprintf("built in %.1fs", st.BuildSeconds)
-		}
-		fmt.Printf("daemon start-to-bm25-engine-ready: %s (%d exchanges, %s)\n", time.Since(start).Round(time.Millisecond), st.Docs, took)
-		defer func() {
-			if st, ok := bm25Status(ctx, c); ok {
-				fmt.Printf("bm25 engine: %d plain-word queries answered, %d left to FTS5 (not current)\n", st.Answered, st.FellBack)
-			}
-		}()
-	} else {
-		fmt.Println("no bm25 engine in this daemon: FTS5 answers BM25")
-	}
-	if rss, err := vmRSS(d.Process.Pid); err == nil {
-		fmt.Printf("daemon RSS when ready: %.1f MiB\n", float64(rss)/1024)
-	}
+}
 
+// waitBM25Engine waits for the bm25 engine of a daemon that has one:
+// ready = opened from its files, or built, and caught up with the index;
+// until then FTS5 answers BM25. It returns what reports the engine's
+// answers at the end, nil without an engine.
+func waitBM25Engine(ctx context.Context, c *server.Client, start time.Time) (report func()) {
+	st, ok := bm25Status(ctx, c)
+	if !ok {
+		fmt.Println("no bm25 engine in this daemon: FTS5 answers BM25")
+		return nil
+	}
+	for st.State != "ready" && time.Since(start) < 30*time.Minute {
+		time.Sleep(20 * time.Millisecond)
+		st, _ = bm25Status(ctx, c)
+	}
+	took := "opened from its files"
+	if st.BuildSeconds > 0 {
+		took = fmt.Sprintf("built in %.1fs", st.BuildSeconds)
+	}
+	fmt.Printf("daemon start-to-bm25-engine-ready: %s (%d exchanges, %s)\n", time.Since(start).Round(time.Millisecond), st.Docs, took)
+	return func() {
+		if st, ok := bm25Status(ctx, c); ok {
+			fmt.Printf("bm25 engine: %d plain-word queries answered, %d left to FTS5 (not current)\n", st.Answered, st.FellBack)
+		}
+	}
+}
+
+// benchQueries are nq queries: the corpus's questions when there is one,
+// else synthetic texts.
+func benchQueries(nq int) []string {
 	gen := synth.New(rand.New(rand.NewPCG(9, 9)))
 	queries := make([]string, nq)
 	corp := loadCorpus()
@@ -189,6 +241,12 @@ func measureQuery(ctx context.Context, bin, ws string, n, nq int) error {
 			queries[i] = strings.TrimSpace(gen.Text(20 + gen.Rand().IntN(40)))
 		}
 	}
+	return queries
+}
+
+// measureLatencies times searches of each mode and resumes, against BM25
+// searches as the baseline.
+func measureLatencies(ctx context.Context, c *server.Client, queries []string) error {
 	lat := func(name string, req func(q string) any) ([]time.Duration, error) {
 		var ds []time.Duration
 		for _, q := range queries {
@@ -225,19 +283,21 @@ func measureQuery(ctx context.Context, bin, ws string, n, nq int) error {
 		return fmt.Errorf("resume: %w", err)
 	}
 	fmt.Printf("first resume after start (50-session chain, query, nothing cached): %s ms\n", ms(time.Since(cold)))
-	if err := benchResume(ctx, c, queries, q(bm25, 50)); err != nil {
-		return err
-	}
-	rss, err := vmRSS(d.Process.Pid)
+	return benchResume(ctx, c, queries, q(bm25, 50))
+}
+
+// reportRSS prints the daemon's memory after the queries.
+func reportRSS(pid int) error {
+	rss, err := vmRSS(pid)
 	if err != nil {
 		return err
 	}
-	hwm, err := vmHWM(d.Process.Pid)
+	hwm, err := vmHWM(pid)
 	if err != nil {
 		return err
 	}
-	anon, _ := procStatus(d.Process.Pid, "RssAnon:")
-	file, _ := procStatus(d.Process.Pid, "RssFile:")
+	anon, _ := procStatus(pid, "RssAnon:")
+	file, _ := procStatus(pid, "RssFile:")
 	fmt.Printf("daemon RSS after the queries: %.1f MiB (peak %.1f MiB; anonymous %.1f MiB, file-backed %.1f MiB: mapped files the kernel can take back)\n",
 		float64(rss)/1024, float64(hwm)/1024, float64(anon)/1024, float64(file)/1024)
 	return nil

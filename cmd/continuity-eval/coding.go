@@ -37,6 +37,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/praxis-os/continuity/analyze"
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/logformat"
@@ -76,10 +77,71 @@ type codingQuestion struct {
 	Answer string `json:"answer"`
 }
 
-// parseCodingQuestions reads the question file; name is for messages.
+// evidenceSide is how a question file names its evidence exchanges.
+type evidenceSide int
+
+const (
+	// promptSide: by substrings of the human prompt
+	// (evidence_prompt_contains, required), optionally narrowed by
+	// substrings of the answer (coding-questions.jsonl).
+	promptSide evidenceSide = iota
+	// answerSide: by substrings of the agent's answer
+	// (evidence_answer_contains, required), the prompt substrings
+	// optional: the evidence of the answer-side set is what the answer
+	// says, its prompt is often "go on" (answer-questions.jsonl).
+	answerSide
+)
+
+// parseCodingQuestions reads the question file of the coding set; name is
+// for messages.
 func parseCodingQuestions(r io.Reader, name string) ([]codingQuestion, error) {
+	return parseQuestionFile(r, name, promptSide)
+}
+
+// parseQuestionFile reads a question file whose answerable questions name
+// their evidence by side; name is for messages.
+func parseQuestionFile(r io.Reader, name string, side evidenceSide) ([]codingQuestion, error) {
 	var out []codingQuestion
 	seen := map[string]bool{}
+	err := eachJSONLine(r, name, func(n int, dec *json.Decoder) error {
+		var q codingQuestion
+		if err := dec.Decode(&q); err != nil {
+			return err
+		}
+		switch {
+		case q.QID == "" || q.Question == "":
+			return errors.New("question without qid or question")
+		case seen[q.QID]:
+			return fmt.Errorf("qid %q used twice", q.QID)
+		case !q.Abstention && side == promptSide && (q.Transcript == "" || q.Agent == "" || len(q.PromptContains) == 0):
+			return fmt.Errorf("%s: an answerable question needs transcript, agent and evidence_prompt_contains", q.QID)
+		case !q.Abstention && side == answerSide && (q.Transcript == "" || q.Agent == "" || len(q.AnswerContains) == 0):
+			return fmt.Errorf("%s: an answerable question needs transcript, agent and evidence_answer_contains", q.QID)
+		case q.Abstention && (q.Transcript != "" || len(q.PromptContains) > 0 || len(q.AnswerContains) > 0):
+			return fmt.Errorf("%s: an abstention question has no evidence", q.QID)
+		}
+		for _, s := range append(slices.Clone(q.PromptContains), q.AnswerContains...) {
+			if strings.TrimSpace(s) == "" {
+				return fmt.Errorf("%s: empty evidence substring", q.QID)
+			}
+		}
+		seen[q.QID] = true
+		out = append(out, q)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no question", name)
+	}
+	return out, nil
+}
+
+// eachJSONLine calls f with a strict decoder (unknown fields rejected) of
+// each non-blank line of r, with its 1-based number; an error of f is
+// returned as name:line: error.
+func eachJSONLine(r io.Reader, name string, f func(n int, dec *json.Decoder) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -87,37 +149,16 @@ func parseCodingQuestions(r io.Reader, name string) ([]codingQuestion, error) {
 		if len(line) == 0 {
 			continue
 		}
-		var q codingQuestion
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&q); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
+		if err := f(n, dec); err != nil {
+			return fmt.Errorf("%s:%d: %w", name, n, err)
 		}
-		switch {
-		case q.QID == "" || q.Question == "":
-			return nil, fmt.Errorf("%s:%d: question without qid or question", name, n)
-		case seen[q.QID]:
-			return nil, fmt.Errorf("%s:%d: qid %q used twice", name, n, q.QID)
-		case !q.Abstention && (q.Transcript == "" || q.Agent == "" || len(q.PromptContains) == 0):
-			return nil, fmt.Errorf("%s:%d: %s: an answerable question needs transcript, agent and evidence_prompt_contains", name, n, q.QID)
-		case q.Abstention && (q.Transcript != "" || len(q.PromptContains) > 0):
-			return nil, fmt.Errorf("%s:%d: %s: an abstention question has no evidence", name, n, q.QID)
-		}
-		for _, s := range append(slices.Clone(q.PromptContains), q.AnswerContains...) {
-			if strings.TrimSpace(s) == "" {
-				return nil, fmt.Errorf("%s:%d: %s: empty evidence substring", name, n, q.QID)
-			}
-		}
-		seen[q.QID] = true
-		out = append(out, q)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return fmt.Errorf("read %s: %w", name, err)
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no question", name)
-	}
-	return out, nil
+	return nil
 }
 
 // loadCodingQuestions reads path, or the compiled-in set when path is "".
@@ -180,9 +221,9 @@ type evidence struct {
 
 // mapEvidence finds q's evidence among exs, the exchanges imported from
 // q's transcript: those whose prompt contains one of the prompt substrings
-// and, when answer substrings are given, whose answer contains one of
-// them. When the imported session ids carry the native one, only that
-// session's exchanges are considered.
+// (any prompt when none are given) and, when answer substrings are given,
+// whose answer contains one of them. When the imported session ids carry
+// the native one, only that session's exchanges are considered.
 func mapEvidence(q codingQuestion, exs []importedExchange) (evidence, error) {
 	cands := exs
 	var ev evidence
@@ -205,7 +246,7 @@ func mapEvidence(q codingQuestion, exs []importedExchange) (evidence, error) {
 		}
 	}
 	for _, e := range cands {
-		if !containsAny(normalize(e.User), q.PromptContains) {
+		if len(q.PromptContains) > 0 && !containsAny(normalize(e.User), q.PromptContains) {
 			continue
 		}
 		if len(q.AnswerContains) > 0 && !containsAny(normalize(e.AI), q.AnswerContains) {
@@ -217,17 +258,22 @@ func mapEvidence(q codingQuestion, exs []importedExchange) (evidence, error) {
 		}
 	}
 	if len(ev.IDs) == 0 {
-		return ev, fmt.Errorf("%s: no exchange of %s (%d candidates) has a prompt containing %q%s",
-			q.QID, q.Transcript, len(cands), q.PromptContains, answerClause(q))
+		return ev, fmt.Errorf("%s: no exchange of %s (%d candidates) has %s",
+			q.QID, q.Transcript, len(cands), evidenceClause(q))
 	}
 	return ev, nil
 }
 
-func answerClause(q codingQuestion) string {
-	if len(q.AnswerContains) == 0 {
-		return ""
+// evidenceClause says what q's evidence must contain, for messages.
+func evidenceClause(q codingQuestion) string {
+	var parts []string
+	if len(q.PromptContains) > 0 {
+		parts = append(parts, fmt.Sprintf("a prompt containing %q", q.PromptContains))
 	}
-	return fmt.Sprintf(" and an answer containing %q", q.AnswerContains)
+	if len(q.AnswerContains) > 0 {
+		parts = append(parts, fmt.Sprintf("an answer containing %q", q.AnswerContains))
+	}
+	return strings.Join(parts, " and ")
 }
 
 // transcriptConverter converts one native transcript (path, by agent) into
@@ -293,6 +339,8 @@ type codingHaystack struct {
 	leftOut []string
 	// all is every exchange of the workspace.
 	all []importedExchange
+	// df is docFreq's count of exchanges per term, once computed.
+	df map[string]int
 }
 
 // candidates are the exchanges a question about transcript rel may point
@@ -343,6 +391,13 @@ func logIDs(logs string) (map[string]string, error) {
 // transcript's import wrote to (by the producer ids that appeared in the
 // logs while it was imported).
 func openCodingHaystack(ctx context.Context, dir string, conv transcriptConverter, emb embed.Embedder) (*codingHaystack, error) {
+	return openHaystack(ctx, dir, conv, emb, nil)
+}
+
+// openHaystack is openCodingHaystack with extra, when not nil, writing
+// further logs into the logs folder after the transcripts' (the
+// answer-side set's incidents), indexed and embedded with them.
+func openHaystack(ctx context.Context, dir string, conv transcriptConverter, emb embed.Embedder, extra func(logs string) error) (*codingHaystack, error) {
 	files, err := listTranscripts(dir)
 	if err != nil {
 		return nil, err
@@ -371,6 +426,9 @@ func openCodingHaystack(ctx context.Context, dir string, conv transcriptConverte
 				}
 			}
 			before = after
+		}
+		if extra != nil {
+			return extra(logs)
 		}
 		return nil
 	}
@@ -479,17 +537,17 @@ func (h *codingHaystack) evidenceText(q question) (user, all string) {
 }
 
 // overlap is the share of the question's terms (words without stopwords,
-// stemmed: what search matches on, embed.Terms) that occur in text.
+// stemmed: what search matches on, analyze.Terms) that occur in text.
 func overlap(question, text string) float64 {
 	qt := map[string]bool{}
-	for _, t := range embed.Terms(question) {
+	for _, t := range analyze.Terms(question) {
 		qt[t] = true
 	}
 	if len(qt) == 0 {
 		return 0
 	}
 	tt := map[string]bool{}
-	for _, t := range embed.Terms(text) {
+	for _, t := range analyze.Terms(text) {
 		tt[t] = true
 	}
 	n := 0
@@ -528,7 +586,7 @@ var convertTranscript = importConverter
 // runCoding runs task t on the coding set: one workspace of every
 // transcript of c.data, the questions of questionsFile (the compiled-in
 // set when ""), split as asked.
-func runCoding(ctx context.Context, c *config, t task, questionsFile, split string) error {
+func runCoding(ctx context.Context, c *config, t task, questionsFile, split string, types []string, first int) error {
 	cqs, err := loadCodingQuestions(questionsFile)
 	if err != nil {
 		return err
@@ -545,7 +603,13 @@ func runCoding(ctx context.Context, c *config, t task, questionsFile, split stri
 	if err != nil {
 		return err
 	}
+	if qs, err = filterTypes(qs, types); err != nil {
+		return err
+	}
 	if qs, err = filterSplit(qs, split); err != nil {
+		return err
+	}
+	if qs, err = firstN(qs, first); err != nil {
 		return err
 	}
 	if c.showEvidence {
@@ -560,8 +624,7 @@ func runCoding(ctx context.Context, c *config, t task, questionsFile, split stri
 	}
 	n := float64(len(qs))
 	if len(h.leftOut) > 0 {
-		fmt.Fprintf(c.stderr, "continuity-eval: %d question(s) left out, their transcript was not imported:\n  %s\n",
-			len(h.leftOut), strings.Join(h.leftOut, "\n  "))
+		h.reportLeftOut(c.stderr)
 	}
 	c.note = fmt.Sprintf("coding set: %d questions, one workspace of %d exchanges from %d transcript files (%d files not imported)",
 		len(qs), len(h.all), len(h.imported), len(h.skipped))
@@ -578,6 +641,13 @@ func runCoding(ctx context.Context, c *config, t task, questionsFile, split stri
 		return nil
 	}
 	return reportAbstention(ctx, c, h.ws, qs, cqs, split)
+}
+
+// reportLeftOut says which questions were left out because their
+// transcript was not imported.
+func (h *codingHaystack) reportLeftOut(w io.Writer) {
+	fmt.Fprintf(w, "continuity-eval: %d question(s) left out, their transcript was not imported:\n  %s\n",
+		len(h.leftOut), strings.Join(h.leftOut, "\n  "))
 }
 
 // reportAbstention shows, per variant, what search returns for the

@@ -229,21 +229,11 @@ func TestCodingRetrievalRun(t *testing.T) {
 	var out, errb bytes.Buffer
 	// No score floor: a 7-exchange fixture whose questions share one
 	// word with their evidence tests the harness, not the floor.
-	err := run(context.Background(), []string{"--set", "coding", "--data", dir, "--questions", qfile, "--json", "--k", "1,5", "--min-score", "0"}, &out, &errb)
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, errb.String())
+	n, results := runJSON(t, "--set", "coding", "--data", dir, "--questions", qfile, "--k", "1,5", "--min-score", "0")
+	if n != 5 || len(results) != len(defaultVariants()) {
+		t.Fatalf("got %d questions, %+v", n, results)
 	}
-	var got struct {
-		Questions int         `json:"questions"`
-		Results   [][]summary `json:"results"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
-	if got.Questions != 5 || len(got.Results) != len(defaultVariants()) {
-		t.Fatalf("got %+v", got)
-	}
-	for _, sums := range got.Results {
+	for _, sums := range results {
 		// Each question shares a word with its evidence: the lexical
 		// variants find it in the top 5 of 7 exchanges (the hashed
 		// vectors alone need not).
@@ -269,6 +259,24 @@ func TestCodingRetrievalRun(t *testing.T) {
 	if !strings.Contains(out.String(), "resume (hybrid)") {
 		t.Errorf("resume report:\n%s", out.String())
 	}
+}
+
+// runJSON runs the evaluation with args and --json and decodes the
+// number of questions and the summaries of its report.
+func runJSON(t *testing.T, args ...string) (questions int, results [][]summary) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), append(args, "--json"), &out, &errb); err != nil {
+		t.Fatalf("run %v: %v\n%s", args, err, errb.String())
+	}
+	var got struct {
+		Questions int         `json:"questions"`
+		Results   [][]summary `json:"results"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	return got.Questions, got.Results
 }
 
 func TestCodingRunErrors(t *testing.T) {
@@ -326,23 +334,32 @@ func transcriptsDir(t *testing.T) string {
 	return dir
 }
 
-// TestCodingSetOnTranscripts imports the real transcripts and checks that
-// every question of the compiled-in set finds its evidence: the question
-// file and the importer agree.
-func TestCodingSetOnTranscripts(t *testing.T) {
+// realHaystack imports the real transcripts (and what extra writes) into
+// a workspace embedded with the hash embedder, closed when the test ends;
+// it skips the test in -short mode or when the transcripts are absent.
+func realHaystack(t *testing.T, extra func(logs string) error) *codingHaystack {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("imports and embeds 23 MB of transcripts")
 	}
 	dir := transcriptsDir(t)
+	h, err := openHaystack(context.Background(), dir, convertTranscript(), testEmbedder(t), extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.ws.close)
+	return h
+}
+
+// TestCodingSetOnTranscripts imports the real transcripts and checks that
+// every question of the compiled-in set finds its evidence: the question
+// file and the importer agree.
+func TestCodingSetOnTranscripts(t *testing.T) {
 	cqs, err := loadCodingQuestions("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := openCodingHaystack(context.Background(), dir, convertTranscript(), testEmbedder(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.ws.close()
+	h := realHaystack(t, nil)
 	qs, err := h.questions(cqs)
 	if err != nil {
 		t.Fatal(err)

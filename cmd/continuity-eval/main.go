@@ -8,9 +8,11 @@
 //	go run -tags sqlite_fts5 ./cmd/continuity-eval [--data DIR] [--k 5,10] [--json]
 //
 // --set selects the questions: "longmemeval" (the default: a dataset in
-// the LongMemEval export format, each question with its own haystack) or
+// the LongMemEval export format, each question with its own haystack),
 // "coding" (coding.go: hand-written questions about the real coding-agent
-// transcripts of ../shared/data/agent-transcripts, all in one workspace).
+// transcripts of ../shared/data/agent-transcripts, all in one workspace)
+// or "answers" (answers.go: questions whose evidence is in the agent's
+// answer, not in the user's prompt).
 //
 // --mode selects the task: "retrieval" or "resume". A task is a function
 // in the tasks table below: it gets the parsed configuration and the
@@ -29,6 +31,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -100,11 +103,15 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("continuity-eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	set := fs.String("set", setLongMemEval, "which questions: "+setLongMemEval+" (a LongMemEval-format dataset, --data) or "+setCoding+
-		" (hand-written questions about the real coding-agent transcripts of --data, default $"+EnvTranscripts+", else "+defaultTranscripts+")")
-	data := fs.String("data", "", "dataset folder (default $"+EnvData+", else "+defaultData+"; with --set "+setCoding+": the transcripts folder)")
-	showEvidence := fs.Bool("show-evidence", false, "with --set "+setCoding+": list each question's evidence exchanges as found in the imported transcripts, then stop (to check the set)")
-	questionsFile := fs.String("questions", "", "with --set "+setCoding+": the question file (default: the one compiled in, testdata/coding-questions.jsonl)")
+	set := fs.String("set", setLongMemEval, "which questions: "+setLongMemEval+" (a LongMemEval-format dataset, --data), "+setCoding+
+		" (hand-written questions about the real coding-agent transcripts of --data, default $"+EnvTranscripts+", else "+defaultTranscripts+") or "+
+		setAnswers+" (questions whose evidence is in the agent's answer, not the prompt: parts "+strings.Join(answerParts, ", ")+")")
+	data := fs.String("data", "", "dataset folder (default $"+EnvData+", else "+defaultData+"; with --set "+setCoding+" or "+setAnswers+": the transcripts folder)")
+	showEvidence := fs.Bool("show-evidence", false, "with --set "+setCoding+" or "+setAnswers+": list each question's evidence exchanges as found in the imported transcripts (and, for "+setAnswers+", the answer-side check of each), then stop (to check the set)")
+	questionsFile := fs.String("questions", "", "with --set "+setCoding+": the question file (default: the one compiled in, testdata/coding-questions.jsonl); with --set "+setAnswers+": its transcripts part (default testdata/answer-questions.jsonl)")
+	incidentsFile := fs.String("incidents", "", "with --set "+setAnswers+": the incidents file of its incidents part (default: the one compiled in, testdata/answer-incidents.jsonl)")
+	lmeData := fs.String("longmemeval", "", "with --set "+setAnswers+": the LongMemEval dataset of its "+partLongMemEval+" part (default $"+EnvData+", else "+defaultData+")")
+	types := fs.String("types", "", "only the questions of these comma-separated types: LongMemEval question types, the coding set's agents, the answers set's parts")
 	kList := fs.String("k", "5,10", "cut-offs, comma-separated")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
 	mode := fs.String("mode", "retrieval", "what to evaluate: "+strings.Join(taskNames(), ", "))
@@ -117,12 +124,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	dim := fs.Int("dim", 0, "embedder dimension (hash: buckets; default: the embedder's default)")
 	chunks := fs.Int("chunks", 0, "uselite: most 128-token chunks embedded per exchange (default: the embedder's default)")
 	text := fs.String("text", vectors.DefaultText, "what of an exchange is embedded: "+strings.Join([]string{vectors.TextUser, vectors.TextUserAI, vectors.TextUserDate, vectors.TextUserPrev}, ", ")+"; or chunkN, chunkmean (see --more)")
-	limit := fs.Int("first", 0, "only the first N questions of the split (0: all), for quick comparisons of costly settings (--questions names the coding set's question file)")
+	limit := fs.Int("first", 0, "only the first N questions of the split (0: all), for quick comparisons of costly settings")
 	more := fs.String("more", "", "retrieval: further vector spaces of the same model searched with the main one, an exchange's similarity being the largest (several vectors per exchange): comma-separated text recipes ("+strings.Join([]string{vectors.TextUser, vectors.TextUserAI, vectors.TextUserDate, vectors.TextUserPrev}, ", ")+") chunkN (the vector of the N-th 128-token chunk of the user+ai text, 1 to 8) or chunkmean (their mean, = the user+ai vector); --text chunk1 --more chunk2,...,chunk8 is the max over chunks, --text chunkmean the mean, from the same chunk vectors")
 	cache := fs.Bool("cache", true, "cache vectors on disk by embedder identity and text SHA-256 (folder $"+embedcache.EnvDir+", else $XDG_CACHE_HOME/continuity-eval or ~/.cache/continuity-eval)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: continuity-eval [flags]\n\nRetrieval and resume quality of continuity on a LongMemEval-style dataset (--set longmemeval)\n"+
-			"or on hand-written questions about real coding-agent transcripts (--set coding).\n\nFlags:")
+		fmt.Fprintln(stderr, "usage: continuity-eval [flags]\n\nRetrieval and resume quality of continuity on a LongMemEval-style dataset (--set longmemeval),\n"+
+			"on hand-written questions about real coding-agent transcripts (--set coding), or on questions\n"+
+			"whose evidence is in the agent's answer rather than the user's prompt (--set answers).\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -136,17 +144,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("unknown --mode %q (want %s)", *mode, strings.Join(taskNames(), ", "))
 	}
 	c := &config{set: *set, mode: *mode, showEvidence: *showEvidence, data: *data, json: *asJSON, misses: *misses, stdout: stdout, stderr: stderr}
+	if c.set != setAnswers && (*incidentsFile != "" || *lmeData != "") {
+		return fmt.Errorf("--incidents and --longmemeval are for --set %s", setAnswers)
+	}
 	switch c.set {
 	case setLongMemEval:
 		if *questionsFile != "" {
-			return fmt.Errorf("--questions is for --set %s", setCoding)
+			return fmt.Errorf("--questions is for --set %s or %s", setCoding, setAnswers)
 		}
 		c.data = cmp.Or(c.data, os.Getenv(EnvData), defaultData)
 	case setCoding:
 		c.data = cmp.Or(c.data, os.Getenv(EnvTranscripts), defaultTranscripts)
+	case setAnswers:
+		*lmeData = answersDataDefaults(c, *lmeData)
 	default:
-		return fmt.Errorf("unknown --set %q (want %s or %s)", c.set, setLongMemEval, setCoding)
+		return fmt.Errorf("unknown --set %q (want %s, %s or %s)", c.set, setLongMemEval, setCoding, setAnswers)
 	}
+	typeList := splitList(*types)
 	var err error
 	if c.vs, err = selectVariants(*variants); err != nil {
 		return err
@@ -180,24 +194,72 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if moreSpaces, err = moreEmbedders(*more, *embedder, *dim, *chunks, *cache, stderr); err != nil {
 		return err
 	}
-	if c.set == setCoding {
-		return runCoding(ctx, c, t, *questionsFile, *split)
+	switch c.set {
+	case setCoding:
+		return runCoding(ctx, c, t, *questionsFile, *split, typeList, *limit)
+	case setAnswers:
+		return runAnswers(ctx, c, t, answerOptions{questions: *questionsFile, incidents: *incidentsFile, longMemEval: *lmeData,
+			split: *split, types: typeList, first: *limit})
 	}
 	qs, err := loadQuestions(c.data)
 	if err != nil {
 		return err
 	}
+	if qs, err = filterTypes(qs, typeList); err != nil {
+		return err
+	}
 	if qs, err = filterSplit(qs, *split); err != nil {
 		return err
 	}
-	if *limit < 0 {
-		return fmt.Errorf("--first %d: want a positive number, or 0 for all", *limit)
-	}
-	if *limit > 0 && *limit < len(qs) {
-		qs = qs[:*limit]
+	if qs, err = firstN(qs, *limit); err != nil {
+		return err
 	}
 	c.open = perQuestionWorkspaces(c)
 	return t(ctx, c, qs)
+}
+
+// firstN keeps the first n questions of qs (all when n is 0), for --first.
+func firstN(qs []question, n int) ([]question, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("--first %d: want a positive number, or 0 for all", n)
+	}
+	if n > 0 && n < len(qs) {
+		qs = qs[:n]
+	}
+	return qs, nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// filterTypes keeps the questions whose type is in types (all when types
+// is empty), or says which types there are.
+func filterTypes(qs []question, types []string) ([]question, error) {
+	if len(types) == 0 {
+		return qs, nil
+	}
+	var out []question
+	var have []string
+	for _, q := range qs {
+		if slices.Contains(types, q.Type) {
+			out = append(out, q)
+		}
+		if !slices.Contains(have, q.Type) {
+			have = append(have, q.Type)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--types %s: no question of these types (the set has %s)", strings.Join(types, ","), strings.Join(have, ", "))
+	}
+	return out, nil
 }
 
 // newEmbedder builds the embedder the flags select, behind the on-disk
@@ -309,7 +371,7 @@ func runRetrieval(ctx context.Context, c *config, qs []question) error {
 		fmt.Fprintln(c.stdout, c.note)
 	}
 	fmt.Fprintf(c.stdout, "any/all@k: one/all evidence exchanges in the top k; sess@k: all answer sessions among the first k distinct sessions;\n"+
-		"latency: one query with limit %d, warm, per question\n\n", c.ks[len(c.ks)-1])
+		"none: questions answered with no result at all (the score floor kept none); latency: one query with limit %d, warm, per question\n\n", c.ks[len(c.ks)-1])
 	run.printTable(c.stdout, sums)
 	fmt.Fprintf(c.stdout, "\nnonsense queries (%d asked in each question's workspace) that returned results:\n", len(nonsenseQueries))
 	for _, n := range run.nonsenseReport() {

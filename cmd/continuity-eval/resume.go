@@ -36,7 +36,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/analyze"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/logformat"
 	"github.com/praxis-os/continuity/resume"
@@ -138,8 +138,32 @@ type resumeScore struct {
 
 func runResumeEval(ctx context.Context, c *config, qs []question) error {
 	vs := resumeVariants()
-	scores := make([][]resumeScore, len(vs))
-	byType := map[string][]int{} // question indexes
+	scores, byType, err := scoreResumeVariants(ctx, c, qs, vs)
+	if err != nil {
+		return err
+	}
+	var sums []resumeSummary
+	for vi, v := range vs {
+		sums = append(sums, summariseResume(v.Name, scores[vi], byType))
+	}
+	if c.json {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{
+			"data": c.data, "questions": len(qs), "embedder": vectors.SpaceIdentity(c.emb),
+			"budget": resumeEvalBudget, "tokenizer": resume.DefaultEncoding, "min_chars": resumeEvalMinChars,
+			"results": sums,
+		})
+	}
+	return printResumeSummaries(c, len(qs), sums, byType)
+}
+
+// scoreResumeVariants packs each question with each variant and scores the
+// packs: scores[variant][question]. byType lists the questions of each
+// type by index.
+func scoreResumeVariants(ctx context.Context, c *config, qs []question, vs []resumeVariant) (scores [][]resumeScore, byType map[string][]int, err error) {
+	scores = make([][]resumeScore, len(vs))
+	byType = map[string][]int{}
 	tty := isTerminal(c.stderr)
 	for i, q := range qs {
 		if tty {
@@ -147,18 +171,18 @@ func runResumeEval(ctx context.Context, c *config, qs []question) error {
 		}
 		ws, done, err := c.open(ctx, q)
 		if err != nil {
-			return fmt.Errorf("question %s: %w", q.QID, err)
+			return nil, nil, fmt.Errorf("question %s: %w", q.QID, err)
 		}
 		cand, full, err := resumeCandidates(ctx, ws, q)
 		if err != nil {
 			done()
-			return fmt.Errorf("question %s: %w", q.QID, err)
+			return nil, nil, fmt.Errorf("question %s: %w", q.QID, err)
 		}
 		for vi, v := range vs {
 			got, tokens, lat, err := v.pack(ctx, ws, q, cand)
 			if err != nil {
 				done()
-				return fmt.Errorf("question %s, %s: %w", q.QID, v.Name, err)
+				return nil, nil, fmt.Errorf("question %s, %s: %w", q.QID, v.Name, err)
 			}
 			s := scoreResume(got, full, q)
 			s.Latency, s.Tokens = lat, tokens
@@ -170,75 +194,74 @@ func runResumeEval(ctx context.Context, c *config, qs []question) error {
 	if tty {
 		fmt.Fprint(c.stderr, "\r\033[K")
 	}
+	return scores, byType, nil
+}
 
-	type resumeSummary struct {
-		Variant        string             `json:"variant"`
-		RecallAny      float64            `json:"recall_any"`
-		EvidenceRecall float64            `json:"evidence_recall"`
-		RecallWhole    float64            `json:"recall_any_whole"`
-		EvidenceWhole  float64            `json:"evidence_whole"`
-		MeanShown      float64            `json:"mean_exchanges_shown"`
-		MeanTokens     float64            `json:"mean_tokens,omitempty"`
-		Truncated      float64            `json:"mean_truncated"`
-		ByType         map[string]float64 `json:"recall_any_by_type"`
-		LatencyP50     float64            `json:"latency_p50_ms,omitempty"`
-		LatencyP95     float64            `json:"latency_p95_ms,omitempty"`
+// resumeSummary is one variant's scores over the questions.
+type resumeSummary struct {
+	Variant        string             `json:"variant"`
+	RecallAny      float64            `json:"recall_any"`
+	EvidenceRecall float64            `json:"evidence_recall"`
+	RecallWhole    float64            `json:"recall_any_whole"`
+	EvidenceWhole  float64            `json:"evidence_whole"`
+	MeanShown      float64            `json:"mean_exchanges_shown"`
+	MeanTokens     float64            `json:"mean_tokens,omitempty"`
+	Truncated      float64            `json:"mean_truncated"`
+	ByType         map[string]float64 `json:"recall_any_by_type"`
+	LatencyP50     float64            `json:"latency_p50_ms,omitempty"`
+	LatencyP95     float64            `json:"latency_p95_ms,omitempty"`
+}
+
+// summariseResume sums up a variant's scores, one per question.
+func summariseResume(name string, scores []resumeScore, byType map[string][]int) resumeSummary {
+	s := resumeSummary{Variant: name, ByType: map[string]float64{}}
+	var hits, found, total, shown, wholeHits, whole, tokens, cut int
+	var lats []time.Duration
+	for _, r := range scores {
+		if r.Any {
+			hits++
+		}
+		if r.WholeAny {
+			wholeHits++
+		}
+		whole += r.Whole
+		found += r.Found
+		total += r.Total
+		shown += r.Shown
+		tokens += r.Tokens
+		cut += r.Cut
+		if r.Latency > 0 {
+			lats = append(lats, r.Latency)
+		}
 	}
-	var sums []resumeSummary
-	for vi, v := range vs {
-		s := resumeSummary{Variant: v.Name, ByType: map[string]float64{}}
-		var hits, found, total, shown, wholeHits, whole, tokens, cut int
-		var lats []time.Duration
-		for _, r := range scores[vi] {
-			if r.Any {
-				hits++
-			}
-			if r.WholeAny {
-				wholeHits++
-			}
-			whole += r.Whole
-			found += r.Found
-			total += r.Total
-			shown += r.Shown
-			tokens += r.Tokens
-			cut += r.Cut
-			if r.Latency > 0 {
-				lats = append(lats, r.Latency)
+	n := len(scores)
+	s.RecallAny = float64(hits) / float64(n)
+	s.EvidenceRecall = float64(found) / float64(max(1, total))
+	s.RecallWhole = float64(wholeHits) / float64(n)
+	s.EvidenceWhole = float64(whole) / float64(max(1, total))
+	s.MeanShown = float64(shown) / float64(n)
+	s.MeanTokens = float64(tokens) / float64(n)
+	s.Truncated = float64(cut) / float64(n)
+	for t, idx := range byType {
+		h := 0
+		for _, i := range idx {
+			if scores[i].Any {
+				h++
 			}
 		}
-		n := len(scores[vi])
-		s.RecallAny = float64(hits) / float64(n)
-		s.EvidenceRecall = float64(found) / float64(max(1, total))
-		s.RecallWhole = float64(wholeHits) / float64(n)
-		s.EvidenceWhole = float64(whole) / float64(max(1, total))
-		s.MeanShown = float64(shown) / float64(n)
-		s.MeanTokens = float64(tokens) / float64(n)
-		s.Truncated = float64(cut) / float64(n)
-		for t, idx := range byType {
-			h := 0
-			for _, i := range idx {
-				if scores[vi][i].Any {
-					h++
-				}
-			}
-			s.ByType[t] = float64(h) / float64(len(idx))
-		}
-		if len(lats) > 0 {
-			s.LatencyP50, s.LatencyP95 = ms(percentile(lats, 0.5)), ms(percentile(lats, 0.95))
-		}
-		sums = append(sums, s)
+		s.ByType[t] = float64(h) / float64(len(idx))
 	}
-	if c.json {
-		enc := json.NewEncoder(c.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{
-			"data": c.data, "questions": len(qs), "embedder": vectors.SpaceIdentity(c.emb),
-			"budget": resumeEvalBudget, "tokenizer": resume.DefaultEncoding, "min_chars": resumeEvalMinChars,
-			"results": sums,
-		})
+	if len(lats) > 0 {
+		s.LatencyP50, s.LatencyP95 = ms(percentile(lats, 0.5)), ms(percentile(lats, 0.95))
 	}
+	return s
+}
+
+// printResumeSummaries prints the variants' summaries as a table, with a
+// column per question type.
+func printResumeSummaries(c *config, questions int, sums []resumeSummary, byType map[string][]int) error {
 	fmt.Fprintf(c.stdout, "resume on %d questions of %s (embedder %s), budget %d tokens (%s)\n",
-		len(qs), c.data, vectors.SpaceIdentity(c.emb), resumeEvalBudget, resume.DefaultEncoding)
+		questions, c.data, vectors.SpaceIdentity(c.emb), resumeEvalBudget, resume.DefaultEncoding)
 	fmt.Fprintf(c.stdout, "recall_any: an evidence exchange in the pack with >= %d characters kept (all when shorter); "+
 		"evidence: share of evidence exchanges so kept;\nany_whole, ev_whole: the same, counting only evidence kept whole (not cut); latency: one resume, per question\n\n", resumeEvalMinChars)
 	types := make([]string, 0, len(byType))
@@ -375,7 +398,7 @@ func bm25Order(evs []index.Event, query string) []index.Event {
 	total := 0.0
 	for i, e := range evs {
 		tf := map[string]int{}
-		for _, w := range embed.Tokens(e.User + "\n" + e.AI) {
+		for _, w := range analyze.Tokens(e.User + "\n" + e.AI) {
 			tf[w]++
 			lens[i]++
 		}
@@ -387,7 +410,7 @@ func bm25Order(evs []index.Event, query string) []index.Event {
 	}
 	avg := total / float64(max(1, len(evs)))
 	qs := map[string]bool{}
-	for _, w := range embed.Tokens(query) {
+	for _, w := range analyze.Tokens(query) {
 		qs[w] = true
 	}
 	type scoredEv struct {

@@ -52,6 +52,9 @@ var extraVariants = map[string]variant{
 	"cohort0.1":  {Name: "hybrid, cohort level +0.1", Mode: search.ModeHybrid, Options: search.Options{CohortMargin: 0.1}},
 	"cohort0.15": {Name: "hybrid, cohort level +0.15", Mode: search.ModeHybrid, Options: search.Options{CohortMargin: 0.15}},
 	"cohort0.2":  {Name: "hybrid, cohort level +0.2", Mode: search.ModeHybrid, Options: search.Options{CohortMargin: 0.2}},
+	// nofloor is hybrid without the "nothing relevant" score floor: what
+	// the floor costs a set whose evidence scores low.
+	"nofloor": {Name: "hybrid, no score floor", Mode: search.ModeHybrid, MinScore: new(float64)},
 }
 
 // selectVariants returns the variants named in list (comma-separated:
@@ -283,8 +286,11 @@ type summary struct {
 	RecallAny        map[string]float64 `json:"recall_any"`
 	RecallAll        map[string]float64 `json:"recall_all"`
 	SessionRecallAll map[string]float64 `json:"session_recall_all"`
-	P50ms            float64            `json:"latency_p50_ms"`
-	P95ms            float64            `json:"latency_p95_ms"`
+	// NoResults counts the questions the variant answered with nothing
+	// (its score floor, the "nothing relevant" gate, kept no result).
+	NoResults int     `json:"no_results"`
+	P50ms     float64 `json:"latency_p50_ms"`
+	P95ms     float64 `json:"latency_p95_ms"`
 }
 
 // summarize returns, per variant, the summary over all questions then one
@@ -318,6 +324,9 @@ func (r *retrievalRun) group(name, typ string, g []scored) summary {
 	lat := make([]time.Duration, len(g))
 	for i, x := range g {
 		lat[i] = x.Latency
+		if len(x.Results) == 0 {
+			s.NoResults++
+		}
 	}
 	s.P50ms, s.P95ms = ms(percentile(lat, 0.50)), ms(percentile(lat, 0.95))
 	for ki, k := range r.ks {
@@ -347,7 +356,7 @@ func (r *retrievalRun) printTable(w io.Writer, sums [][]summary) {
 	for _, k := range r.ks {
 		head = append(head, fmt.Sprintf("sess@%d", k))
 	}
-	head = append(head, "p50 ms", "p95 ms")
+	head = append(head, "none", "p50 ms", "p95 ms")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for vi := range sums {
 		for i, s := range sums[vi] {
@@ -361,7 +370,7 @@ func (r *retrievalRun) printTable(w io.Writer, sums [][]summary) {
 					row = append(row, fmt.Sprintf("%.3f", m[fmt.Sprintf("@%d", k)]))
 				}
 			}
-			row = append(row, fmt.Sprintf("%.2f", s.P50ms), fmt.Sprintf("%.2f", s.P95ms))
+			row = append(row, fmt.Sprint(s.NoResults), fmt.Sprintf("%.2f", s.P50ms), fmt.Sprintf("%.2f", s.P95ms))
 			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 		}
 		if vi < len(sums)-1 {

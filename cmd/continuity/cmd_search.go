@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/praxis-os/continuity/analyze"
-	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/engine"
 	"golang.org/x/sys/unix"
 )
@@ -126,8 +125,8 @@ func snippet(s string, n int) string {
 // that "authenticate" also lights "authentication".
 func termsPattern(q string) *regexp.Regexp {
 	var alts []string
-	for _, t := range embed.Tokens(q) {
-		if len(t) < 3 || embed.IsStopword(t) {
+	for _, t := range analyze.Tokens(q) {
+		if len(t) < 3 || analyze.IsStopword(t) {
 			continue
 		}
 		alts = append(alts, regexp.QuoteMeta(analyze.Stem(t)))

@@ -1,4 +1,4 @@
-package embed
+package analyze
 
 import (
 	"slices"
@@ -88,12 +88,43 @@ func TestStopwords(t *testing.T) {
 	}
 }
 
+// tokensBenchText reads like an exchange about code: camelCase and
+// snake_case names, paths, numbers.
+var tokensBenchText = strings.Repeat("The ConversationWatcher keeps re-indexing session-42.jsonl after every restart; "+
+	"I think matchGeneration in watcher/tail.go compares the wrong offsets (HTTPServer, base64Encode, IPv4). ", 8)
+
 func BenchmarkTokens(b *testing.B) {
-	var tk tokenizer
+	var tk Tokenizer
 	var buf []byte
-	var spans []span
-	b.SetBytes(int64(len(benchText)))
+	var spans []Span
+	b.SetBytes(int64(len(tokensBenchText)))
 	for b.Loop() {
-		buf, spans = tk.appendWords(buf[:0], spans[:0], benchText)
+		buf, spans = tk.AppendTokens(buf[:0], spans[:0], tokensBenchText)
+	}
+}
+
+func BenchmarkTerms(b *testing.B) {
+	b.SetBytes(int64(len(tokensBenchText)))
+	for b.Loop() {
+		Terms(tokensBenchText)
+	}
+}
+
+// Meaningless allocates nothing for a word in bytes: the hash embedder
+// asks it of every token.
+func TestMeaninglessNoAlloc(t *testing.T) {
+	words := [][]byte{[]byte("the"), []byte("watcher"), []byte("s")}
+	want := []bool{true, false, true}
+	for i, w := range words {
+		if got := Meaningless(w); got != want[i] {
+			t.Errorf("Meaningless(%q) = %v", w, got)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		for _, w := range words {
+			Meaningless(w)
+		}
+	}); n != 0 {
+		t.Errorf("Meaningless allocates %v times", n)
 	}
 }

@@ -1,17 +1,15 @@
-package embed
+package analyze
 
 import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/praxis-os/continuity/analyze"
 )
 
-// Text analysis shared by the builtin embedder and, through Tokens, Terms
-// by query analysis elsewhere. Stems come from package analyze.
+// Tokens are a finer split than Words (the full-text index's, terms.go):
+// the hash embedder's features and resume's line terms are made of them.
 //
-// A word is a maximal run of Unicode letters, digits and combining marks;
+// A token is a maximal run of Unicode letters, digits and combining marks;
 // everything else (white space, punctuation, '_', '-', '\'', symbols)
 // separates words, so snake_case and kebab-case split. Inside a run,
 // camelCase splits too:
@@ -21,7 +19,7 @@ import (
 //	Base64Encode        -> base64 encode (a capitalised word after digits)
 //	URLs, IPv4, sha256  -> urls, ipv4, sha256 (kept whole)
 //
-// Words are lowercased (unicode.ToLower). Letters and digits are not split
+// Tokens are lowercased (unicode.ToLower). Letters and digits are not split
 // apart, and scripts without case (CJK, ...) are not segmented.
 
 // Character classes used for splitting.
@@ -63,18 +61,20 @@ func runeClass(r rune) uint8 {
 	return clsSep
 }
 
-// span is a word inside a byte buffer: buf[start:end].
-type span struct{ start, end int }
+// Span is a token inside a byte buffer: buf[Start:End].
+type Span struct{ Start, End int }
 
-// tokenizer holds reusable scratch space for splitting text into words.
-type tokenizer struct {
+// Tokenizer splits texts into tokens (see Tokens) with reusable scratch
+// space: for a caller that splits many texts on one goroutine. The zero
+// value is ready.
+type Tokenizer struct {
 	runes []rune
 	cls   []uint8
 }
 
-// appendWords splits text into lowercased words, appending their bytes to
-// buf and their positions in buf to spans.
-func (t *tokenizer) appendWords(buf []byte, spans []span, text string) ([]byte, []span) {
+// AppendTokens splits text into lowercased tokens (as Tokens), appending
+// their bytes to buf and their positions in buf to spans.
+func (t *Tokenizer) AppendTokens(buf []byte, spans []Span, text string) ([]byte, []Span) {
 	i := 0
 	for i < len(text) {
 		// Skip separators.
@@ -111,12 +111,12 @@ func (t *tokenizer) appendWords(buf []byte, spans []span, text string) ([]byte, 
 }
 
 // splitRun splits the collected run at camelCase boundaries.
-func (t *tokenizer) splitRun(buf []byte, spans []span) ([]byte, []span) {
+func (t *Tokenizer) splitRun(buf []byte, spans []Span) ([]byte, []Span) {
 	rs, cs := t.runes, t.cls
 	start := len(buf)
 	for j, r := range rs {
 		if j > 0 && camelBoundary(cs, j) && len(buf) > start {
-			spans = append(spans, span{start, len(buf)})
+			spans = append(spans, Span{start, len(buf)})
 			start = len(buf)
 		}
 		if r < utf8.RuneSelf {
@@ -129,7 +129,7 @@ func (t *tokenizer) splitRun(buf []byte, spans []span) ([]byte, []span) {
 		}
 	}
 	if len(buf) > start {
-		spans = append(spans, span{start, len(buf)})
+		spans = append(spans, Span{start, len(buf)})
 	}
 	return buf, spans
 }
@@ -151,24 +151,24 @@ func camelBoundary(cs []uint8, j int) bool {
 	return false
 }
 
-// Tokens splits text into lowercased words (see the package's splitting
-// rules) without dropping stopwords or stemming.
+// Tokens splits text into lowercased tokens (see above) without dropping
+// stopwords or stemming.
 func Tokens(text string) []string {
-	var t tokenizer
-	buf, spans := t.appendWords(nil, nil, text)
+	var t Tokenizer
+	buf, spans := t.AppendTokens(nil, nil, text)
 	s := string(buf)
 	out := make([]string, len(spans))
 	for i, sp := range spans {
-		out[i] = s[sp.start:sp.end]
+		out[i] = s[sp.Start:sp.End]
 	}
 	return out
 }
 
-// Terms returns the index terms of text, as the builtin embedder sees them:
-// the words of [Tokens], without stopwords and single ASCII letters,
-// stemmed with analyze.Stem. Two texts that differ only in case, camelCase versus
-// snake_case versus spaces, or regular English inflections (run, running,
-// runs) have the same terms.
+// Terms returns the terms of text, as the hash embedder sees them: the
+// tokens of [Tokens], without stopwords and single ASCII letters
+// ([Meaningless]), stemmed with Stem. Two texts that differ only in case,
+// camelCase versus snake_case versus spaces, or regular English
+// inflections (run, running, runs) have the same terms.
 func Terms(text string) []string {
 	var out []string
 	EachTerm(text, func(term []byte) { out = append(out, string(term)) })
@@ -181,10 +181,10 @@ func Terms(text string) []string {
 func EachTerm(text string, f func(term []byte)) {
 	sc := termScratch.Get().(*termScratchSpace)
 	defer termScratch.Put(sc)
-	sc.buf, sc.spans = sc.t.appendWords(sc.buf[:0], sc.spans[:0], text)
+	sc.buf, sc.spans = sc.t.AppendTokens(sc.buf[:0], sc.spans[:0], text)
 	for _, sp := range sc.spans {
-		w := sc.buf[sp.start:sp.end]
-		if skipWord(w) {
+		w := sc.buf[sp.Start:sp.End]
+		if Meaningless(w) {
 			continue
 		}
 		sc.st = sc.stemmer.AppendStem(sc.st[:0], w)
@@ -195,60 +195,10 @@ func EachTerm(text string, f func(term []byte)) {
 // termScratchSpace is EachTerm's scratch space, reused across calls
 // (resume lists the terms of every line of the exchanges it cuts).
 type termScratchSpace struct {
-	t       tokenizer
+	t       Tokenizer
 	buf, st []byte
-	spans   []span
-	stemmer analyze.Stemmer
+	spans   []Span
+	stemmer Stemmer
 }
 
 var termScratch = sync.Pool{New: func() any { return new(termScratchSpace) }}
-
-// skipWord reports whether a lowercased word carries no meaning of its own:
-// a stopword or a single ASCII letter (the "s" of "user's", the "t" of
-// "don't").
-func skipWord(w []byte) bool {
-	if len(w) == 1 && w[0] >= 'a' && w[0] <= 'z' {
-		return true
-	}
-	_, ok := stopwords[string(w)]
-	return ok
-}
-
-// IsStopword reports whether the lowercased word w is on the stopword list.
-func IsStopword(w string) bool {
-	_, ok := stopwords[w]
-	return ok
-}
-
-// stopwords is a small list of English function words, plus the fragments
-// contractions split into (don't -> don t).
-var stopwords = func() map[string]struct{} {
-	words := []string{
-		"a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "as", "at",
-		"be", "because", "been", "before", "being", "below", "between", "both", "but", "by",
-		"can", "could",
-		"did", "do", "does", "doing", "down", "during",
-		"each", "either",
-		"few", "for", "from", "further",
-		"had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how",
-		"i", "if", "in", "into", "is", "it", "its", "itself",
-		"just",
-		"me", "more", "most", "my", "myself",
-		"no", "nor", "not", "now",
-		"of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own",
-		"same", "she", "should", "so", "some", "such",
-		"than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too",
-		"under", "until", "up", "us",
-		"very",
-		"was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would",
-		"you", "your", "yours", "yourself", "yourselves",
-		// contraction fragments
-		"don", "doesn", "didn", "isn", "aren", "wasn", "weren", "haven", "hasn", "hadn",
-		"won", "wouldn", "shouldn", "couldn", "mustn", "needn", "ll", "ve", "re",
-	}
-	m := make(map[string]struct{}, len(words))
-	for _, w := range words {
-		m[w] = struct{}{}
-	}
-	return m
-}()
