@@ -110,7 +110,7 @@ type Engine struct {
 	closeOnce sync.Once
 }
 
-// Open takes the workspace's lock (index.ErrLocked when another process
+// Open takes the workspace's lock (ErrLocked when another process
 // holds it), opens the index for writing and assembles the pipeline;
 // with Options.Socket it also listens on the workspace's socket. Close
 // releases it all; Run starts it.
