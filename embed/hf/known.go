@@ -58,8 +58,8 @@ var knownModels = []Known{
 	},
 	{
 		Name: "all-MiniLM-L6-v2", Repo: "sentence-transformers/all-MiniLM-L6-v2",
-		Revision: "c9745ed1d9f207416be6d2e6f8de32d1f16199bf",
-		Pooling:  PoolMean,
+		Revision:  "c9745ed1d9f207416be6d2e6f8de32d1f16199bf",
+		Pooling:   PoolMean,
 		Dimension: 384, MaxTokens: 256, DownloadMB: 92, License: "Apache-2.0",
 		Source: "pinned by the project (issue 20)",
 	},
@@ -72,8 +72,8 @@ var knownModels = []Known{
 	},
 	{
 		Name: "gte-small", Repo: "thenlper/gte-small",
-		Revision: "17e1f347d17fe144873b1201da91788898c639cd",
-		Pooling:  PoolMean,
+		Revision:  "17e1f347d17fe144873b1201da91788898c639cd",
+		Pooling:   PoolMean,
 		Dimension: 384, MaxTokens: 512, DownloadMB: 68, License: "MIT",
 		Source: "MTEB's model registry (mteb/models/gte_models.py)",
 	},
