@@ -153,6 +153,7 @@ type pipeline struct {
 	normalize      bool
 	maxSeqLength   int               // 0: not set
 	prompts        map[string]string // config_sentence_transformers.json
+	poolingFile    string            // the pooling configuration read, relative to the folder ("" none)
 	hasModules     bool
 	hasPooling     bool
 }
@@ -222,6 +223,9 @@ func readPipeline(dir string, def *Known) (*pipeline, error) {
 		return nil, err
 	default:
 		p.hasPooling = true
+		if rel, err := filepath.Rel(dir, poolingPath); err == nil {
+			p.poolingFile = filepath.ToSlash(rel)
+		}
 		if pc.WeightedMean || pc.LastToken {
 			return nil, fmt.Errorf("%s: weighted-mean and last-token pooling are not supported (CLS, mean, max and mean_sqrt_len are)", poolingPath)
 		}
