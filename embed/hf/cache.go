@@ -269,10 +269,22 @@ func contentID(files map[string]string) string {
 	return hex.EncodeToString(h.Sum(nil))[:12]
 }
 
-// hashFiles hashes the model files of m.
-func (m *Model) hashFiles() (map[string]string, error) {
+// fileHashes are the sha256 of the model files of m: from man, the
+// manifest of an installed model, when it lists them all (they are
+// checked against it when the weights are read), else hashed now.
+func (m *Model) fileHashes(man *Manifest) (map[string]string, error) {
+	recorded := map[string]string{}
+	if man != nil {
+		for _, f := range man.Files {
+			recorded[f.Path] = f.SHA256
+		}
+	}
 	out := map[string]string{}
 	for _, f := range m.modelFiles() {
+		if sum, ok := recorded[f]; ok {
+			out[f] = sum
+			continue
+		}
 		sum, _, err := fileSHA256(filepath.Join(m.dir, filepath.FromSlash(f)))
 		if err != nil {
 			return nil, err

@@ -100,17 +100,10 @@ func NewLocated(loc *Located, opts Options) (*Embedder, error) {
 	// hashes of its files), the recipe where it differs from the default
 	// (chunk cap, passage prefix), the dimension.
 	var id string
-	switch man := loc.Manifest; {
-	case man != nil && man.Source == "hub" && man.Repo != "" && len(man.Revision) >= 12:
+	if man := loc.Manifest; man != nil && man.Source == "hub" && man.Repo != "" && len(man.Revision) >= 12 {
 		id = man.Repo + "@" + man.Revision[:12]
-	case man != nil && len(man.Files) > 0:
-		files := map[string]string{}
-		for _, f := range man.Files {
-			files[f.Path] = f.SHA256
-		}
-		id = loc.Name + "@sha256-" + contentID(files)
-	default:
-		files, err := m.hashFiles()
+	} else {
+		files, err := m.fileHashes(man)
 		if err != nil {
 			return nil, err
 		}

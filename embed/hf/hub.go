@@ -84,8 +84,8 @@ type PullOptions struct {
 	Progress io.Writer
 	Terminal bool
 	// Retries is how many times a cut or failed transfer is tried again,
-	// resuming where it stopped (default 5); Backoff the first wait
-	// (default 1s), doubled each time.
+	// resuming where it stopped (0: the default, 5; negative: none);
+	// Backoff the first wait (default 1s), doubled each time.
 	Retries int
 	Backoff time.Duration
 	// IdleTimeout cuts a transfer that receives nothing for that long
@@ -245,8 +245,11 @@ type puller struct {
 }
 
 func (p *puller) defaults() {
-	if p.opts.Retries == 0 {
+	switch {
+	case p.opts.Retries == 0:
 		p.opts.Retries = 5
+	case p.opts.Retries < 0:
+		p.opts.Retries = 0
 	}
 	if p.opts.Backoff == 0 {
 		p.opts.Backoff = time.Second
@@ -515,9 +518,13 @@ func (p *puller) fetchOnce(ctx context.Context, u, part string, f hubFile) error
 	if err != nil {
 		return err
 	}
+	if flag&os.O_TRUNC != 0 {
+		have = 0
+	}
 	buf := make([]byte, 256<<10)
 	for {
 		n, rerr := resp.Body.Read(buf)
+		have += int64(n)
 		if n > 0 {
 			idle.Reset(p.opts.IdleTimeout)
 			if _, err := out.Write(buf[:n]); err != nil {
@@ -531,7 +538,7 @@ func (p *puller) fetchOnce(ctx context.Context, u, part string, f hubFile) error
 		}
 		if rerr != nil {
 			out.Close()
-			return retryable{cause(ctx, rerr)}
+			return retryable{fmt.Errorf("transfer cut at %s of %s: %w", mb(have), mb(f.size), cause(ctx, rerr))}
 		}
 	}
 	if err := out.Sync(); err != nil {
