@@ -25,7 +25,7 @@ func newGolden(t *testing.T, name string, opts Options) *Embedder {
 // starts every window.
 func TestWindows(t *testing.T) {
 	long := strings.Repeat("exactly once indexing of every complete line ", 12) // 84 words
-	e := newGolden(t, "tiny-bert-mean", Options{})                               // 32 tokens: 30 of text
+	e := newGolden(t, "tiny-bert-mean", Options{})                              // 32 tokens: 30 of text
 	n := len(e.Model().Tokenizer().Encode(long))
 	if n != 84 {
 		t.Fatalf("%d tokens", n)
