@@ -37,12 +37,28 @@ func (w *Packed) Panels() int { return (w.N + PanelWidth - 1) / PanelWidth }
 
 // Pack packs the row-major k×n matrix w.
 func Pack(k, n int, w []float32) Packed {
+	var p Packed
+	PackInto(&p, k, n, w)
+	return p
+}
+
+// PackInto packs the row-major k×n matrix w into p, reusing p's storage
+// when it is large enough: for products with a matrix that changes at
+// each call (attention's keys and values).
+func PackInto(p *Packed, k, n int, w []float32) {
 	if len(w) != k*n {
 		panic("gemm: matrix data does not match its shape")
 	}
-	p := Packed{K: k, N: n}
+	p.K, p.N = k, n
 	panels := p.Panels()
-	p.Data = make([]float32, panels*k*PanelWidth)
+	size := panels * k * PanelWidth
+	if cap(p.Data) < size {
+		p.Data = make([]float32, size)
+	}
+	p.Data = p.Data[:size]
+	if n%PanelWidth != 0 {
+		clear(p.Data[(panels-1)*k*PanelWidth:]) // the padding of the last panel
+	}
 	for pi := range panels {
 		dst := p.Data[pi*k*PanelWidth:]
 		c0 := pi * PanelWidth
@@ -51,7 +67,6 @@ func Pack(k, n int, w []float32) Packed {
 			copy(dst[kk*PanelWidth:kk*PanelWidth+c1-c0], w[kk*n+c0:kk*n+c1])
 		}
 	}
-	return p
 }
 
 // Mul sets c (m×N) to a (m×K) times w, with up to threads goroutines.

@@ -33,9 +33,19 @@ func TestPackedMul(t *testing.T) {
 			}
 		}
 		p := Pack(k, n, w)
-		for _, threads := range []int{1, 3} {
+		var reused Packed
+		PackInto(&reused, 100, 100, make([]float32, 10000)) // storage to reuse, stale values in it
+		for i := range reused.Data {
+			reused.Data[i] = 7
+		}
+		PackInto(&reused, k, n, w)
+		for _, threads := range []int{1, 3, -1} {
 			got := make([]float32, m*n)
-			p.Mul(got, a, m, threads)
+			if threads < 0 {
+				reused.Mul(got, a, m, 1)
+			} else {
+				p.Mul(got, a, m, threads)
+			}
 			for i := range got {
 				if math.Abs(float64(got[i])-want[i]) > 1e-3 {
 					t.Fatalf("%v threads %d: c[%d] = %v, want %v", sh, threads, i, got[i], want[i])
