@@ -49,8 +49,9 @@ func CacheDir() (string, error) {
 
 // Manifest records what an installed model is and how it got there.
 type Manifest struct {
-	// Name is the model's name in the cache (its folder's name for a hub
-	// model is derived from it).
+	// Name is the model's name, as --embed-model takes it: a known
+	// model's short name, a hub id, or a name given to --from (the
+	// folder's name derives from it).
 	Name string `json:"name"`
 	// Repo and Revision say which hub repository and commit the files
 	// are (Revision empty for a folder copied with --from).
@@ -170,8 +171,7 @@ func Locate(model string) (*Located, error) {
 		if isDir {
 			return locateDir(path) // a folder of the current directory
 		}
-		return nil, fmt.Errorf("%w: %s is not in %s; run `continuity model pull %s` (downloads it from the Hugging Face hub%s), or `continuity model pull %s --from DIR` to install a copy you have",
-			ErrNotInstalled, model, cache, model, downloadHint(model), model)
+		return nil, fmt.Errorf("%w: %s is not in %s; %s", ErrNotInstalled, model, cache, installHint(model))
 	}
 	loc := &Located{Name: model, Dir: dir, Manifest: man}
 	if k, ok := LookupKnown(model); ok {
@@ -182,11 +182,16 @@ func Locate(model string) (*Located, error) {
 	return loc, nil
 }
 
-func downloadHint(model string) string {
+// installHint says how to install model.
+func installHint(model string) string {
+	from := fmt.Sprintf("`continuity model pull %s --from DIR` installs a copy of a model folder you have", model)
 	if k, ok := LookupKnown(model); ok {
-		return fmt.Sprintf(", about %d MB", k.DownloadMB)
+		return fmt.Sprintf("run `continuity model pull %s` (downloads it from the Hugging Face hub, about %d MB); %s", model, k.DownloadMB, from)
 	}
-	return ""
+	if validRepo(model) == nil {
+		return fmt.Sprintf("run `continuity model pull %s --revision COMMIT` (downloads that commit from the Hugging Face hub); %s", model, from)
+	}
+	return from
 }
 
 // locateDir is Locate for a folder: its manifest, when it has one (a
@@ -348,6 +353,9 @@ func List() ([]Installed, error) {
 			continue
 		}
 		in.Manifest = man
+		if man.Name != "" {
+			in.Name = man.Name
+		}
 		var def *Known
 		if k, ok := LookupKnown(man.Repo); ok {
 			def = k

@@ -207,7 +207,11 @@ func Pull(ctx context.Context, opts PullOptions) (*PullResult, error) {
 		total += f.size
 	}
 	p.prog.printf("pulling %s at %s from %s: %d files, %s", repo, commit, endpoint, len(files), mb(total))
-	man := &Manifest{Name: cname, Repo: repo, Revision: commit, Source: "hub", Endpoint: endpoint}
+	display := opts.Model
+	if knownOK {
+		display = known.Name
+	}
+	man := &Manifest{Name: display, Repo: repo, Revision: commit, Source: "hub", Endpoint: endpoint}
 	for _, f := range files {
 		if f.isLarge {
 			// Before the big download: is this a model continuity reads?

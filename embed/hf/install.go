@@ -60,9 +60,9 @@ func InstallFolder(ctx context.Context, name, from string, progress io.Writer) (
 		return nil, err
 	}
 	defer os.RemoveAll(stage)
-	man := &Manifest{Name: cname, Source: "folder", From: abs}
+	man := &Manifest{Name: name, Source: "folder", From: abs}
 	if known != nil {
-		man.Repo = known.Repo
+		man.Name, man.Repo = known.Name, known.Repo
 	}
 	prog := newProgress(progress, false)
 	files := m.modelFiles()
