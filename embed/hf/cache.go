@@ -47,6 +47,19 @@ func CacheDir() (string, error) {
 	return filepath.Join(base, "continuity", "models"), nil
 }
 
+// modelFolder creates the model cache (0700) if need be and returns it
+// with the folder of the model cname in it.
+func modelFolder(cname string) (cache, dir string, err error) {
+	cache, err = CacheDir()
+	if err != nil {
+		return "", "", err
+	}
+	if err := os.MkdirAll(cache, 0o700); err != nil {
+		return "", "", fmt.Errorf("model cache: %w", err)
+	}
+	return cache, filepath.Join(cache, cname), nil
+}
+
 // Manifest records what an installed model is and how it got there.
 type Manifest struct {
 	// Name is the model's name, as --embed-model takes it: a known

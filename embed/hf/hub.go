@@ -170,14 +170,10 @@ func Pull(ctx context.Context, opts PullOptions) (*PullResult, error) {
 	if u, err := url.Parse(endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("hub endpoint %q: want http(s)://host", endpoint)
 	}
-	cache, err := CacheDir()
+	cache, target, err := modelFolder(cname)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(cache, 0o700); err != nil {
-		return nil, fmt.Errorf("model cache: %w", err)
-	}
-	target := filepath.Join(cache, cname)
 	p := &puller{opts: opts, endpoint: endpoint, repo: repo, prog: newProgress(opts.Progress, opts.Terminal)}
 	p.defaults()
 

@@ -41,14 +41,10 @@ func InstallFolder(ctx context.Context, name, from string, progress io.Writer) (
 	if err := m.Load(); err != nil {
 		return nil, err
 	}
-	cache, err := CacheDir()
+	cache, target, err := modelFolder(cname)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(cache, 0o700); err != nil {
-		return nil, fmt.Errorf("model cache: %w", err)
-	}
-	target := filepath.Join(cache, cname)
 	if rel, err := filepath.Rel(target, abs); err == nil && filepath.IsLocal(rel) || abs == target {
 		return nil, fmt.Errorf("%s is the cache's own folder for %s", abs, name)
 	}
