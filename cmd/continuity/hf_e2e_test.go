@@ -191,3 +191,44 @@ func TestDaemonHFEmbedder(t *testing.T) {
 	}
 	d.stop(t)
 }
+
+// TestModelCommands: `model pull NAME --from DIR` installs a copy of a
+// folder, `model list` shows it and that it loads, `embed` uses it by
+// name, `model rm` removes it; `model pull` of an unknown name without a
+// revision is refused before any network use.
+func TestModelCommands(t *testing.T) {
+	dir, _ := goldenModel(t, "tiny-bert-cls")
+	cache := filepath.Join(t.TempDir(), "models")
+	run := func(args ...string) (string, int) {
+		cmd := exec.Command(binPath, args...)
+		cmd.Env = append(os.Environ(), hf.EnvModels+"="+cache, hf.EnvEndpoint+"=http://127.0.0.1:1")
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		return string(out), code
+	}
+	if out, code := run("model", "pull", "tiny", "--from", dir); code != 0 || !strings.Contains(out, "installed tiny") {
+		t.Fatalf("pull --from: %d %s", code, out)
+	}
+	out, code := run("model", "list", "--json")
+	var list struct {
+		Models []modelRow `json:"models"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); code != 0 || err != nil || len(list.Models) != 1 || !list.Models[0].Loads || list.Models[0].Name != "tiny" || list.Models[0].Source != "folder" {
+		t.Fatalf("model list: %d %s", code, out)
+	}
+	if out, code := run("embed", "--embedder", "hf", "--embed-model", "tiny", "--json", "hello"); code != 0 || !strings.Contains(out, `"vector":[`) {
+		t.Errorf("embed with the installed model: %d %s", code, out)
+	}
+	if out, code := run("model", "pull", "owner/model"); code == 0 || !strings.Contains(out, "--revision") {
+		t.Errorf("pull of an unknown hub id without a revision: %d %s", code, out)
+	}
+	if out, code := run("model", "rm", "tiny"); code != 0 || !strings.Contains(out, "removed tiny") {
+		t.Errorf("model rm: %d %s", code, out)
+	}
+	if out, _ := run("model", "list"); !strings.Contains(out, "no model installed") {
+		t.Errorf("model list after rm: %s", out)
+	}
+}
