@@ -221,8 +221,12 @@ func Pull(ctx context.Context, opts PullOptions) (*PullResult, error) {
 		}
 		man.Files = append(man.Files, ManifestFile{Path: f.path, Size: f.size, SHA256: sum})
 	}
-	if _, err := Open(stage, known); err != nil {
+	m, err := Open(stage, known)
+	if err != nil {
 		return nil, fmt.Errorf("%s at %s was downloaded but does not open: %w", repo, commit, err)
+	}
+	if knownOK && m.Dimension() != known.Dimension {
+		return nil, fmt.Errorf("%s at %s gives %d-dimensional vectors, %s's are %d: not the model continuity knows by that name", repo, commit, m.Dimension(), known.Name, known.Dimension)
 	}
 	man.Installed = time.Now().UTC().Truncate(time.Second)
 	if err := writeManifest(stage, man); err != nil {

@@ -23,9 +23,8 @@ type Known struct {
 	// QueryPrefix is put before a search query, PassagePrefix before a
 	// text that is searched, as the model's authors ask.
 	QueryPrefix, PassagePrefix string
-	// Dimension is the vector length; MaxTokens the window, special
-	// tokens included.
-	Dimension, MaxTokens int
+	// Dimension is the vector length.
+	Dimension int
 	// DownloadMB is about how much `model pull` downloads.
 	DownloadMB int
 	// License is the model's license.
@@ -52,7 +51,7 @@ var knownModels = []Known{
 		Name: "bge-small-en-v1.5", Repo: "BAAI/bge-small-en-v1.5",
 		Revision: "5c38ec7c405ec4b44b94cc5a9bb96e735b38267a",
 		Pooling:  PoolCLS, QueryPrefix: bgeInstruction,
-		Dimension: 384, MaxTokens: 512, DownloadMB: 134, License: "MIT",
+		Dimension: 384, DownloadMB: 134, License: "MIT",
 		SHA256: map[string]string{fileWeights: "3c9f31665447c8911517620762200d2245a2518d6e7208acc78cd9db317e21ad"},
 		Source: "pinned by the project (issue 20)",
 	},
@@ -60,28 +59,28 @@ var knownModels = []Known{
 		Name: "all-MiniLM-L6-v2", Repo: "sentence-transformers/all-MiniLM-L6-v2",
 		Revision:  "c9745ed1d9f207416be6d2e6f8de32d1f16199bf",
 		Pooling:   PoolMean,
-		Dimension: 384, MaxTokens: 256, DownloadMB: 92, License: "Apache-2.0",
+		Dimension: 384, DownloadMB: 92, License: "Apache-2.0",
 		Source: "pinned by the project (issue 20)",
 	},
 	{
 		Name: "e5-small-v2", Repo: "intfloat/e5-small-v2",
 		Revision: "dca8b1a9dae0d4575df2bf423a5edb485a431236",
 		Pooling:  PoolMean, QueryPrefix: "query: ", PassagePrefix: "passage: ",
-		Dimension: 384, MaxTokens: 512, DownloadMB: 135, License: "MIT",
+		Dimension: 384, DownloadMB: 135, License: "MIT",
 		Source: "MTEB's model registry (mteb/models/e5_models.py)",
 	},
 	{
 		Name: "gte-small", Repo: "thenlper/gte-small",
 		Revision:  "17e1f347d17fe144873b1201da91788898c639cd",
 		Pooling:   PoolMean,
-		Dimension: 384, MaxTokens: 512, DownloadMB: 68, License: "MIT",
+		Dimension: 384, DownloadMB: 68, License: "MIT",
 		Source: "MTEB's model registry (mteb/models/gte_models.py)",
 	},
 	{
 		Name: "snowflake-arctic-embed-s", Repo: "Snowflake/snowflake-arctic-embed-s",
 		Revision: "d3c1d2d433dd0fdc8e9ca01331a5f225639e798f",
 		Pooling:  PoolCLS, QueryPrefix: bgeInstruction,
-		Dimension: 384, MaxTokens: 512, DownloadMB: 135, License: "Apache-2.0",
+		Dimension: 384, DownloadMB: 135, License: "Apache-2.0",
 		Source: "MTEB's model registry (mteb/models/arctic_models.py)",
 	},
 }
