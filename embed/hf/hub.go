@@ -177,6 +177,16 @@ func Pull(ctx context.Context, opts PullOptions) (*PullResult, error) {
 	p := &puller{opts: opts, endpoint: endpoint, repo: repo, prog: newProgress(opts.Progress, opts.Terminal)}
 	p.defaults()
 
+	installed := func(commit string) *Manifest {
+		man, err := readManifest(target)
+		if err != nil || opts.Force || man.Repo != repo || man.Revision != commit || verifyManifest(target, man) != nil {
+			return nil
+		}
+		return man
+	}
+	if man := installed(rev); man != nil { // a commit already installed: no need to ask the hub
+		return &PullResult{Dir: target, Manifest: man, Already: true}, nil
+	}
 	info, err := p.revisionInfo(ctx, rev)
 	if err != nil {
 		return nil, err
@@ -185,10 +195,8 @@ func Pull(ctx context.Context, opts PullOptions) (*PullResult, error) {
 	if commit == "" {
 		commit = rev
 	}
-	if man, err := readManifest(target); err == nil && !opts.Force && man.Repo == repo && man.Revision == commit {
-		if verifyManifest(target, man) == nil {
-			return &PullResult{Dir: target, Manifest: man, Already: true}, nil
-		}
+	if man := installed(commit); man != nil {
+		return &PullResult{Dir: target, Manifest: man, Already: true}, nil
 	}
 	files, err := p.choose(info, commit, known, knownOK && rev == known.Revision)
 	if err != nil {

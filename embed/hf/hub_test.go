@@ -296,8 +296,15 @@ func TestPull(t *testing.T) {
 	if err != nil || !res.Already {
 		t.Fatalf("second pull: %v, already %v", err, res != nil && res.Already)
 	}
+	if got := h.count() - n; got != 0 {
+		t.Errorf("a second pull of the installed commit made %d requests, want none", got)
+	}
+	res, err = Pull(context.Background(), pullOpts(srv, "test/tiny-bert-mean", "main"))
+	if err != nil || !res.Already {
+		t.Fatalf("pull of the branch at the installed commit: %v, already %v", err, res != nil && res.Already)
+	}
 	if got := h.count() - n; got != 1 {
-		t.Errorf("second pull made %d requests, want 1 (the revision's file list)", got)
+		t.Errorf("a pull of a branch made %d requests, want 1 (the revision's file list)", got)
 	}
 	list, err := List()
 	if err != nil || len(list) != 1 || list[0].Err != nil || list[0].Manifest.Revision != h.repos["test/tiny-bert-mean"].commit {
