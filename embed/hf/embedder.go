@@ -234,6 +234,9 @@ func (e *Embedder) inspect(ctx context.Context, texts []string, prefix string, s
 		}
 		for _, c := range e.windows(t, prefix) {
 			ids, types := e.model.tok.Wrap(c)
+			if len(ids) == 0 {
+				continue // nothing to read (no special tokens, no text): a zero vector
+			}
 			out[i].Chunks = append(out[i].Chunks, ids)
 			seqs = append(seqs, sequence{ids, types})
 			owner = append(owner, i)

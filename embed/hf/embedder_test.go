@@ -2,6 +2,7 @@ package hf
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -251,5 +252,36 @@ func TestLocate(t *testing.T) {
 	loc, err := Locate(goldenDir(t, "tiny-bert-cls"))
 	if err != nil || loc.Name != "tiny-bert-cls" || loc.Manifest != nil {
 		t.Errorf("a folder: %+v %v", loc, err)
+	}
+}
+
+// TestNoSpecialTokens: a tokenizer without a post-processor adds no
+// special tokens; a text with nothing to read then gets a zero vector,
+// not a crash.
+func TestNoSpecialTokens(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "m")
+	if err := os.CopyFS(dir, os.DirFS(goldenDir(t, "tiny-bert-mean"))); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, fileTokenizer)
+	b, _ := os.ReadFile(p)
+	var tj map[string]any
+	if err := json.Unmarshal(b, &tj); err != nil {
+		t.Fatal(err)
+	}
+	tj["post_processor"] = nil
+	b, _ = json.Marshal(tj)
+	os.Chmod(p, 0o600)
+	os.WriteFile(p, b, 0o600)
+	e, err := New(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins, err := e.Inspect(context.Background(), []string{"", "\u200b", "hello"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ins[0].Chunks) != 0 || len(ins[1].Chunks) != 0 || norm2(ins[0].Vector) != 0 || len(ins[2].Chunks) != 1 || ins[2].Chunks[0][0] == 2 {
+		t.Errorf("%+v", ins)
 	}
 }

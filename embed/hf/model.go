@@ -87,6 +87,9 @@ func Open(dir string, def *Known) (*Model, error) {
 	if id := tok.MaxID(); int(id) >= cfg.VocabSize {
 		return nil, fmt.Errorf("%s: token id %d but config.json's vocab_size is %d", tokPath, id, cfg.VocabSize)
 	}
+	if tt := tok.MaxTypeID(); int(tt) >= *cfg.TypeVocabSize {
+		return nil, fmt.Errorf("%s: token type id %d but config.json's type_vocab_size is %d", tokPath, tt, *cfg.TypeVocabSize)
+	}
 	m := &Model{dir: dir, cfg: cfg, tok: tok, pipe: pipe}
 	// The longest sequence: sentence_bert_config.json's max_seq_length,
 	// else the tokenizer's truncation, else the position table; never

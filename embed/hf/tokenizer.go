@@ -353,6 +353,9 @@ func (t *Tokenizer) readPostProcessor(raw json.RawMessage) error {
 		return fmt.Errorf("post_processor type %q: continuity's hf embedder reads TemplateProcessing and BertProcessing only", typ)
 	}
 	for _, p := range t.single {
+		if p.typeID < 0 {
+			return fmt.Errorf("post_processor: type_id %d", p.typeID)
+		}
 		for _, id := range p.ids {
 			if id < 0 {
 				return fmt.Errorf("post_processor: special token id %d", id)
@@ -360,6 +363,15 @@ func (t *Tokenizer) readPostProcessor(raw json.RawMessage) error {
 		}
 	}
 	return nil
+}
+
+// MaxTypeID is the largest token type id the post-processor gives.
+func (t *Tokenizer) MaxTypeID() int32 {
+	m := int32(0)
+	for _, p := range t.single {
+		m = max(m, p.typeID)
+	}
+	return m
 }
 
 // SpecialTokens is how many ids the post-processor adds around a text.
