@@ -24,6 +24,9 @@ const (
 	ProviderBuiltin = "builtin"
 	ProviderOllama  = "ollama"
 	ProviderOpenAI  = "openai"
+	// ProviderHF is a BERT-family model run in process (embed/hf), read
+	// from the model cache (`continuity model pull`) or a folder.
+	ProviderHF = "hf"
 	// DefaultProvider is used when no provider is configured.
 	DefaultProvider = ProviderUSELite
 )
@@ -43,8 +46,8 @@ var ErrUnknownProvider = errors.New("unknown embedding provider")
 // default embedder (uselite) with its default settings.
 type Config struct {
 	// Provider is "uselite" (or "", the default), "hash" ("builtin" is
-	// its deprecated alias), "ollama" or "openai" (any OpenAI-compatible
-	// endpoint).
+	// its deprecated alias), "hf" (a BERT-family model in process),
+	// "ollama" or "openai" (any OpenAI-compatible endpoint).
 	Provider string
 	// URL is the remote API's base URL, to which "/embeddings" is
 	// appended. Defaults: DefaultOllamaURL, DefaultOpenAIURL. For ollama, a
@@ -55,7 +58,10 @@ type Config struct {
 	// Model is the remote model, used verbatim (required for remote
 	// providers; "nomic-embed-text" and "nomic-embed-text:latest" are
 	// different identities). For hash it must be "" or the hash version
-	// ("hash-v2"); for uselite "" or uselite.Version.
+	// ("hash-v2"); for uselite "" or uselite.Version. For hf, a model
+	// name (bge-small-en-v1.5, a hub id, a name installed with
+	// --from; "" is bge-small-en-v1.5) looked up in the model cache, or
+	// a model folder.
 	Model string
 	// APIKey is sent as "Authorization: Bearer <key>" by the openai
 	// provider. Required for api.openai.com, optional elsewhere.
@@ -71,10 +77,15 @@ type Config struct {
 	// Concurrency bounds the requests in flight per Embed call of a remote
 	// embedder (default DefaultConcurrency).
 	Concurrency int
-	// Chunks is, for uselite, the most 128-token chunks embedded per text
-	// (default uselite.DefaultMaxChunks); a non-default value is part of
-	// the identity.
+	// Chunks is, for uselite and hf, the most windows of the model (128
+	// tokens for uselite) embedded per text (default 8); a non-default
+	// value is part of the identity.
 	Chunks int
+	// QueryPrefix and PassagePrefix, when not nil, replace an hf model's
+	// own prefixes (bge's retrieval instruction before queries, e5's
+	// "query: " and "passage: "); "" means none. A passage prefix other
+	// than the model's is part of the identity.
+	QueryPrefix, PassagePrefix *string
 }
 
 // Environment variables read by ConfigFromEnv.
@@ -86,14 +97,20 @@ const (
 	EnvDimension   = "CONTINUITY_EMBED_DIM"
 	EnvTimeout     = "CONTINUITY_EMBED_TIMEOUT"     // a time.ParseDuration string, e.g. "90s"
 	EnvConcurrency = "CONTINUITY_EMBED_CONCURRENCY" // requests in flight
-	EnvChunks      = "CONTINUITY_EMBED_CHUNKS"      // uselite: chunks per text
+	EnvChunks      = "CONTINUITY_EMBED_CHUNKS"      // uselite, hf: chunks per text
 	EnvOpenAIKey   = "OPENAI_API_KEY"
+	// EnvQueryPrefix and EnvPassagePrefix override an hf model's
+	// prefixes; set and empty means no prefix.
+	EnvQueryPrefix   = "CONTINUITY_EMBED_QUERY_PREFIX"
+	EnvPassagePrefix = "CONTINUITY_EMBED_PASSAGE_PREFIX"
 )
 
 // ConfigFromEnv builds a Config from the environment: CONTINUITY_EMBEDDER,
 // CONTINUITY_EMBED_URL, CONTINUITY_EMBED_MODEL, CONTINUITY_EMBED_API_KEY,
 // CONTINUITY_EMBED_DIM, CONTINUITY_EMBED_TIMEOUT,
-// CONTINUITY_EMBED_CONCURRENCY and CONTINUITY_EMBED_CHUNKS. Unset variables leave defaults. For the
+// CONTINUITY_EMBED_CONCURRENCY, CONTINUITY_EMBED_CHUNKS,
+// CONTINUITY_EMBED_QUERY_PREFIX and CONTINUITY_EMBED_PASSAGE_PREFIX. Unset
+// variables leave defaults. For the
 // openai provider without CONTINUITY_EMBED_API_KEY, OPENAI_API_KEY is used,
 // but only when the URL is OpenAI's own, so that an OpenAI key is never
 // sent to another server. It fails only on malformed numbers and durations;
@@ -104,6 +121,12 @@ func ConfigFromEnv() (Config, error) {
 		URL:      strings.TrimSpace(os.Getenv(EnvURL)),
 		Model:    strings.TrimSpace(os.Getenv(EnvModel)),
 		APIKey:   strings.TrimSpace(os.Getenv(EnvAPIKey)),
+	}
+	if v, ok := os.LookupEnv(EnvQueryPrefix); ok {
+		cfg.QueryPrefix = &v
+	}
+	if v, ok := os.LookupEnv(EnvPassagePrefix); ok {
+		cfg.PassagePrefix = &v
 	}
 	if cfg.APIKey == "" && strings.EqualFold(cfg.Provider, ProviderOpenAI) && isOpenAIURL(cfg.URL) {
 		cfg.APIKey = strings.TrimSpace(os.Getenv(EnvOpenAIKey))
@@ -164,7 +187,11 @@ func New(cfg Config) (Embedder, error) {
 	if cfg.Chunks < 0 {
 		return nil, fmt.Errorf("embed: negative chunks %d", cfg.Chunks)
 	}
-	switch p := strings.ToLower(strings.TrimSpace(cfg.Provider)); p {
+	p := strings.ToLower(strings.TrimSpace(cfg.Provider))
+	if (cfg.QueryPrefix != nil || cfg.PassagePrefix != nil) && p != ProviderHF {
+		return nil, fmt.Errorf("embed: %s: query and passage prefixes (%s, %s) apply to the hf embedder only", or(p, DefaultProvider), EnvQueryPrefix, EnvPassagePrefix)
+	}
+	switch p {
 	case "", ProviderUSELite:
 		return newUSELite(cfg)
 	case ProviderHash, ProviderBuiltin:
@@ -172,13 +199,22 @@ func New(cfg Config) (Embedder, error) {
 			return nil, fmt.Errorf("embed: %s: unknown model %q (the hash embedder is %q; set a provider to use a model)", p, cfg.Model, builtinVersion)
 		}
 		return newBuiltin(cfg.Dimension)
+	case ProviderHF:
+		return newHF(cfg)
 	case ProviderOllama:
 		return newOllama(cfg)
 	case ProviderOpenAI:
 		return newOpenAI(cfg)
 	default:
-		return nil, fmt.Errorf("embed: %w %q (want %s, %s, %s or %s)", ErrUnknownProvider, cfg.Provider, ProviderUSELite, ProviderHash, ProviderOllama, ProviderOpenAI)
+		return nil, fmt.Errorf("embed: %w %q (want %s, %s, %s, %s or %s)", ErrUnknownProvider, cfg.Provider, ProviderUSELite, ProviderHash, ProviderHF, ProviderOllama, ProviderOpenAI)
 	}
+}
+
+func or(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
 }
 
 // baseURL validates a remote base URL, applies the provider's default path

@@ -1,12 +1,18 @@
 // Package embed turns exchange texts into vectors for semantic search.
 //
-// Four providers implement [Embedder]:
+// Five providers implement [Embedder]:
 //
 //   - uselite (the default): Universal Sentence Encoder Lite, a small
 //     transformer sentence encoder (7M parameters, 512 dimensions) whose
 //     weights are compiled into the binary; pure Go, offline, deterministic
 //     (package embed/uselite). It relates texts that mean the same in
 //     different words.
+//   - hf: a BERT-family model (bge-small-en-v1.5, all-MiniLM-L6-v2,
+//     e5-small-v2, gte-small, snowflake-arctic-embed-s, or any BERT in a
+//     Hugging Face / sentence-transformers folder), run in process, pure
+//     Go (package embed/hf). Its weights are downloaded on request only
+//     (`continuity model pull`); queries get the model's query prefix
+//     ([QueryEmbedder]).
 //   - hash ("builtin" is its deprecated name): an offline, deterministic
 //     hashed feature embedding (word unigrams, bigrams and character
 //     n-grams of normalised, stemmed words, signed feature hashing). No
@@ -53,6 +59,25 @@ type Embedder interface {
 	// Embed embeds a batch of texts, returning one vector per text in
 	// order, or an error and no vectors.
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// QueryEmbedder is implemented by embedders whose model embeds a search
+// query differently from the texts searched: bge's retrieval instruction
+// before queries, e5's "query: " and "passage: " (package embed/hf).
+// Embed embeds the texts searched; EmbedQueries embeds queries. Use
+// [EmbedQueries] to embed queries with any embedder.
+type QueryEmbedder interface {
+	EmbedQueries(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// EmbedQueries embeds search queries: with e's EmbedQueries when it is a
+// QueryEmbedder, else with Embed (the other embedders make no
+// difference).
+func EmbedQueries(ctx context.Context, e Embedder, texts []string) ([][]float32, error) {
+	if q, ok := e.(QueryEmbedder); ok {
+		return q.EmbedQueries(ctx, texts)
+	}
+	return e.Embed(ctx, texts)
 }
 
 // Prober is implemented by embedders that depend on a server. Probe embeds

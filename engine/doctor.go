@@ -191,7 +191,7 @@ func (d *doctor) checkLogFiles() {
 		d.add(name, StatusOK, "no log files (*.jsonl) yet", "")
 		return
 	}
-	d.add(name, StatusOK, fmt.Sprintf("%d log %s (*.jsonl), %s", len(d.logFiles), plural(len(d.logFiles), "file", "files"), humanBytes(total)), "")
+	d.add(name, StatusOK, fmt.Sprintf("%d log %s (*.jsonl), %s", len(d.logFiles), plural(len(d.logFiles), "file", "files"), HumanBytes(total)), "")
 }
 
 // readStatus reads the index summary, if the index can be read; the
@@ -453,7 +453,7 @@ func (d *doctor) checkIndex(ctx context.Context) {
 	if d.status != nil {
 		events = fmt.Sprintf(", %d %s", d.status.Events, plural(int(d.status.Events), "event", "events"))
 	}
-	d.add(name, StatusOK, fmt.Sprintf("%s passes quick_check (schema version %d%s, %s)", path, schema, events, humanBytes(fi.Size())), "")
+	d.add(name, StatusOK, fmt.Sprintf("%s passes quick_check (schema version %d%s, %s)", path, schema, events, HumanBytes(fi.Size())), "")
 }
 
 // checkFullText checks the full-text index (fulltext.db): derived from
@@ -562,15 +562,15 @@ func (d *doctor) checkLag() {
 	}
 	wait := ""
 	if pending > 0 {
-		wait = fmt.Sprintf("; %s of unfinished last lines wait for their newline", humanBytes(pending))
+		wait = fmt.Sprintf("; %s of unfinished last lines wait for their newline", HumanBytes(pending))
 	}
 	switch {
 	case lag == 0:
-		d.add(name, StatusOK, fmt.Sprintf("every complete line is indexed (%s of logs)%s", humanBytes(total), wait), "")
+		d.add(name, StatusOK, fmt.Sprintf("every complete line is indexed (%s of logs)%s", HumanBytes(total), wait), "")
 	case d.locked:
-		d.add(name, StatusOK, fmt.Sprintf("%s in %d %s being indexed%s", humanBytes(lag), files, plural(files, "file", "files"), wait), "")
+		d.add(name, StatusOK, fmt.Sprintf("%s in %d %s being indexed%s", HumanBytes(lag), files, plural(files, "file", "files"), wait), "")
 	default:
-		d.add(name, StatusWarn, fmt.Sprintf("%s in %d %s not indexed yet, and no daemon runs%s", humanBytes(lag), files, plural(files, "file", "files"), wait),
+		d.add(name, StatusWarn, fmt.Sprintf("%s in %d %s not indexed yet, and no daemon runs%s", HumanBytes(lag), files, plural(files, "file", "files"), wait),
 			"run `continuity ingest`, or start `continuity daemon`")
 	}
 }
@@ -691,8 +691,9 @@ func processCommand(pid int) string {
 	return ""
 }
 
-// humanBytes writes n bytes in B, KiB, MiB or GiB.
-func humanBytes(n int64) string {
+// HumanBytes writes n bytes in B, KiB, MiB or GiB, as continuity's
+// messages do.
+func HumanBytes(n int64) string {
 	switch {
 	case n < 1<<10:
 		return fmt.Sprintf("%d B", n)

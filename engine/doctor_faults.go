@@ -36,7 +36,7 @@ func (d *doctor) checkDiskSpace() {
 	}
 	free := int64(st.Bavail) * int64(st.Bsize)
 	total := int64(st.Blocks) * int64(st.Bsize)
-	msg := fmt.Sprintf("%s free of %s on the filesystem of %s", humanBytes(free), humanBytes(total), dir)
+	msg := fmt.Sprintf("%s free of %s on the filesystem of %s", HumanBytes(free), HumanBytes(total), dir)
 	switch {
 	case free < diskFailBytes:
 		d.add(name, StatusFail, msg+": the index cannot grow, so new lines wait in the logs (none is lost; the daemon retries)",

@@ -888,7 +888,7 @@ func (s *Searcher) embedQuery(ctx context.Context, text string) func() ([]float3
 	}
 	ch := make(chan answer, 1)
 	go func() {
-		qv, err := s.emb.Embed(ctx, []string{text})
+		qv, err := embed.EmbedQueries(ctx, s.emb, []string{text}) // with the model's query prefix, if any
 		if err != nil {
 			ch <- answer{err: fmt.Errorf("search: embed query: %w", err)}
 			return

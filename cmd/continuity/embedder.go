@@ -4,6 +4,7 @@ import (
 	"flag"
 
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/embed/hf"
 )
 
 // embedFlags select the embedder. Each flag defaults to its environment
@@ -18,9 +19,11 @@ type embedFlags struct {
 
 func (f *embedFlags) register(fs *flag.FlagSet) {
 	f.cfg, f.err = embed.ConfigFromEnv()
-	fs.StringVar(&f.cfg.Provider, "embedder", or(f.cfg.Provider, embed.DefaultProvider), "embedder: uselite (default: Universal Sentence Encoder Lite, a sentence-embedding model inside the binary, offline), hash (offline hashed word n-grams: lexical, not semantic; \"builtin\" is its deprecated old name), ollama, or openai (any OpenAI-compatible server) (env "+embed.EnvProvider+")")
+	fs.StringVar(&f.cfg.Provider, "embedder", or(f.cfg.Provider, embed.DefaultProvider), "embedder: uselite (default: Universal Sentence Encoder Lite, a sentence-embedding model inside the binary, offline), hf (a BERT-family model such as bge-small-en-v1.5, run in process, offline once 'continuity model pull' has installed it), hash (offline hashed word n-grams: lexical, not semantic; \"builtin\" is its deprecated old name), ollama, or openai (any OpenAI-compatible server) (env "+embed.EnvProvider+")")
 	fs.StringVar(&f.cfg.URL, "embed-url", f.cfg.URL, "embedding server base URL (env "+embed.EnvURL+"; default "+embed.DefaultOllamaURL+" or "+embed.DefaultOpenAIURL+")")
-	fs.StringVar(&f.cfg.Model, "embed-model", f.cfg.Model, "embedding model, e.g. nomic-embed-text (env "+embed.EnvModel+")")
+	fs.StringVar(&f.cfg.Model, "embed-model", f.cfg.Model, "embedding model: for hf a model name ("+hf.KnownNames()+"; default "+hf.DefaultModel+"), a hub id installed with 'continuity model pull', or a model folder; for ollama and openai the server's model, e.g. nomic-embed-text (env "+embed.EnvModel+")")
+	fs.Var(optString{&f.cfg.QueryPrefix}, "embed-query-prefix", "hf: the `TEXT` put before a search query, instead of the model's own (bge's retrieval instruction, e5's \"query: \"); \"\" for none (env "+embed.EnvQueryPrefix+")")
+	fs.Var(optString{&f.cfg.PassagePrefix}, "embed-passage-prefix", "hf: the `TEXT` put before each exchange embedded for search, instead of the model's own (e5's \"passage: \"); changing it re-embeds the index (env "+embed.EnvPassagePrefix+")")
 	fs.IntVar(&f.cfg.Dimension, "embed-dim", f.cfg.Dimension, "vector dimension (uselite: 512; hash: buckets, default 256; remote: expected, 0 = learn) (env "+embed.EnvDimension+")")
 }
 
@@ -42,6 +45,22 @@ func (f *embedFlags) embedder() (embed.Embedder, error) {
 		return nil, usageError("embedder: %v", err)
 	}
 	return e, nil
+}
+
+// optString is a flag that sets a *string: nil until the flag is given
+// (the default applies), the value given otherwise ("" included).
+type optString struct{ p **string }
+
+func (o optString) String() string {
+	if o.p == nil || *o.p == nil {
+		return ""
+	}
+	return **o.p
+}
+
+func (o optString) Set(s string) error {
+	*o.p = &s
+	return nil
 }
 
 func or(s, def string) string {

@@ -40,6 +40,8 @@ func init() {
 		{"export", "print a session's events (optionally its chain) as markdown or the stored JSON lines", runExport},
 		{"forget", "remove a session (or its chain) from the index for good; optionally its log files", runForget},
 		{"doctor", "check the workspace, the daemon, the index and the embedder; say what to fix", runDoctor},
+		{"embed", "print the vectors (and token ids) an embedder gives texts, without a daemon or index", runEmbed},
+		{"model", "download (pull), install, list and remove the models of the hf embedder", runModel},
 		{"mcp", "serve the memory to an agent as an MCP server on stdio (tools: log, search, resume, sessions)", runMCP},
 		{"version", "print the version, the build's revision and Go release, and the default embedder", runVersion},
 	}

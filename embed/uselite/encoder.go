@@ -21,7 +21,8 @@
 // to the user text on the dev set, so the default keeps one mean vector
 // per exchange (see continuity-eval --more chunk1,…,chunk8).
 //
-// The dense layers run on an AVX2/FMA assembly micro-kernel (gemm_amd64.s;
+// The dense layers run on an AVX2/FMA assembly micro-kernel (package
+// embed/internal/gemm, shared with embed/hf;
 // a portable Go kernel elsewhere) over pre-packed weights, shared among
 // Options.Threads goroutines; the tokens of a whole batch of texts go
 // through each dense layer as one matrix. Vector helpers and the small

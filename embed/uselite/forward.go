@@ -98,7 +98,7 @@ func (e *Encoder) forward(ws *workspace, seqs [][]int32, out []float32) {
 		pooled = e.lastLayerPooled(ws, &m.layers[last], m.layerScales[last], seqs, x, T)
 	}
 	// Then the tanh layer, then the L2 norm.
-	m.tanhP.mul(out, pooled, len(seqs), e.threads)
+	m.tanhP.Mul(out, pooled, len(seqs), e.threads)
 	for i := range seqs {
 		v := out[i*dim : (i+1)*dim]
 		vek32.Add_Inplace(v, m.tanhBias)
@@ -118,7 +118,7 @@ func (e *Encoder) layer(ws *workspace, w *layerWeights, scale float32, seqs [][]
 	out := w.out
 	y, f1 := e.layerUpToFFN2(ws, w, scale, seqs, x, T)
 	f2 := ws.get("f2", T*out)
-	w.ffn2P.mul(f2, f1, T, e.threads)
+	w.ffn2P.Mul(f2, f1, T, e.threads)
 	addBias(f2, w.ffn2Bias)
 	nx := ws.get(outName, T*out) // distinct from x, which the caller may still hold
 	vek32.Add_Into(nx, y, f2)
@@ -134,7 +134,7 @@ func (e *Encoder) layerUpToFFN2(ws *workspace, w *layerWeights, scale float32, s
 	// Residual input.
 	y = ws.get("y", T*out)
 	if w.residual != nil {
-		w.residualP.mul(y, x, T, e.threads)
+		w.residualP.Mul(y, x, T, e.threads)
 		addBias(y, w.residualBias)
 	} else {
 		copy(y, x)
@@ -142,20 +142,20 @@ func (e *Encoder) layerUpToFFN2(ws *workspace, w *layerWeights, scale float32, s
 	h := ws.get("h", T*in)
 	layerNorm(h, x, w.lnScale, w.lnBias, in)
 	qkv := ws.get("qkv", T*3*in)
-	w.qkvP.mul(qkv, h, T, e.threads)
+	w.qkvP.Mul(qkv, h, T, e.threads)
 	addBias(qkv, w.qkvBias)
 	att := ws.get("att", T*in)
 	e.attention(ws, att, qkv, seqs, in, w.heads, scale)
 	proj := ws.get("proj", T*out)
-	w.attnOutP.mul(proj, att, T, e.threads)
+	w.attnOutP.Mul(proj, att, T, e.threads)
 	addBias(proj, w.attnOutBias)
 	vek32.Add_Inplace(y, proj)
 
 	// Feed-forward, first product.
 	h2 := ws.get("h2", T*out)
 	layerNorm(h2, y, w.ffnScale, w.ffnBias, out)
-	f1 = ws.get("f1", T*w.ffn1P.n)
-	w.ffn1P.mul(f1, h2, T, e.threads)
+	f1 = ws.get("f1", T*w.ffn1P.N)
+	w.ffn1P.Mul(f1, h2, T, e.threads)
 	addBias(f1, w.ffn1Bias)
 	vek32.MaximumNumber_Inplace(f1, 0) // relu
 	return y, f1
@@ -186,7 +186,7 @@ func meanRows(dst, x []float32, seqs [][]int32, dim int) {
 // mean by float32 rounding only (TestPooledLastLayer: components within
 // 1e-6, cosine 1 - 1e-12).
 func (e *Encoder) lastLayerPooled(ws *workspace, w *layerWeights, scale float32, seqs [][]int32, x []float32, T int) []float32 {
-	out, hid := w.out, w.ffn1P.n
+	out, hid := w.out, w.ffn1P.N
 	y, f1 := e.layerUpToFFN2(ws, w, scale, seqs, x, T)
 
 	S := len(seqs)
@@ -195,7 +195,7 @@ func (e *Encoder) lastLayerPooled(ws *workspace, w *layerWeights, scale float32,
 	meanF1 := ws.get("meanF1", S*hid)
 	meanRows(meanF1, f1, seqs, hid)
 	pooled := ws.get("pooled", S*out)
-	w.ffn2P.mul(pooled, meanF1, S, e.threads)
+	w.ffn2P.Mul(pooled, meanF1, S, e.threads)
 	addBias(pooled, w.ffn2Bias)
 	vek32.Add_Inplace(pooled, meanY)
 	return pooled

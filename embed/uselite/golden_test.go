@@ -104,19 +104,19 @@ func TestGoldenVectors(t *testing.T) {
 // quantize8 rounds a packed matrix to int8 with one scale per output
 // column (symmetric), and back: what int8 storage would give.
 func quantize8(p packed) packed {
-	q := packed{k: p.k, n: p.n, data: make([]float32, len(p.data))}
-	for pi := 0; pi < p.n/panelWidth; pi++ {
-		base := pi * p.k * panelWidth
+	q := packed{K: p.K, N: p.N, Data: make([]float32, len(p.Data))}
+	for pi := 0; pi < p.Panels(); pi++ {
+		base := pi * p.K * panelWidth
 		for c := 0; c < panelWidth; c++ {
 			var m float64
-			for k := 0; k < p.k; k++ {
-				m = math.Max(m, math.Abs(float64(p.data[base+k*panelWidth+c])))
+			for k := 0; k < p.K; k++ {
+				m = math.Max(m, math.Abs(float64(p.Data[base+k*panelWidth+c])))
 			}
 			s := m / 127
-			for k := 0; k < p.k; k++ {
+			for k := 0; k < p.K; k++ {
 				i := base + k*panelWidth + c
 				if s > 0 {
-					q.data[i] = float32(math.Round(float64(p.data[i])/s) * s)
+					q.Data[i] = float32(math.Round(float64(p.Data[i])/s) * s)
 				}
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"math"
 
 	"github.com/x448/float16"
+
+	"github.com/praxis-os/continuity/embed/internal/gemm"
 )
 
 // Weight kinds in uselite.bin (see internal/gen).
@@ -14,6 +16,15 @@ const (
 	kindF32 = 1
 	kindF16 = 2
 )
+
+// packed is a weight matrix packed for the shared micro-kernel (package
+// embed/internal/gemm).
+type packed = gemm.Packed
+
+const panelWidth = gemm.PanelWidth
+
+// pack packs w for the micro-kernel.
+func pack(w matrix) packed { return gemm.Pack(w.rows, w.cols, w.data) }
 
 // matrix is a row-major rows×cols float32 matrix.
 type matrix struct {
@@ -107,7 +118,7 @@ type layerWeights struct {
 	ffn2              matrix // 1536 × out
 	ffn2Bias          []float32
 
-	// The matrices above, packed for the micro-kernel (see gemm.go).
+	// The matrices above, packed for the micro-kernel (package gemm).
 	qkvP, attnOutP, residualP, ffn1P, ffn2P packed
 }
 

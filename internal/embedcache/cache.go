@@ -99,6 +99,18 @@ func New(e embed.Embedder, dir string) (*Embedder, error) {
 	return c, nil
 }
 
+// EmbedQueries embeds search queries. For an embedder that embeds them
+// differently from the texts searched (embed.QueryEmbedder: an hf model's
+// query prefix), it asks the embedder, uncached (queries are few, and
+// must not share entries with the passages of the same text); for the
+// others it is Embed, cached.
+func (c *Embedder) EmbedQueries(ctx context.Context, texts []string) ([][]float32, error) {
+	if _, ok := c.Embedder.(embed.QueryEmbedder); ok {
+		return embed.EmbedQueries(ctx, c.Embedder, texts)
+	}
+	return c.Embed(ctx, texts)
+}
+
 // Path is the cache file.
 func (c *Embedder) Path() string { return c.path }
 

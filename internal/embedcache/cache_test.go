@@ -85,3 +85,40 @@ func TestCachedEmbedder(t *testing.T) {
 		t.Errorf("cache file mode %v, want 0600", st.Mode().Perm())
 	}
 }
+
+// prefixed embeds queries as "query: " + text (an hf model's prefix).
+type prefixed struct{ counting }
+
+func (p *prefixed) EmbedQueries(ctx context.Context, texts []string) ([][]float32, error) {
+	q := make([]string, len(texts))
+	for i, t := range texts {
+		q[i] = "query: " + t
+	}
+	return p.counting.Embedder.Embed(ctx, q)
+}
+
+// TestCachedQueries: behind the cache, queries still get the embedder's
+// query embedding, not a cached passage vector of the same text.
+func TestCachedQueries(t *testing.T) {
+	h, err := embed.New(embed.Config{Provider: embed.ProviderHash, Dimension: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(&prefixed{counting{Embedder: h}}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	passage, _ := c.Embed(ctx, []string{"alpha beta"})
+	query, _ := embed.EmbedQueries(ctx, c, []string{"alpha beta"})
+	want, _ := h.Embed(ctx, []string{"query: alpha beta"})
+	if slices.Equal(query[0], passage[0]) || !slices.Equal(query[0], want[0]) {
+		t.Error("a query behind the cache is not embedded with the query prefix")
+	}
+	plain, _ := New(h, t.TempDir())
+	a, _ := embed.EmbedQueries(ctx, plain, []string{"alpha beta"})
+	b, _ := h.Embed(ctx, []string{"alpha beta"})
+	if !slices.Equal(a[0], b[0]) {
+		t.Error("a query of an embedder without query embedding differs from Embed")
+	}
+}

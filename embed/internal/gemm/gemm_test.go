@@ -1,4 +1,4 @@
-package uselite
+package gemm
 
 import (
 	"math"
@@ -12,41 +12,53 @@ import (
 // blocks and several row blocks, with one and several goroutines.
 func TestPackedMul(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, sh := range [][3]int{{1, 32, 16}, {5, 256, 48}, {6, 64, 32}, {13, 512, 64}, {200, 96, 160}} {
+	// Widths that are not a multiple of 16 (a partial last panel) and a
+	// depth past 1536 (the tail buffer grows) included.
+	for _, sh := range [][3]int{{1, 32, 16}, {5, 256, 48}, {6, 64, 32}, {13, 512, 64}, {200, 96, 160}, {7, 40, 20}, {13, 33, 8}, {100, 64, 312}, {9, 3072, 40}} {
 		m, k, n := sh[0], sh[1], sh[2]
 		a := make([]float32, m*k)
-		w := matrix{rows: k, cols: n, data: make([]float32, k*n)}
+		w := make([]float32, k*n)
 		for i := range a {
 			a[i] = r.Float32()*2 - 1
 		}
-		for i := range w.data {
-			w.data[i] = r.Float32()*2 - 1
+		for i := range w {
+			w[i] = r.Float32()*2 - 1
 		}
 		want := make([]float64, m*n)
 		for i := 0; i < m; i++ {
 			for j := 0; j < n; j++ {
 				for kk := 0; kk < k; kk++ {
-					want[i*n+j] += float64(a[i*k+kk]) * float64(w.data[kk*n+j])
+					want[i*n+j] += float64(a[i*k+kk]) * float64(w[kk*n+j])
 				}
 			}
 		}
-		p := pack(w)
-		for _, threads := range []int{1, 3} {
+		p := Pack(k, n, w)
+		var reused Packed
+		PackInto(&reused, 100, 100, make([]float32, 10000)) // storage to reuse, stale values in it
+		for i := range reused.Data {
+			reused.Data[i] = 7
+		}
+		PackInto(&reused, k, n, w)
+		for _, threads := range []int{1, 3, -1} {
 			got := make([]float32, m*n)
-			p.mul(got, a, m, threads)
+			if threads < 0 {
+				reused.Mul(got, a, m, 1)
+			} else {
+				p.Mul(got, a, m, threads)
+			}
 			for i := range got {
 				if math.Abs(float64(got[i])-want[i]) > 1e-3 {
 					t.Fatalf("%v threads %d: c[%d] = %v, want %v", sh, threads, i, got[i], want[i])
 				}
 			}
 		}
-		if m >= kernelRows {
-			c := make([]float32, kernelRows*panelWidth)
-			kernel6x16Go(a, k, p.data, c, panelWidth, k)
+		if m >= kernelRows && n >= PanelWidth {
+			c := make([]float32, kernelRows*PanelWidth)
+			kernel6x16Go(a, k, p.Data, c, PanelWidth, k)
 			for rr := 0; rr < kernelRows; rr++ {
-				for j := 0; j < panelWidth; j++ {
-					if math.Abs(float64(c[rr*panelWidth+j])-want[rr*n+j]) > 1e-3 {
-						t.Fatalf("%v: Go kernel c[%d][%d] = %v, want %v", sh, rr, j, c[rr*panelWidth+j], want[rr*n+j])
+				for j := 0; j < PanelWidth; j++ {
+					if math.Abs(float64(c[rr*PanelWidth+j])-want[rr*n+j]) > 1e-3 {
+						t.Fatalf("%v: Go kernel c[%d][%d] = %v, want %v", sh, rr, j, c[rr*PanelWidth+j], want[rr*n+j])
 					}
 				}
 			}
@@ -61,19 +73,19 @@ func TestTailKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, k := range []int{1, 7, 256, 1536} {
 		a := make([]float32, kernelRows*k)
-		b := make([]float32, k*panelWidth)
+		b := make([]float32, k*PanelWidth)
 		for i := range a {
 			a[i] = r.Float32()*2 - 1
 		}
 		for i := range b {
 			b[i] = r.Float32()*2 - 1
 		}
-		want := make([]float32, kernelRows*panelWidth)
-		kernel6x16(a, k, b, want, panelWidth, k)
+		want := make([]float32, kernelRows*PanelWidth)
+		kernel6x16(a, k, b, want, PanelWidth, k)
 		for rows := 1; rows <= kernelRows; rows++ {
-			got := make([]float32, kernelRows*panelWidth)
-			kernelTail(rows, a, k, b, got, panelWidth, k)
-			for i := range rows * panelWidth {
+			got := make([]float32, kernelRows*PanelWidth)
+			kernelTail(rows, a, k, b, got, PanelWidth, k)
+			for i := range rows * PanelWidth {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 					t.Fatalf("k %d, %d rows: c[%d] = %v, 6-row kernel %v", k, rows, i, got[i], want[i])
 				}

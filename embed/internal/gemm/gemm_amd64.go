@@ -1,4 +1,4 @@
-package uselite
+package gemm
 
 import (
 	"unsafe"
@@ -26,8 +26,8 @@ func kernel6x16(a []float32, lda int, b []float32, c []float32, ldc int, k int) 
 		return
 	}
 	_ = a[5*lda+k-1]
-	_ = b[k*panelWidth-1]
-	_ = c[5*ldc+panelWidth-1]
+	_ = b[k*PanelWidth-1]
+	_ = c[5*ldc+PanelWidth-1]
 	kernel6x16FMA(unsafe.Pointer(&a[0]), uintptr(lda*4), unsafe.Pointer(&b[0]), unsafe.Pointer(&c[0]), uintptr(ldc*4), k)
 }
 
@@ -44,8 +44,8 @@ func kernelTail(rows int, a []float32, lda int, b []float32, c []float32, ldc in
 		h = 4
 	}
 	_ = a[(h-1)*lda+k-1]
-	_ = b[k*panelWidth-1]
-	_ = c[(h-1)*ldc+panelWidth-1]
+	_ = b[k*PanelWidth-1]
+	_ = c[(h-1)*ldc+PanelWidth-1]
 	f := kernel2x16FMA
 	if h == 4 {
 		f = kernel4x16FMA
