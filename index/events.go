@@ -118,8 +118,8 @@ func (db *DB) EventsByRows(ctx context.Context, rows []int64) (map[int64]Event, 
 
 // ExchangesByRows is EventsByRows for showing search results: only the
 // fields a result shows (Row, ID, EventID, File, Line, Type, SessionID,
-// Timestamp, User, AI) are read. The raw line, the files, the metadata
-// and the unknown fields are left empty: not reading the raw line (as
+// Timestamp, User, AI, Files) are read. The raw line, the metadata and
+// the unknown fields are left empty: not reading the raw line (as
 // long as the texts, often in overflow pages) halves the bytes a search
 // reads per result.
 func (db *DB) ExchangesByRows(ctx context.Context, rows []int64) (map[int64]Event, error) {
@@ -134,7 +134,7 @@ func (db *DB) ExchangesByRows(ctx context.Context, rows []int64) (map[int64]Even
 }
 
 func (db *DB) exchangesByRows(ctx context.Context, chunk []int64, out map[int64]Event) error {
-	rows, err := db.r.QueryContext(ctx, `SELECT id, event_id, file, line, type, coalesce(session_id, ''), ts, coalesce(user, ''), coalesce(ai, '')
+	rows, err := db.r.QueryContext(ctx, `SELECT id, event_id, file, line, type, coalesce(session_id, ''), ts, coalesce(user, ''), coalesce(ai, ''), coalesce(files, '')
 		FROM events WHERE id IN (`+placeholders(len(chunk))+`)`, int64Args(chunk)...)
 	if err != nil {
 		return fmt.Errorf("index: exchanges by row: %w", err)
@@ -143,9 +143,11 @@ func (db *DB) exchangesByRows(ctx context.Context, chunk []int64, out map[int64]
 	for rows.Next() {
 		var e Event
 		var ts int64
-		if err := rows.Scan(&e.ID, &e.EventID, &e.File, &e.Line, &e.Type, &e.SessionID, &ts, &e.User, &e.AI); err != nil {
+		var files string
+		if err := rows.Scan(&e.ID, &e.EventID, &e.File, &e.Line, &e.Type, &e.SessionID, &ts, &e.User, &e.AI, &files); err != nil {
 			return fmt.Errorf("index: exchanges by row: %w", err)
 		}
+		e.Files = fileList(files)
 		e.Row = e.ID
 		e.Timestamp = time.Unix(0, ts).UTC()
 		out[e.Row] = e

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -21,7 +22,8 @@ type ExchangeDoc struct {
 	Session string // events.session_id ("" when NULL)
 	TS      int64  // events.ts: unix nanoseconds
 	// User and AI are the texts in index form (analyze.Document), exactly
-	// the user and ai columns FTS5 gets.
+	// the user and ai columns FTS5 gets (AI: the answer and the files,
+	// SearchableAI).
 	User, AI string
 }
 
@@ -31,7 +33,7 @@ type ExchangeDoc struct {
 // indexer does, and the highest row id read (after when none).
 func (db *DB) ExchangeDocs(ctx context.Context, after int64, limit int) (docs []ExchangeDoc, last int64, err error) {
 	last = after
-	q := `SELECT id, type = 'exchange', coalesce(session_id, ''), ts, coalesce(user, ''), coalesce(ai, '')
+	q := `SELECT id, type = 'exchange', coalesce(session_id, ''), ts, coalesce(user, ''), coalesce(ai, ''), coalesce(files, '')
 		FROM events WHERE id > ? ORDER BY id`
 	args := []any{after}
 	if limit > 0 {
@@ -47,10 +49,12 @@ func (db *DB) ExchangeDocs(ctx context.Context, after int64, limit int) (docs []
 		var e ftExchange
 		var d ExchangeDoc
 		var isExchange bool
-		if err := rows.Scan(&e.row, &isExchange, &d.Session, &d.TS, &e.user, &e.ai); err != nil {
+		var files string
+		if err := rows.Scan(&e.row, &isExchange, &d.Session, &d.TS, &e.user, &e.ai, &files); err != nil {
 			rows.Close()
 			return nil, after, fmt.Errorf("index: exchanges after row %d: %w", after, err)
 		}
+		e.ai = SearchableAI(e.ai, files)
 		last = e.row
 		if isExchange {
 			d.Row = e.row
@@ -138,4 +142,30 @@ func (db *DB) EventsByRowsWithoutRaw(ctx context.Context, rows []int64) (map[int
 		}
 	}
 	return out, nil
+}
+
+// SearchableAI is what the full-text index holds in an exchange's ai
+// column: the answer, then the files the exchange names (filesJSON: the
+// events.files column, a JSON array; "" or NULL when none), one a line,
+// so that a search for "internal/backoff/policy.go" or "policy.go" finds
+// the exchange logged with that file.
+func SearchableAI(ai, filesJSON string) string {
+	files := fileList(filesJSON)
+	if len(files) == 0 {
+		return ai
+	}
+	return ai + "\n" + strings.Join(files, "\n")
+}
+
+// fileList decodes the events.files column ("" when absent); a value that
+// is not a JSON array of strings gives none.
+func fileList(filesJSON string) []string {
+	if filesJSON == "" {
+		return nil
+	}
+	var files []string
+	if err := json.Unmarshal([]byte(filesJSON), &files); err != nil {
+		return nil
+	}
+	return files
 }

@@ -62,7 +62,8 @@ const FullTextFileName = "fulltext.db"
 //
 //	1: FTS5's porter tokenizer
 //	2: analyze.Document (Snowball English stems, CJK bigrams)
-const fullTextVersion = 2
+//	3: the ai column also holds the exchange's files (SearchableAI)
+const fullTextVersion = 3
 
 // fullTextSchema creates fulltext.db. Merging segments less eagerly than
 // FTS5's defaults (automerge 4, crisismerge 16) cut a backfill's indexing
@@ -373,7 +374,7 @@ type ftBatch struct {
 // slow down) and starts analysing the exchanges among them.
 func (db *DB) readFullTextBatch(ctx context.Context, after int64) (*ftBatch, error) {
 	b := &ftBatch{after: after, last: after, deleting: db.ftDeleting.Load()}
-	rows, err := db.r.QueryContext(ctx, `SELECT id, type = 'exchange', coalesce(user, ''), coalesce(ai, '')
+	rows, err := db.r.QueryContext(ctx, `SELECT id, type = 'exchange', coalesce(user, ''), coalesce(ai, ''), coalesce(files, '')
 		FROM events WHERE id > ? ORDER BY id LIMIT ?`, after, fullTextStep)
 	if err != nil {
 		return nil, err
@@ -382,10 +383,12 @@ func (db *DB) readFullTextBatch(ctx context.Context, after int64) (*ftBatch, err
 	for size < fullTextStepBytes && rows.Next() {
 		var e ftExchange
 		var isExchange bool
-		if err := rows.Scan(&e.row, &isExchange, &e.user, &e.ai); err != nil {
+		var files string
+		if err := rows.Scan(&e.row, &isExchange, &e.user, &e.ai, &files); err != nil {
 			rows.Close()
 			return nil, err
 		}
+		e.ai = SearchableAI(e.ai, files)
 		if isExchange {
 			b.todo = append(b.todo, e)
 			size += len(e.user) + len(e.ai)

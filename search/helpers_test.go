@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
@@ -83,3 +84,5 @@ func sorted(s []string) []string {
 // noFloor: searchers of tests about ranking and filters keep every
 // result, however weak (the floor has its own tests).
 var noFloor = Options{MinScore: -1}
+
+const day = 24 * time.Hour

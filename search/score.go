@@ -140,10 +140,76 @@ func (t lexTerm) count(doc []string) int {
 
 // lexicalStrength is L of an exchange (user and ai texts) for terms.
 func lexicalStrength(terms []lexTerm, user, ai string) float64 {
-	if len(terms) == 0 {
+	return lexicalScore(terms, nil, user, ai, lengthNorm{})
+}
+
+// lengthNorm is BM25's normalisation of a term's strength by the length of
+// the exchange: f/(f + k1·(1 - b + b·D/avg)), D the exchange's words (of
+// the heads read: head). A long answer mentions many words in passing; an
+// exchange of average length counts as before. b 0 turns it off.
+type lengthNorm struct {
+	b, avg float64
+}
+
+// Length normalisation of the lexical strength in search scores: BM25's
+// b, and the words of an average exchange (a fixed figure, so that a
+// score does not depend on the history). Chosen on the tune halves: see
+// DefaultVectorShare.
+const (
+	lengthB   = 0.75
+	lengthAvg = 300
+)
+
+// lexicalScore is L of an exchange (user text, and answer with the
+// exchange's files) for the query's terms and identifiers (ident.go): the
+// terms that belong to an identifier count through it.
+func lexicalScore(terms []lexTerm, ids []identTerm, user, ai string, ln lengthNorm) float64 {
+	if len(terms) == 0 && len(ids) == 0 {
 		return 0
 	}
 	user, ai = head(user), head(ai)
+	var stack [8]float64
+	strengths := stack[:0]
+	if len(terms) > len(stack) {
+		strengths = make([]float64, 0, len(terms))
+	}
+	var k float64
+	strengths, k = termStrengths(terms, user, ai, ln, strengths)
+	var memberStack [64]bool
+	member := memberStack[:0]
+	if len(ids) > 0 {
+		member = memberStack[:]
+		if len(terms) > len(member) {
+			member = make([]bool, len(terms))
+		}
+		for _, it := range ids {
+			for _, i := range it.members {
+				member[i] = true
+			}
+		}
+	}
+	var got, all float64
+	for i, t := range terms {
+		if i < len(member) && member[i] {
+			continue
+		}
+		all += t.weight
+		got += t.weight * strengths[i]
+	}
+	for _, it := range ids {
+		all += it.weight
+		got += it.weight * it.strength(strengths, terms, user, ai, k)
+	}
+	if all <= 0 {
+		return 0
+	}
+	return clamp01(got / all)
+}
+
+// termStrengths appends to out the strength with which the exchange holds
+// each term: f/(f+k), f = 5·(count in user) + (count in ai), k = k1
+// length-normalised (ln); and returns k.
+func termStrengths(terms []lexTerm, user, ai string, ln lengthNorm, out []float64) ([]float64, float64) {
 	// Most texts are ASCII and most queries have no CJK phrase: their
 	// counts come from one pass over the bytes (countASCII), without
 	// building the texts' token lists; the same counts, several times
@@ -154,33 +220,35 @@ func lexicalStrength(terms []lexTerm, user, ai string) float64 {
 		counts = make([]int, 2*len(terms))
 	}
 	cu, ca := counts[:len(terms)], counts[len(terms):2*len(terms)]
-	if !countASCII(terms, user, cu) || !countASCII(terms, ai, ca) {
+	nu, okU := countASCII(terms, user, cu)
+	na, okA := countASCII(terms, ai, ca)
+	if !okU || !okA {
 		u, a := scoredTokens(terms, user), scoredTokens(terms, ai)
 		for i, t := range terms {
 			cu[i], ca[i] = t.count(u), t.count(a)
 		}
+		nu, na = len(u), len(a)
 	}
-	var got, all float64
-	for i, t := range terms {
-		all += t.weight
+	k := bm25K1
+	if ln.b > 0 && ln.avg > 0 {
+		k *= 1 - ln.b + ln.b*float64(nu+na)/ln.avg
+	}
+	for i := range terms {
 		f := 5*float64(cu[i]) + float64(ca[i])
-		got += t.weight * f / (f + bm25K1)
+		out = append(out, f/(f+k))
 	}
-	if all <= 0 {
-		return 0
-	}
-	return clamp01(got / all)
+	return out, k
 }
 
 // countASCII sets counts[i] to how many words of text have the stem of
-// terms[i], as scoredTokens and count would find them, and returns true;
-// it returns false, leaving counts to the general path, when a word of
-// text is not all ASCII or a term is a CJK phrase. An ASCII word is a run
+// terms[i], as scoredTokens and count would find them, and returns the
+// words of text and true; it returns false, leaving counts to the general
+// path, when a word of text is not all ASCII or a term is a CJK phrase. An ASCII word is a run
 // of letters and digits (analyze.Words), lowercased; only words sharing
 // their first two letters with a term are stemmed (see scoredTokens).
 // Non-ASCII punctuation, symbols and invalid bytes (which analyze.Words
 // reads as U+FFFD) separate words.
-func countASCII(terms []lexTerm, text string, counts []int) bool {
+func countASCII(terms []lexTerm, text string, counts []int) (words int, ok bool) {
 	// Each term's first two bytes (scoredTokens' test of which words to
 	// stem), as a key: bytes 1 and 2, and how many there are.
 	var stack [8]uint32
@@ -188,7 +256,7 @@ func countASCII(terms []lexTerm, text string, counts []int) bool {
 	for _, t := range terms {
 		k := t.term.Key
 		if k == "" {
-			return false
+			return 0, false
 		}
 		prefixes = append(prefixes, prefixKey(k))
 	}
@@ -204,7 +272,7 @@ func countASCII(terms []lexTerm, text string, counts []int) bool {
 			// letter starts a word the general path folds.
 			r, size := utf8.DecodeRuneInString(text[i:])
 			if analyze.IsWordRune(r) {
-				return false
+				return 0, false
 			}
 			i += size
 			continue
@@ -215,10 +283,11 @@ func countASCII(terms []lexTerm, text string, counts []int) bool {
 		}
 		if j < len(text) && asciiClass[text[j]] == classNonASCII {
 			if r, _ := utf8.DecodeRuneInString(text[j:]); analyze.IsWordRune(r) {
-				return false // the word goes on in a non-ASCII letter
+				return 0, false // the word goes on in a non-ASCII letter
 			}
 		}
 		word := text[i:j]
+		words++
 		i = j
 		p := prefixKey(word)
 		matched := false
@@ -245,7 +314,7 @@ func countASCII(terms []lexTerm, text string, counts []int) bool {
 			}
 		}
 	}
-	return true
+	return words, true
 }
 
 // prefixKey packs the lowercased first two bytes of w and their number.
@@ -324,6 +393,16 @@ func head(s string) string {
 	}
 	return s[:cut]
 }
+
+// In a hybrid score the semantic strength counts as VectorShare·V^
+// VectorPower (DefaultVectorShare, DefaultVectorPower): a prompt worded
+// like the question without sharing its words is weaker evidence than the
+// words themselves, and only a close paraphrase counts much. Chosen on the
+// tune halves of the dev and coding sets (continuity-eval --variants).
+const (
+	DefaultVectorShare = 0.5
+	DefaultVectorPower = 2
+)
 
 // relevance is the score of a result of lexical strength l and semantic
 // strength v.

@@ -113,23 +113,43 @@ type Result struct {
 	Timestamp time.Time `json:"timestamp"`
 	User      string    `json:"user,omitempty"`
 	AI        string    `json:"ai,omitempty"`
+	// Files are the files the exchange names (its "files" field).
+	Files []string `json:"files,omitempty"`
 	// Score is the result's relevance in [0, 1], comparable across
 	// searches (see score.go): a noisy OR of its lexical and semantic
-	// strengths. Results are ordered by the rank fusion of the BM25 and
-	// vector lists, which ranks better than this estimate; so a result
-	// may score a little higher than the one above it.
+	// strengths, times its fit to a time the query names, rounded to
+	// ScoreStep. It is what orders the results: higher first, and at
+	// equal score the newer exchange first (rank.go).
 	Score float64 `json:"score"`
-	File  string  `json:"file"`
-	Line  int64   `json:"line"`
-	Row   int64   `json:"-"` // the index row (events.id)
-	// Lexical and Semantic are the strengths behind Score, Fused the
-	// rank fusion's score that ordered the results; for evaluation.
-	Lexical  float64 `json:"-"`
-	Semantic float64 `json:"-"`
-	Fused    float64 `json:"-"`
+	// Weak marks a result returned although no result reached the
+	// default floor (the gate, see Floor): one of the closest matches,
+	// probably not what was asked about.
+	Weak bool `json:"weak,omitempty"`
+	// SupersededBy is the newest later exchange among the results that
+	// asks the same question and answers it differently (supersede.go);
+	// Supersedes lists the earlier ones this one supersedes, newest first.
+	SupersededBy *Ref   `json:"superseded_by,omitempty"`
+	Supersedes   []Ref  `json:"supersedes,omitempty"`
+	File         string `json:"file"`
+	Line         int64  `json:"line"`
+	Row          int64  `json:"-"` // the index row (events.id)
+	// Lexical and Semantic are the strengths behind Score, Relevance the
+	// score before rounding, Fused the rank fusion's score that chose the
+	// candidates; for evaluation.
+	Lexical   float64 `json:"-"`
+	Semantic  float64 `json:"-"`
+	Relevance float64 `json:"-"`
+	Fused     float64 `json:"-"`
 	// Cosine is the raw similarity of the query's and the exchange's
 	// vectors (0 without), for calibration.
 	Cosine float64 `json:"-"`
+}
+
+// Ref names another exchange: a result's superseding or superseded one.
+type Ref struct {
+	ID        string    `json:"id"`
+	SessionID string    `json:"session_id,omitempty"`
+	Timestamp time.Time `json:"timestamp"`
 }
 
 // Fusion is how the two candidate lists become one ranking.
@@ -171,6 +191,20 @@ type Options struct {
 	// the candidate lists searched within the time span a query names
 	// ("two weeks ago"; see Search). Negative turns this off.
 	TimeWeight float64
+	// TimeOutside is the share of their relevance the exchanges outside
+	// the time span a query names keep (see rank.go); 0 means
+	// DefaultTimeOutside, 1 keeps it whole.
+	TimeOutside float64
+	// VectorShare scales the semantic strength in a hybrid score; 0
+	// means 1. For evaluation.
+	VectorShare float64
+	// LengthAvg is the words of an average exchange for the length
+	// normalisation of the lexical strength (score.go); 0 means the
+	// default, negative turns the normalisation off. For evaluation.
+	LengthAvg float64
+	// VectorPower raises the semantic strength to this power in a hybrid
+	// score; 0 means 1. For evaluation.
+	VectorPower float64
 	// KeepFillerWords keeps conversational filler words (fillerWords) in
 	// the BM25 query; for evaluation.
 	KeepFillerWords bool
@@ -212,6 +246,10 @@ var DefaultOptions = Options{
 	AIWeight:      1,
 	LexicalWeight: 1,
 	TimeWeight:    1,
+	TimeOutside:   DefaultTimeOutside,
+	VectorShare:   DefaultVectorShare,
+	VectorPower:   DefaultVectorPower,
+	LengthAvg:     lengthAvg,
 	MinScore:      DefaultMinScore,
 }
 
@@ -221,7 +259,15 @@ var DefaultOptions = Options{
 // weighed for the lexical strength (see score.go). lv, when not nil, is
 // the bm25 engine, current: it counts the terms' documents.
 func (s *Searcher) lexicalMatch(ctx context.Context, text string, lv *lexView) (terms []analyze.Term, match string, lts []lexTerm) {
-	terms = indexTerms(queryTerms(text, !s.opts.KeepFillerWords))
+	// An identifier's parts that the index does not split off
+	// (camelCase) join its words (ident.go).
+	words := queryTerms(text, !s.opts.KeepFillerWords)
+	for _, w := range identifierWords(analyze.Identifiers(text)) {
+		if !slices.Contains(words, w) {
+			words = append(words, w)
+		}
+	}
+	terms = indexTerms(words)
 	var keys []string
 	for _, t := range terms {
 		if t.Key != "" {
@@ -356,10 +402,22 @@ func (o Options) withDefaults() Options {
 	if o.TimeWeight != 0 {
 		d.TimeWeight = o.TimeWeight
 	}
+	if o.TimeOutside > 0 {
+		d.TimeOutside = o.TimeOutside
+	}
 	if o.MinScore != 0 {
 		d.MinScore = o.MinScore
 	}
 	d.KeepFillerWords = o.KeepFillerWords
+	if o.VectorShare > 0 {
+		d.VectorShare = o.VectorShare
+	}
+	if o.VectorPower > 0 {
+		d.VectorPower = o.VectorPower
+	}
+	if o.LengthAvg != 0 {
+		d.LengthAvg = o.LengthAvg
+	}
 	d.CohortMargin = o.CohortMargin
 	d.Expansion = o.Expansion
 	return d
@@ -435,8 +493,12 @@ type candidate struct {
 	lex, cos       float64
 	hasLex, hasVec bool
 	// lexical and semantic are the strengths derived from them, rel the
-	// relevance (score.go).
+	// score before rounding (score.go, rank.go).
 	lexical, semantic, rel float64
+	// inIdent: the identifier list holds it (it may hold one of the
+	// query's identifiers whole: ident.go).
+	inIdent bool
+	ts      int64 // its timestamp, unix nanoseconds (read when scored)
 }
 
 // ranked is one retriever's candidate list, best first, and its weight in
@@ -446,6 +508,9 @@ type ranked struct {
 	scores []float64
 	weight float64
 	vector bool // scores are cosine similarities, else BM25 scores
+	// ident: the identifier list (its BM25 scores are of another query:
+	// only its ranks count).
+	ident bool
 }
 
 func lexicalList(hs []index.LexicalHit, weight float64) ranked {
@@ -453,6 +518,13 @@ func lexicalList(hs []index.LexicalHit, weight float64) ranked {
 	for i, h := range hs {
 		r.rows[i], r.scores[i] = h.Row, h.Score
 	}
+	return r
+}
+
+// identList is the identifier list (ident.go) as a fusion list.
+func identList(hs []index.LexicalHit, weight float64) ranked {
+	r := lexicalList(hs, weight)
+	r.ident = true
 	return r
 }
 
@@ -464,34 +536,37 @@ func vectorList(hs []vectors.Hit, weight float64) ranked {
 	return r
 }
 
-// Search runs q and returns at most q.Limit results, best first.
-// Exchanges with identical texts (same user and ai, as when a log is
-// copied) are returned once, at the best rank.
+// Search runs q and returns at most q.Limit results, best first (by
+// score, then newer first: rank.go). Exchanges with identical texts (same
+// user and ai, as when a log is copied) are returned once, at the best
+// rank.
 //
 // In hybrid mode, a query that names a time relative to when it is asked
 // ("two weeks ago", "last Saturday": ParseTimeRef, read against q.Now)
 // and sets no time bounds of its own is also run within that span, and
-// those in-span lists join the fusion (weight Options.TimeWeight): the
-// exchanges of the span rise, the others stay findable.
+// those in-span lists join the fusion (weight Options.TimeWeight), while
+// the exchanges outside the span keep Options.TimeOutside of their score:
+// the exchanges of the span rise, the others stay findable. A query that
+// names nothing but a time lists the span's exchanges (TimeOnly).
 func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 	r, err := s.rank(ctx, q)
 	if err != nil || r == nil {
 		return nil, err
 	}
-	return s.results(ctx, s.db.ExchangesByRows, r.cands, r.lts, r.gate, r.each, r.limit)
+	return s.results(ctx, s.db.ExchangesByRows, r)
 }
 
-// RankRows returns the rows Search would consider for q, best first,
-// without reading any text: for a caller that needs the order only and
-// reads the texts it uses itself (resume ranks some 200 exchanges of a
-// chain and then shows a few dozen). It differs from Search's rows in
-// two ways: exchanges of identical texts are all listed (Search shows the
-// first of them only: the caller collapses them), and the list holds the
-// candidates Search would examine to find q.Limit results (a few times
-// q.Limit), rows of events deleted since included. Collapsed (the first
-// of each text kept, rows of vanished events dropped) and cut to q.Limit,
-// it is Search's rows. q must not have a score floor (MinScore must be
-// 0): a floor needs the texts.
+// RankRows returns the rows Search would consider for q, in the order of
+// the rank fusion (ties: the newer first), without reading any text: for
+// a caller that needs an order only and reads the texts it uses itself
+// (resume ranks some 200 exchanges of a chain and then shows a few
+// dozen). The list holds the candidates Search reads and scores for
+// q.Limit results (poolSize), exchanges of identical texts all listed,
+// rows of events deleted since included; Search shows them ordered by
+// their scores, which need the texts. For a query about nothing but a
+// time, it is the span's exchanges, newest first, as Search shows them. q
+// must not have a score floor (MinScore must be 0): a floor needs the
+// texts.
 func (s *Searcher) RankRows(ctx context.Context, q Query) ([]int64, error) {
 	if q.MinScore == nil || *q.MinScore > 0 {
 		return nil, errors.New("search: RankRows needs MinScore 0 (a floor needs the texts)")
@@ -500,7 +575,7 @@ func (s *Searcher) RankRows(ctx context.Context, q Query) ([]int64, error) {
 	if err != nil || r == nil {
 		return nil, err
 	}
-	cands := r.cands[:min(len(r.cands), max(minExamined, examineFactor*r.limit))]
+	cands := r.cands[:min(len(r.cands), poolSize(r.limit))]
 	rows := make([]int64, len(cands))
 	for i, c := range cands {
 		rows[i] = c.row
@@ -513,8 +588,20 @@ func (s *Searcher) RankRows(ctx context.Context, q Query) ([]int64, error) {
 type ranking struct {
 	cands      []*candidate
 	lts        []lexTerm
+	ids        []identTerm // the query's identifiers (ident.go)
 	gate, each float64
 	limit      int
+	// span is the time span the query names (TimeSpan), nil when none;
+	// timeOutside the share of their relevance the exchanges outside it
+	// keep. timeOnly: the query names nothing else (TimeOnly); its
+	// candidates are the span's exchanges, newest first.
+	span        *TimeRef
+	timeOutside float64
+	timeOnly    bool
+	// vshare and vpow: the semantic strength counts as vshare·V^vpow
+	// (VectorShare, VectorPower in hybrid mode; 1 and 1 otherwise).
+	vshare, vpow float64
+	ln           lengthNorm
 }
 
 // rank runs both sides of q and fuses them; nil when nothing can match.
@@ -530,6 +617,9 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 	if len(q.Types) > 0 && !slices.Contains(q.Types, logformat.TypeExchange) {
 		return nil, nil
 	}
+	if ref, ok := s.TimeOnly(q); ok {
+		return s.rankTimeOnly(ctx, q, ref, limit)
+	}
 	// The query's embedding (the costliest step of the vector side)
 	// depends on nothing else: it starts first, while the filter's chain
 	// is read and the BM25 query runs.
@@ -544,10 +634,12 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 		return nil, err
 	}
 	sq := sideQuery{f: f, depth: s.opts.Depth} // never the limit: see Options.Depth
+	var span *TimeRef
 	if ref, ok := s.TimeSpan(q); ok {
 		g := f
 		g.Since, g.Until = ref.From, ref.To
 		sq.inSpan = &g
+		span = &ref
 	}
 
 	// The vector side runs concurrently with BM25.
@@ -584,7 +676,39 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 	}
 	gate, each := s.floors(q)
 	cands := s.fuseAndScore(ctx, lex, vec, each)
-	return &ranking{cands: cands, lts: lex.lts, gate: gate, each: each, limit: limit}, nil
+	vshare, vpow := 1.0, 1.0
+	if q.Mode == ModeHybrid {
+		vshare, vpow = s.opts.VectorShare, s.opts.VectorPower
+	}
+	r := &ranking{cands: cands, lts: lex.lts, ids: lex.ids, gate: gate, each: each, limit: limit,
+		span: span, timeOutside: s.opts.TimeOutside, vshare: vshare, vpow: vpow}
+	if s.opts.LengthAvg > 0 {
+		r.ln = lengthNorm{b: lengthB, avg: s.opts.LengthAvg}
+	}
+	if s.opts.TimeWeight < 0 {
+		r.span = nil // time anchoring off (evaluation)
+	}
+	return r, nil
+}
+
+// rankTimeOnly is rank for a query about nothing but the time span ref
+// (TimeOnly): its candidates are the span's exchanges under q's other
+// constraints, newest first.
+func (s *Searcher) rankTimeOnly(ctx context.Context, q Query, ref TimeRef, limit int) (*ranking, error) {
+	f, none, err := s.filter(ctx, q)
+	if err != nil || none || !ref.From.Before(ref.To) {
+		return nil, err
+	}
+	f.Since, f.Until = ref.From, ref.To
+	rows, err := s.db.ExchangesNewestFirst(ctx, f, poolSize(limit))
+	if err != nil {
+		return nil, fmt.Errorf("search: exchanges from %s to %s: %w", ref.From, ref.To, err)
+	}
+	r := &ranking{limit: limit, timeOnly: true, span: &ref, timeOutside: 1}
+	for _, row := range rows {
+		r.cands = append(r.cands, &candidate{row: row})
+	}
+	return r, nil
 }
 
 // sideQuery is what both sides of a query search: the filter, the same
@@ -631,7 +755,11 @@ func (s *Searcher) vectorSide(ctx context.Context, embedding func() ([]float32, 
 type lexAnswer struct {
 	hits, inSpan []index.LexicalHit
 	lts          []lexTerm
-	err          error
+	// ids are the query's identifiers, idHits the exchanges holding them
+	// whole, or nearly (identMatch, asked of FTS5).
+	ids    []identTerm
+	idHits []index.LexicalHit
+	err    error
 }
 
 // lexicalSide runs the BM25 side of q: the bm25 engine, when it holds what
@@ -650,6 +778,7 @@ func (s *Searcher) lexicalSide(ctx context.Context, q Query, sq sideQuery) (a le
 	if a.hits, a.err = s.lexical(ctx, lv, terms, m, w, sq.f, sq.depth); a.err != nil {
 		return a
 	}
+	a.ids, a.idHits = s.identifierSide(ctx, q.Text, a.lts, w, sq)
 	if s.opts.Expansion > 0 {
 		if m2 := s.expand(ctx, lexTermsOf(a.lts), a.hits, s.opts.Expansion); m2 != "" {
 			m, terms = m2, nil
@@ -691,6 +820,7 @@ func (s *Searcher) fuseAndScore(ctx context.Context, lex lexAnswer, vec vecAnswe
 	cands := s.fuse(
 		lexicalList(lex.hits, o.LexicalWeight), vectorList(vec.hits, s.vw),
 		lexicalList(lex.inSpan, o.LexicalWeight*o.TimeWeight), vectorList(vec.inSpan, s.vw*o.TimeWeight),
+		identList(lex.idHits, o.LexicalWeight),
 	)
 	cal := calibrationFor(s.emb)
 	if s.opts.CohortMargin > 0 && vec.qv != nil {
@@ -988,9 +1118,12 @@ func (s *Searcher) fuse(lists ...ranked) []*candidate {
 				byRow[row] = c
 				out = append(out, c)
 			}
-			if l.vector {
+			switch {
+			case l.vector:
 				c.cos, c.hasVec = l.scores[i], true
-			} else {
+			case l.ident:
+				c.inIdent = true
+			default:
 				c.lex, c.hasLex = l.scores[i], true
 			}
 			switch {
@@ -1032,78 +1165,4 @@ func norm(x, lo, hi float64) float64 {
 		return 1
 	}
 	return (x - lo) / (hi - lo)
-}
-
-// How many candidates results examines at most: examineFactor times the
-// limit, and at least minExamined.
-const (
-	minExamined   = 50
-	examineFactor = 3
-)
-
-// results fetches the texts of the best candidates and collapses identical
-// exchanges, until it has limit results or no candidate is left.
-// Candidates whose event is gone (a session deleted since) are skipped.
-//
-// The lexical strength of the candidates BM25 matched is computed here,
-// from their texts (lts: the query's terms), and with it their score:
-// those under each are left out, and all of them unless one reaches gate
-// (see Floor).
-func (s *Searcher) results(ctx context.Context, fetch func(context.Context, []int64) (map[int64]index.Event, error), cands []*candidate, lts []lexTerm, gate, each float64, limit int) ([]Result, error) {
-	out := make([]Result, 0, min(limit, len(cands)))
-	seen := make(map[[2]string]bool, limit)
-	open := gate <= each // no result reached gate yet
-	// Each candidate's lexical strength needs its text analysed: when
-	// most fall under the floor, the search stops after examining
-	// maxExamined of them rather than reading all. The results of a
-	// smaller limit are still the head of those of a larger one.
-	cands = cands[:min(len(cands), max(minExamined, examineFactor*limit))]
-	for start := 0; start < len(cands) && (len(out) < limit || !open); {
-		// A few more than needed: identical texts are rare.
-		need := max(limit-len(out), 8)
-		end := min(len(cands), start+need+need/4+2)
-		rows := make([]int64, 0, end-start)
-		for _, c := range cands[start:end] {
-			rows = append(rows, c.row)
-		}
-		evs, err := fetch(ctx, rows)
-		if err != nil {
-			return nil, fmt.Errorf("search: %w", err)
-		}
-		for i, c := range cands[start:end] {
-			e, ok := evs[c.row]
-			if !ok {
-				continue
-			}
-			if c.hasLex {
-				c.lexical = lexicalStrength(lts, e.User, e.AI)
-				c.rel = relevance(c.lexical, c.semantic)
-			}
-			if c.rel < each {
-				continue
-			}
-			// Only the first minExamined candidates, examined whatever
-			// the limit, can open the gate: so that it does not depend
-			// on the limit.
-			open = open || (c.rel >= gate && start+i < minExamined)
-			key := [2]string{e.User, e.AI}
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			out = append(out, Result{
-				ID: e.EventID, SessionID: e.SessionID, Timestamp: e.Timestamp,
-				User: e.User, AI: e.AI, Score: c.rel, File: e.File, Line: e.Line, Row: c.row,
-				Lexical: c.lexical, Semantic: c.semantic, Fused: c.score, Cosine: c.cos,
-			})
-			if len(out) >= limit && open {
-				break
-			}
-		}
-		start = end
-	}
-	if !open {
-		return nil, nil
-	}
-	return out[:min(len(out), limit)], nil
 }

@@ -106,12 +106,27 @@ func TestSearchRanksAndFillsResults(t *testing.T) {
 				if r.SessionID == "" || r.User == "" || r.AI == "" || r.File != "log.jsonl" || r.Line == 0 || r.Timestamp.IsZero() || r.Row == 0 {
 					t.Errorf("incomplete result %+v", r)
 				}
-				for i := 1; i < len(res); i++ {
-					if res[i].Fused > res[i-1].Fused {
-						t.Errorf("results out of order: %v then %v", res[i-1].Fused, res[i].Fused)
-					}
-				}
+				checkOrder(t, res)
 			})
+		}
+	}
+}
+
+// checkOrder fails t unless res are in the order shown (rank.go): scores
+// (rounded to ScoreStep) never increase, and at an equal score above 0 the
+// newer exchange comes first.
+func checkOrder(t *testing.T, res []Result) {
+	t.Helper()
+	for i := 1; i < len(res); i++ {
+		a, b := res[i-1], res[i]
+		if b.Score > a.Score {
+			t.Errorf("results out of order: %s %.2f then %s %.2f", a.ID, a.Score, b.ID, b.Score)
+		}
+		if b.Score == a.Score && a.Score > 0 && b.Timestamp.After(a.Timestamp) {
+			t.Errorf("equal scores %.2f, the older %s (%s) before the newer %s (%s)", a.Score, a.ID, a.Timestamp, b.ID, b.Timestamp)
+		}
+		if math.Abs(a.Score-math.Round(a.Score*100)/100) > 1e-12 {
+			t.Errorf("score %v is not rounded to ScoreStep", a.Score)
 		}
 	}
 }
@@ -404,7 +419,8 @@ func drainFullText(t *testing.T, db *index.DB) {
 }
 
 // TestRankDoesNotDependOnLimit: the fusion works on a fixed candidate
-// depth, so a short search returns the head of a long one. The corpus
+// depth, and the scores on a fixed pool of its candidates (up to a limit
+// of scorePool/2), so a short search returns the head of a long one. The corpus
 // gives each retriever far more candidates than any limit, with lists
 // that disagree, where a depth tied to the limit changed the head.
 func TestRankDoesNotDependOnLimit(t *testing.T) {
@@ -414,7 +430,7 @@ func TestRankDoesNotDependOnLimit(t *testing.T) {
 	s := searcher(t, f.db, e, drain(t, f.db, e))
 	for _, text := range []string{"docker build cache timeout", "stripe webhook retry", "sqlite lock latency in the watcher", "memory"} {
 		for _, m := range allModes {
-			long, err := s.Search(ctx, Query{Text: text, Mode: m, Limit: 100})
+			long, err := s.Search(ctx, Query{Text: text, Mode: m, Limit: scorePool / 2})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -511,10 +527,11 @@ func TestVectorsMissing(t *testing.T) {
 	}
 }
 
-// TestRankRows: without a floor, RankRows lists Search's rows, best
-// first, without reading texts: collapsed by identical texts (the first
-// kept) and cut to the limit, they are Search's rows exactly, for every
-// mode, limit and session restriction (Sessions as the chain Chain names).
+// TestRankRows: without a floor, RankRows lists the candidates Search
+// scores, without reading texts, in the fusion's order: Search's rows are
+// among them (identical texts collapsed, the first kept by Search's order
+// of scores), for every mode, limit and session restriction (Sessions as
+// the chain Chain names).
 func TestRankRows(t *testing.T) {
 	f := newFixture(t)
 	// Every 40th exchange is followed by one of identical texts (collapsed alike).
@@ -536,36 +553,30 @@ func TestRankRows(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					want := make([]int64, len(full))
-					for i, r := range full {
-						want[i] = r.Row
-					}
 					rows, err := s.RankRows(ctx, q)
 					if err != nil {
 						t.Fatal(err)
+					}
+					if len(rows) > poolSize(limit) {
+						t.Errorf("%q %s limit %d: %d rows, more than the pool of %d", text, m, limit, len(rows), poolSize(limit))
+					}
+					for _, r := range full {
+						if !slices.Contains(rows, r.Row) {
+							t.Errorf("%q %s limit %d chain %q sessions %v: Search's %s (row %d) is not among RankRows' %v", text, m, limit, restrict.Chain, restrict.Sessions, r.ID, r.Row, rows)
+						}
 					}
 					evs, err := f.db.ExchangesByRows(ctx, rows)
 					if err != nil {
 						t.Fatal(err)
 					}
-					var got []int64
 					seen := map[[2]string]bool{}
 					for _, r := range rows {
-						e, ok := evs[r]
-						if !ok {
-							continue
-						}
+						e := evs[r]
 						if k := [2]string{e.User, e.AI}; seen[k] {
 							dups++
-							continue
 						} else {
 							seen[k] = true
 						}
-						got = append(got, r)
-					}
-					got = got[:min(len(got), limit)]
-					if !slices.Equal(got, want) {
-						t.Errorf("%q %s limit %d chain %q sessions %v: RankRows collapsed %v, Search %v", text, m, limit, restrict.Chain, restrict.Sessions, got, want)
 					}
 				}
 			}
@@ -584,8 +595,9 @@ func TestRankRows(t *testing.T) {
 
 // TestFloorGate: the default floor is a gate on the query: once one result
 // reaches it, weaker results down to tailShare of it are kept; a query
-// none of whose results reaches it returns nothing; an explicit MinScore
-// cuts every result; and the gate does not depend on the limit.
+// none of whose results reaches it returns its best few, marked weak (and
+// nothing when nothing matches at all); an explicit MinScore cuts every
+// result; and the gate does not depend on the limit.
 func TestFloorGate(t *testing.T) {
 	f := newFixture(t)
 	f.commit(
@@ -633,8 +645,21 @@ func TestFloorGate(t *testing.T) {
 	if wk := score(weakOnly, "weak"); wk >= gate || wk < gate*tailShare {
 		t.Fatalf("fixture: weak %.3f for the weak query, want in [%.2f, %.2f)", wk, gate*tailShare, gate)
 	}
-	if res, err := s.Search(ctx, Query{Text: weakOnly, Mode: ModeLexical}); err != nil || len(res) != 0 {
-		t.Errorf("no result reaches the gate: %v, %v; want nothing", ids(res), err)
+	for _, limit := range []int{1, 10} {
+		res, err := s.Search(ctx, Query{Text: weakOnly, Mode: ModeLexical, Limit: limit})
+		if err != nil || !slices.Equal(ids(res), []string{"weak"}) || !res[0].Weak {
+			t.Errorf("no result reaches the gate, limit %d: %+v, %v; want only weak, marked weak", limit, res, err)
+		}
+	}
+	if res, err := s.Search(ctx, Query{Text: weakOnly, Mode: ModeLexical, MinScore: &gate}); err != nil || len(res) != 0 {
+		t.Errorf("no result reaches an explicit floor: %v, %v; want nothing (no weak matches)", ids(res), err)
+	}
+	if res, err := s.Search(ctx, Query{Text: "quantum entanglement photosynthesis", Mode: ModeLexical}); err != nil || len(res) != 0 {
+		t.Errorf("nothing matches: %v, %v; want nothing", ids(res), err)
+	}
+	res, err := s.Search(ctx, Query{Text: q, Mode: ModeLexical})
+	if err != nil || len(res) == 0 || res[0].Weak {
+		t.Errorf("the gate open: %+v, %v; want results not marked weak", res, err)
 	}
 }
 

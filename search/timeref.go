@@ -8,21 +8,25 @@ import (
 )
 
 // TimeRef is a span of time that a query names relative to when it is
-// asked: "two weeks ago", "last Saturday", "in February", "over the past
-// month". Hybrid search ranks the exchanges of the span higher (see
-// Searcher.Search); it never hides the others, because people misremember
-// dates and mention an event days after it happened.
+// asked: "yesterday", "last Wednesday", "this morning", "two weeks ago",
+// "in February", "over the past month". Hybrid search ranks the exchanges
+// of the span higher (see Searcher.Search); it never hides the others,
+// because people misremember dates and mention an event days after it
+// happened. A query that names nothing but a time ("what did we do
+// yesterday") gets the span's exchanges, newest first (TimeOnly).
+//
+// Calendar words mean calendar spans in the time zone of the time the
+// query is asked at (Query.Now's location: the asker's local time):
+// "yesterday" is the previous day from midnight to midnight, whatever the
+// hour; "last Wednesday" the most recent Wednesday before today, that day
+// only; "this morning" today until noon; "last week" the previous week,
+// Monday to Monday. Days are counted on the calendar (time.AddDate), so a
+// day of 23 or 25 hours at a daylight-saving change is still one day.
+// Counts of larger units ("two weeks ago", "a month ago") are read
+// loosely: the point in time, give or take a quarter of the distance.
 type TimeRef struct {
 	Phrase   string    // the words of the query that name the span
 	From, To time.Time // the span, From inclusive, To exclusive
-}
-
-const day = 24 * time.Hour
-
-// Units of relative time phrases. A month is 30 days and a year 365: the
-// spans are generous enough that calendar precision does not matter.
-var timeUnits = map[string]time.Duration{
-	"day": day, "week": 7 * day, "month": 30 * day, "year": 365 * day,
 }
 
 // countWords are the counts spelled out in relative time phrases.
@@ -44,86 +48,86 @@ var months = map[string]time.Month{
 }
 
 const (
-	countRE = `(\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:a )?couple(?: of)?|(?:a )?few|several)`
-	unitRE  = `(day|week|month|year)s?`
+	countRE   = `(\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:a )?couple(?: of)?|(?:a )?few|several)`
+	unitRE    = `(hour|day|week|month|year)s?`
+	weekdayRE = `(sunday|monday|tuesday|wednesday|thursday|friday|saturday)`
+	monthRE   = `(january|february|march|april|may|june|july|august|september|october|november|december)`
+	// partRE: the parts of a day a phrase can name.
+	partRE = `(morning|afternoon|evening|night)`
 )
+
+// Parts of a day, as hours from its midnight: morning until noon,
+// afternoon until 18:00, evening until midnight; a night runs from 18:00
+// to 06:00 the next day.
+var dayParts = map[string][2]int{
+	"morning": {0, 12}, "afternoon": {12, 18}, "evening": {18, 24}, "night": {18, 30},
+}
+
+// timePattern is one way of naming a span: the first pattern of
+// timePatterns that matches wins.
+type timePattern struct {
+	re   *regexp.Regexp
+	span func(m []string, now time.Time) (from, to time.Time, ok bool)
+}
 
 // timePatterns are tried in order; the first that matches wins. Each
 // turns its submatches and the time of the query into a span.
-var timePatterns = []struct {
-	re   *regexp.Regexp
-	span func(m []string, now time.Time) (from, to time.Time, ok bool)
-}{
-	// "two weeks ago", "3 days ago", "a month ago": around that point,
-	// give or take a quarter of the distance (at least half a unit, and
-	// a day), and the day itself.
-	{regexp.MustCompile(`\b` + countRE + ` ` + unitRE + ` ago\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
-		n, ok := count(m[1])
-		if !ok {
-			return time.Time{}, time.Time{}, false
-		}
-		unit := timeUnits[m[2]]
-		back, ok := distance(n, unit)
-		if !ok {
-			return time.Time{}, time.Time{}, false
-		}
-		slack := max(back/4, unit/2, day)
-		at := now.Add(-back)
-		return at.Add(-slack), at.Add(slack + day), true
-	}},
-	// "the past month", "the last 3 weeks", "the past few months": from
-	// that far back until now.
-	{regexp.MustCompile(`\b(?:past|last) (?:` + countRE + ` )?` + unitRE + `\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
-		n := 1
-		if m[1] != "" {
-			var ok bool
-			if n, ok = count(m[1]); !ok {
-				return time.Time{}, time.Time{}, false
-			}
-		}
-		unit := timeUnits[m[2]]
-		// "last week" is the previous calendar week: reach back two.
-		if m[1] == "" && strings.Contains(m[0], "last") {
-			n = 2
-		}
-		back, ok := distance(n, unit)
-		if !ok {
-			return time.Time{}, time.Time{}, false
-		}
-		return now.Add(-back), now.Add(day), true
-	}},
-	// "last Saturday": the latest such day before today, and the two
-	// days after it, when it is told about.
-	{regexp.MustCompile(`\blast (sunday|monday|tuesday|wednesday|thursday|friday|saturday)\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
+var timePatterns = []timePattern{
+	{regexp.MustCompile(`\b` + countRE + ` ` + unitRE + ` ago\b`), spanAgo},
+	{regexp.MustCompile(`\b(past|last) (?:` + countRE + ` )?` + unitRE + `\b`), spanPast},
+	// "last Saturday", "on Monday": the most recent such day before
+	// today, that day only (asked on a Saturday, a week ago).
+	{regexp.MustCompile(`\b(?:last|on|past) ` + weekdayRE + `\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
 		today := startOfDay(now)
 		back := (int(today.Weekday()) - int(weekdays[m[1]]) + 7) % 7
 		if back == 0 {
 			back = 7
 		}
 		d := today.AddDate(0, 0, -back)
-		return d.Add(-day), d.Add(3 * day), true
+		return d, d.AddDate(0, 0, 1), true
 	}},
-	// "yesterday", "the day before yesterday".
-	{regexp.MustCompile(`\b(the day before )?yesterday\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
+	// "last night": yesterday 18:00 to today 06:00.
+	{regexp.MustCompile(`\blast night\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
+		from, to := partOf(startOfDay(now).AddDate(0, 0, -1), "night")
+		return from, to, true
+	}},
+	// "the day before yesterday", "yesterday", "yesterday morning": that
+	// calendar day (or that part of it).
+	{regexp.MustCompile(`\b(the day before )?yesterday(?: (?:in the )?` + partRE + `)?\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
 		d := startOfDay(now).AddDate(0, 0, -1)
 		if m[1] != "" {
 			d = d.AddDate(0, 0, -1)
 		}
-		return d.Add(-day / 2), d.Add(day + day/2), true
+		if m[2] != "" {
+			from, to := partOf(d, m[2])
+			return from, to, true
+		}
+		return d, d.AddDate(0, 0, 1), true
 	}},
-	// "today", "this morning", "earlier today", "tonight".
-	{regexp.MustCompile(`\b(today|this morning|this afternoon|this evening|tonight)\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
-		return now.Add(-day), now.Add(day), true
+	// "this morning", "this afternoon", "this evening", "tonight": that
+	// part of today.
+	{regexp.MustCompile(`\b(?:this ` + partRE + `|(tonight))\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
+		part := m[1]
+		if m[2] != "" || part == "night" {
+			part = "evening"
+		}
+		from, to := partOf(startOfDay(now), part)
+		return from, to, true
 	}},
-	// "this week", "this month", "this year": the part of it so far,
-	// counted generously as a whole unit back.
+	// "today", "earlier today": today, midnight to midnight.
+	{regexp.MustCompile(`\b(?:earlier )?today\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
+		d := startOfDay(now)
+		return d, d.AddDate(0, 0, 1), true
+	}},
+	// "this week", "this month", "this year": from its start until
+	// the end of today.
 	{regexp.MustCompile(`\bthis (week|month|year)\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
-		return now.Add(-timeUnits[m[1]]), now.Add(day), true
+		return startOf(m[1], now), startOfDay(now).AddDate(0, 0, 1), true
 	}},
 	// "in February", "last March", "during June": the latest such month
-	// that has begun, and three days either side; "since June": from
-	// then until now.
-	{regexp.MustCompile(`\b(in|during|last|since) (january|february|march|april|may|june|july|august|september|october|november|december)\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
+	// that has begun, the whole month; "since June": from its first day
+	// until the end of today.
+	{regexp.MustCompile(`\b(in|during|last|since) ` + monthRE + `\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
 		mo := months[m[2]]
 		y := now.Year()
 		if mo > now.Month() {
@@ -131,15 +135,121 @@ var timePatterns = []struct {
 		}
 		start := time.Date(y, mo, 1, 0, 0, 0, 0, now.Location())
 		if m[1] == "since" {
-			return start.Add(-3 * day), now.Add(day), true
+			return start, startOfDay(now).AddDate(0, 0, 1), true
 		}
-		return start.Add(-3 * day), start.AddDate(0, 1, 0).Add(3 * day), true
+		return start, start.AddDate(0, 1, 0), true
 	}},
+}
+
+// spanAgo reads "two weeks ago", "3 days ago", "an hour ago". Days are
+// calendar days: "3 days ago" is that day, midnight to midnight (give or
+// take a quarter of the distance from 8 days back). Hours, weeks, months
+// and years are read loosely: around that point, give or take a quarter
+// of the distance (at least half a unit, and a day beyond hours).
+func spanAgo(m []string, now time.Time) (time.Time, time.Time, bool) {
+	n, ok := count(m[1])
+	if !ok || !withinMaxBack(n, m[2]) {
+		return time.Time{}, time.Time{}, false
+	}
+	switch m[2] {
+	case "hour":
+		back := time.Duration(n) * time.Hour
+		slack := max(back/4, 30*time.Minute)
+		at := now.Add(-back)
+		return at.Add(-slack), at.Add(slack), true
+	case "day":
+		d := startOfDay(now).AddDate(0, 0, -n)
+		slack := n / 4
+		if n < 8 {
+			slack = 0
+		}
+		return d.AddDate(0, 0, -slack), d.AddDate(0, 0, 1+slack), true
+	}
+	days := unitDays(m[2]) * n
+	slack := max(days/4, unitDays(m[2])/2, 1)
+	d := startOfDay(now).AddDate(0, 0, -days)
+	return d.AddDate(0, 0, -slack), d.AddDate(0, 0, 1+slack), true
+}
+
+// spanPast reads "the past month", "the last 3 weeks", "the past few
+// hours": from that far back until the end of today (now, for hours);
+// and "last week", "last month", "last year" without a count: the previous
+// calendar week (Monday to Monday), month or year.
+func spanPast(m []string, now time.Time) (time.Time, time.Time, bool) {
+	unit := m[3]
+	if m[1] == "last" && m[2] == "" && unit != "hour" && unit != "day" {
+		this := startOf(unit, now)
+		switch unit {
+		case "week":
+			return this.AddDate(0, 0, -7), this, true
+		case "month":
+			return this.AddDate(0, -1, 0), this, true
+		}
+		return this.AddDate(-1, 0, 0), this, true
+	}
+	n := 1
+	if m[2] != "" {
+		var ok bool
+		if n, ok = count(m[2]); !ok {
+			return time.Time{}, time.Time{}, false
+		}
+	}
+	if !withinMaxBack(n, unit) {
+		return time.Time{}, time.Time{}, false
+	}
+	end := startOfDay(now).AddDate(0, 0, 1)
+	switch unit {
+	case "hour":
+		return now.Add(-time.Duration(n) * time.Hour), now.Add(time.Minute), true
+	case "month":
+		return startOfDay(now).AddDate(0, -n, 0), end, true
+	case "year":
+		return startOfDay(now).AddDate(-n, 0, 0), end, true
+	}
+	return startOfDay(now).AddDate(0, 0, -unitDays(unit)*n), end, true
+}
+
+// partOf is the span of a part of the day d (a midnight): morning,
+// afternoon, evening or night.
+func partOf(d time.Time, part string) (time.Time, time.Time) {
+	h := dayParts[part]
+	at := func(hour int) time.Time {
+		return time.Date(d.Year(), d.Month(), d.Day()+hour/24, hour%24, 0, 0, 0, d.Location())
+	}
+	return at(h[0]), at(h[1])
+}
+
+// startOf is the start of the week (Monday), month or year holding now.
+func startOf(unit string, now time.Time) time.Time {
+	d := startOfDay(now)
+	switch unit {
+	case "week":
+		back := (int(d.Weekday()) + 6) % 7 // days since Monday
+		return d.AddDate(0, 0, -back)
+	case "month":
+		return time.Date(d.Year(), d.Month(), 1, 0, 0, 0, 0, d.Location())
+	}
+	return time.Date(d.Year(), time.January, 1, 0, 0, 0, 0, d.Location())
+}
+
+// unitDays is the length of a unit in days: a month 30, a year 365 (the
+// loose readings only).
+func unitDays(unit string) int {
+	switch unit {
+	case "week":
+		return 7
+	case "month":
+		return 30
+	case "year":
+		return 365
+	}
+	return 1
 }
 
 // ParseTimeRef finds a phrase of text that names a span of time relative
 // to now, in English; when several do, the one of the first pattern in
-// timePatterns' order. ok is false when there is none.
+// timePatterns' order. ok is false when there is none. Calendar spans are
+// in now's location.
 func ParseTimeRef(text string, now time.Time) (ref TimeRef, ok bool) {
 	lower := strings.ToLower(text)
 	for _, p := range timePatterns {
@@ -154,7 +264,7 @@ func ParseTimeRef(text string, now time.Time) (ref TimeRef, ok bool) {
 			}
 		}
 		from, to, ok := p.span(subs, now)
-		if !ok {
+		if !ok || !from.Before(to) {
 			continue
 		}
 		return TimeRef{Phrase: lower[m[0]:m[1]], From: from, To: to}, true
@@ -172,17 +282,16 @@ func count(s string) (int, bool) {
 	return n, err == nil && n > 0
 }
 
-// maxBack is the furthest back a relative time phrase is read: beyond,
-// it is not about this workspace's history (and would overflow a
-// time.Duration, about 292 years).
-const maxBack = 100 * 365 * day
+// maxBackDays is the furthest back a relative time phrase is read:
+// beyond, it is not about this workspace's history.
+const maxBackDays = 100 * 365
 
-// distance is n units, if within maxBack.
-func distance(n int, unit time.Duration) (time.Duration, bool) {
-	if n <= 0 || n > int(maxBack/unit) {
-		return 0, false
+// withinMaxBack reports whether n units back is within maxBackDays.
+func withinMaxBack(n int, unit string) bool {
+	if unit == "hour" {
+		return n > 0 && n <= maxBackDays*24
 	}
-	return time.Duration(n) * unit, true
+	return n > 0 && n <= maxBackDays/unitDays(unit)
 }
 
 func startOfDay(t time.Time) time.Time {

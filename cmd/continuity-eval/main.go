@@ -371,7 +371,7 @@ func runRetrieval(ctx context.Context, c *config, qs []question) error {
 		fmt.Fprintln(c.stdout, c.note)
 	}
 	fmt.Fprintf(c.stdout, "any/all@k: one/all evidence exchanges in the top k; sess@k: all answer sessions among the first k distinct sessions;\n"+
-		"none: questions answered with no result at all (the score floor kept none); latency: one query with limit %d, warm, per question\n\n", c.ks[len(c.ks)-1])
+		"none: questions answered with no result that reached the floor (nothing, or weak matches only); latency: one query with limit %d, warm, per question\n\n", c.ks[len(c.ks)-1])
 	run.printTable(c.stdout, sums)
 	fmt.Fprintf(c.stdout, "\nnonsense queries (%d asked in each question's workspace) that returned results:\n", len(nonsenseQueries))
 	for _, n := range run.nonsenseReport() {

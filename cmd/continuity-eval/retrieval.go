@@ -54,7 +54,25 @@ var extraVariants = map[string]variant{
 	"cohort0.2":  {Name: "hybrid, cohort level +0.2", Mode: search.ModeHybrid, Options: search.Options{CohortMargin: 0.2}},
 	// nofloor is hybrid without the "nothing relevant" score floor: what
 	// the floor costs a set whose evidence scores low.
-	"nofloor": {Name: "hybrid, no score floor", Mode: search.ModeHybrid, MinScore: new(float64)},
+	"nofloor":    {Name: "hybrid, no score floor", Mode: search.ModeHybrid, MinScore: new(float64)},
+	"vs0.3":      {Name: "hybrid, vector share 0.3", Mode: search.ModeHybrid, Options: search.Options{VectorShare: 0.3}},
+	"vs0.7":      {Name: "hybrid, vector share 0.7", Mode: search.ModeHybrid, Options: search.Options{VectorShare: 0.7}},
+	"vs1":        {Name: "hybrid, vector share 1", Mode: search.ModeHybrid, Options: search.Options{VectorShare: 1}},
+	"vp1":        {Name: "hybrid, vector power 1", Mode: search.ModeHybrid, Options: search.Options{VectorPower: 1}},
+	"vp3":        {Name: "hybrid, vector power 3", Mode: search.ModeHybrid, Options: search.Options{VectorPower: 3}},
+	"len150":     {Name: "hybrid, length avg 150", Mode: search.ModeHybrid, Options: search.Options{LengthAvg: 150}},
+	"len600":     {Name: "hybrid, length avg 600", Mode: search.ModeHybrid, Options: search.Options{LengthAvg: 600}},
+	"len1000":    {Name: "hybrid, length avg 1000", Mode: search.ModeHybrid, Options: search.Options{LengthAvg: 1000}},
+	"nolen":      {Name: "hybrid, no length norm", Mode: search.ModeHybrid, Options: search.Options{LengthAvg: -1}},
+	"bm25nolen":  {Name: "bm25, no length norm", Mode: search.ModeLexical, Options: search.Options{LengthAvg: -1}},
+	"vp1.5":      {Name: "hybrid, vector power 1.5", Mode: search.ModeHybrid, Options: search.Options{VectorPower: 1.5}},
+	"vp1.5to0.6": {Name: "hybrid, vector power 1.5, time outside 0.6", Mode: search.ModeHybrid, Options: search.Options{VectorPower: 1.5, TimeOutside: 0.6}},
+	"to0.5":      {Name: "hybrid, time outside 0.5", Mode: search.ModeHybrid, Options: search.Options{TimeOutside: 0.5}},
+	"vp2vs1":     {Name: "hybrid, vp 2, vs 1", Mode: search.ModeHybrid, Options: search.Options{VectorPower: 2, VectorShare: 1}},
+	"vp2vs0.7":   {Name: "hybrid, vp 2, vs 0.7", Mode: search.ModeHybrid, Options: search.Options{VectorPower: 2, VectorShare: 0.7}},
+	"vp3vs1":     {Name: "hybrid, vp 3, vs 1", Mode: search.ModeHybrid, Options: search.Options{VectorPower: 3, VectorShare: 1}},
+	"to0.6":      {Name: "hybrid, time outside 0.6", Mode: search.ModeHybrid, Options: search.Options{TimeOutside: 0.6}},
+	"to0.9":      {Name: "hybrid, time outside 0.9", Mode: search.ModeHybrid, Options: search.Options{TimeOutside: 0.9}},
 }
 
 // selectVariants returns the variants named in list (comma-separated:
@@ -109,6 +127,18 @@ type retrievalRun struct {
 	embed         time.Duration // total embedding time
 }
 
+// strongResults counts the results not marked weak (search.Result.Weak:
+// shown although no result reached the floor).
+func strongResults(res []search.Result) int {
+	n := 0
+	for _, r := range res {
+		if !r.Weak {
+			n++
+		}
+	}
+	return n
+}
+
 // evalLimit is how many results the scoring query asks for: enough for
 // ks and for the session metric, which needs k distinct sessions.
 func evalLimit(ks []int) int { return max(50, 5*slices.Max(ks)) }
@@ -154,7 +184,7 @@ func evaluateRetrieval(ctx context.Context, c *config, qs []question, vs []varia
 				if err != nil {
 					return nil, fmt.Errorf("question %s, %s, %q: %w", q.QID, v.Name, text, err)
 				}
-				if len(res) > 0 {
+				if strongResults(res) > 0 {
 					run.nonsense[vi]++
 				}
 				if c.dump != nil {
@@ -214,15 +244,26 @@ func scoreQuestion(ctx context.Context, ws *workspace, q question, v variant, ks
 		return scored{}, err
 	}
 	start := time.Now()
-	if _, err := s.Search(ctx, query); err != nil {
+	head, err := s.Search(ctx, query)
+	if err != nil {
 		return scored{}, err
 	}
 	lat := time.Since(start)
 
+	// What a user sees is the limit's results (head); the longer list
+	// past them gives the ranks beyond and the sessions' metric. (A
+	// larger limit reads more candidates, and may rank differently past
+	// the first 21: search.poolSize.)
 	query.Limit = evalLimit(ks)
-	res, err := s.Search(ctx, query)
+	long, err := s.Search(ctx, query)
 	if err != nil {
 		return scored{}, err
+	}
+	res := append([]search.Result(nil), head...)
+	for _, r := range long {
+		if !slices.ContainsFunc(head, func(h search.Result) bool { return h.ID == r.ID }) {
+			res = append(res, r)
+		}
 	}
 	out := score(q, res, ks, lat)
 	out.Results = res
@@ -287,6 +328,7 @@ type summary struct {
 	RecallAll        map[string]float64 `json:"recall_all"`
 	SessionRecallAll map[string]float64 `json:"session_recall_all"`
 	// NoResults counts the questions the variant answered with nothing
+	// but weak matches, or nothing
 	// (its score floor, the "nothing relevant" gate, kept no result).
 	NoResults int     `json:"no_results"`
 	P50ms     float64 `json:"latency_p50_ms"`
@@ -324,7 +366,7 @@ func (r *retrievalRun) group(name, typ string, g []scored) summary {
 	lat := make([]time.Duration, len(g))
 	for i, x := range g {
 		lat[i] = x.Latency
-		if len(x.Results) == 0 {
+		if strongResults(x.Results) == 0 {
 			s.NoResults++
 		}
 	}

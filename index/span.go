@@ -1,0 +1,64 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// ExchangesNewestFirst returns the row ids of the exchanges that f admits
+// (sessions, a time range), newest first (timestamp, then row id), at most
+// limit of them: a query about a span of time and nothing else
+// ("what did we do yesterday") lists them.
+func (db *DB) ExchangesNewestFirst(ctx context.Context, f Filter, limit int) ([]int64, error) {
+	if f.Sessions != nil && len(f.Sessions) == 0 {
+		return nil, nil
+	}
+	var conds []string
+	var args []any
+	if !f.Since.IsZero() {
+		conds = append(conds, `ts >= ?`)
+		args = append(args, f.Since.UnixNano())
+	}
+	if !f.Until.IsZero() {
+		conds = append(conds, `ts < ?`)
+		args = append(args, f.Until.UnixNano())
+	}
+	// The sessions' events through events_session_ts; else the time range
+	// over events_meta (id, ts, session_id), which is narrower than the
+	// table.
+	from := `events INDEXED BY events_meta`
+	if len(f.Sessions) > 0 {
+		sessions, err := json.Marshal(f.Sessions)
+		if err != nil {
+			return nil, err
+		}
+		from = `events INDEXED BY events_session_ts`
+		conds = append(conds, `session_id IN (SELECT value FROM json_each(?))`)
+		args = append(args, string(sessions))
+	}
+	conds = append(conds, `type = 'exchange'`)
+	q := `SELECT id FROM ` + from + ` WHERE ` + strings.Join(conds, " AND ") + ` ORDER BY ts DESC, id DESC`
+	if limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, limit)
+	}
+	rows, err := db.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("index: exchanges newest first: %w", err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("index: exchanges newest first: %w", err)
+		}
+		out = append(out, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index: exchanges newest first: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,68 @@
+package search
+
+import (
+	"strings"
+	"time"
+
+	"github.com/praxis-os/continuity/analyze"
+)
+
+// A query about nothing but a time ("what did we do yesterday", "what did
+// we work on 3 days ago", "this morning", "last wednesday") asks for the
+// exchanges of that span: it gets them, newest first, whatever their
+// words, and whatever the floor (each scores 1: it is all the query asks).
+// A query that names a subject too ("the sqlite lock yesterday") is ranked
+// as any other, the span's exchanges higher (TimeSpan).
+
+// activityWords say that something happened without saying what: with
+// stopwords, filler (fillerWords) and a time phrase, a query made of them
+// only is about the time only.
+var activityWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`do did done doing does work worked working works happen happened happening
+		go going went gone get got getting talk talked talking discuss discussing chat chats chatted
+		cover covered look looked change changed changes fix fixed decide decided build built make made
+		ship shipped accomplish accomplished finish finished achieve achieved handle handled
+		anything everything something stuff thing things summary summarize summarise recap list show
+		exchange exchanges conversations sessions session log logged ask asked asking
+		s whats hey please again exactly all about up on`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// TimeOnly returns the span a query names when the query names nothing
+// else (see above), in any mode, within its own Since and Until when it
+// has them; ok is false when it is not a time-only query.
+func (s *Searcher) TimeOnly(q Query) (TimeRef, bool) {
+	if s.opts.TimeWeight < 0 {
+		return TimeRef{}, false
+	}
+	now := q.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	ref, ok := ParseTimeRef(q.Text, now)
+	if !ok || !onlyTime(q.Text, ref.Phrase) {
+		return TimeRef{}, false
+	}
+	if !q.Since.IsZero() && q.Since.After(ref.From) {
+		ref.From = q.Since
+	}
+	if !q.Until.IsZero() && q.Until.Before(ref.To) {
+		ref.To = q.Until
+	}
+	return ref, true
+}
+
+// onlyTime reports whether text says nothing but the time phrase names.
+func onlyTime(text, phrase string) bool {
+	rest := strings.Replace(strings.ToLower(text), phrase, " ", 1)
+	for _, w := range analyze.Words(rest) {
+		if analyze.Meaningless(w) || fillerWords[w] || activityWords[w] {
+			continue
+		}
+		return false
+	}
+	return true
+}
