@@ -52,8 +52,15 @@ type SearchRequest struct {
 	Limit   int    `json:"limit,omitempty"`
 	Mode    string `json:"mode,omitempty"` // hybrid (default), bm25, vector
 	// AsOf is when the query is asked, for its relative times ("two
-	// weeks ago"); now when "".
+	// weeks ago"); now when "". A date or a time without an offset is
+	// read in the request's time zone.
 	AsOf string `json:"as_of,omitempty"`
+	// TimeZone (an IANA name) and UTCOffset (seconds east of UTC, used
+	// when the name is unknown) are the asker's: calendar words in the
+	// query ("yesterday", "last Wednesday") are read in them. Absent:
+	// the answering process's zone. Client.Search fills them in.
+	TimeZone  string `json:"time_zone,omitempty"`
+	UTCOffset *int   `json:"utc_offset,omitempty"`
 	// MinScore is the floor of the results' scores, 0 to 1; absent: the
 	// default (search.DefaultMinScore; none in vector mode).
 	MinScore *float64 `json:"min_score,omitempty"`
@@ -62,7 +69,7 @@ type SearchRequest struct {
 // SearchResponse is the answer of a search.
 type SearchResponse struct {
 	Query   string          `json:"query"`
-	Results []search.Result `json:"results"`
+	Results []SearchResult `json:"results"`
 	// TimeSpan is the span the query named ("two weeks ago"), whose
 	// exchanges ranked higher; absent when it named none.
 	TimeSpan *TimeSpan `json:"time_span,omitempty"`
@@ -72,7 +79,24 @@ type SearchResponse struct {
 	// query (the space still loading, being built, no embedder); absent
 	// when they did, and for --mode bm25.
 	VectorsMissing string `json:"vectors_missing,omitempty"`
+	// TimeOnly: the query named nothing but a time (TimeSpan): the
+	// results are that span's exchanges, newest first, each scoring 1.
+	TimeOnly bool `json:"time_only,omitempty"`
+	// Weak: no result reached the floor's gate; the results are the
+	// closest matches (search.WeakMatches at most), each marked weak.
+	Weak bool `json:"weak,omitempty"`
+	// Pending says what was written to the logs before the search that it
+	// could not see (not indexed yet, or without a vector yet); absent
+	// when it saw everything (fresh.go).
+	Pending *Pending `json:"pending,omitempty"`
 }
+
+// SearchResult is one found exchange (search.Result), SearchRef another
+// exchange it names (what it supersedes, or is superseded by).
+type (
+	SearchResult = search.Result
+	SearchRef    = search.Ref
+)
 
 // TimeSpan is a search.TimeRef in JSON.
 type TimeSpan struct {
@@ -109,6 +133,10 @@ type queries struct {
 	// timelines and layouts, texts, token counts), checked against the
 	// index before each pack; nil reads everything each time.
 	resumeCache *resume.Cache
+	// pending, before a search, waits for (the daemon) or reports (a
+	// reader) what was written to the logs and is not searchable yet
+	// (fresh.go); nil: nothing.
+	pending func(ctx context.Context, mode search.Mode) *Pending
 }
 
 // newQueries answers over db. space gives the current vector space (nil:
@@ -197,6 +225,10 @@ func (q *queries) search(ctx context.Context, req SearchRequest) (SearchResponse
 			return SearchResponse{}, server.BadRequest(UnknownSession(id))
 		}
 	}
+	var pending *Pending
+	if q.pending != nil {
+		pending = q.pending(ctx, sq.Mode)
+	}
 	res, err := q.searcher.Search(ctx, sq)
 	if errors.Is(err, search.ErrEmptyQuery) {
 		return SearchResponse{}, server.BadRequest(errors.New("empty query: give words to search for"))
@@ -207,13 +239,17 @@ func (q *queries) search(ctx context.Context, req SearchRequest) (SearchResponse
 	if res == nil {
 		res = []search.Result{}
 	}
-	resp := SearchResponse{Query: req.Query, Results: res, MinScore: floor}
+	resp := SearchResponse{Query: req.Query, Results: res, MinScore: floor, Pending: pending}
 	if sq.Mode != search.ModeLexical {
 		resp.VectorsMissing = q.searcher.VectorsMissing()
 	}
-	if ref, ok := q.searcher.TimeSpan(sq); ok {
+	if ref, ok := q.searcher.TimeOnly(sq); ok {
+		resp.TimeSpan = &TimeSpan{Phrase: ref.Phrase, From: ref.From, To: ref.To}
+		resp.TimeOnly = true
+	} else if ref, ok := q.searcher.TimeSpan(sq); ok {
 		resp.TimeSpan = &TimeSpan{Phrase: ref.Phrase, From: ref.From, To: ref.To}
 	}
+	resp.Weak = len(res) > 0 && res[0].Weak
 	return resp, nil
 }
 
@@ -228,12 +264,14 @@ func searchQuery(req SearchRequest) (search.Query, error) {
 	if q.Until, err = ParseTime("until", req.Until); err != nil {
 		return q, err
 	}
-	if q.Now, err = ParseTime("as-of", req.AsOf); err != nil {
+	loc := requestZone(req)
+	if q.Now, err = parseAsOf(req.AsOf, loc); err != nil {
 		return q, err
 	}
 	if q.Now.IsZero() {
 		q.Now = time.Now()
 	}
+	q.Now = q.Now.In(loc)
 	if req.Mode != "" {
 		if q.Mode, err = search.ParseMode(req.Mode); err != nil {
 			return q, err
@@ -249,6 +287,23 @@ func searchQuery(req SearchRequest) (search.Query, error) {
 		q.MinScore = m
 	}
 	return q, nil
+}
+
+// parseAsOf reads --as-of: an RFC 3339 time, or a date or a time without
+// an offset, read in loc; "" is the zero time (now).
+func parseAsOf(s string, loc *time.Location) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("--as-of %q: want an RFC 3339 time (2026-11-22T10:00:00Z), a local time (2026-11-22T10:00) or a date (2026-11-22)", s)
 }
 
 // ParseTime reads an RFC 3339 time or a date (YYYY-MM-DD, UTC); "" is the

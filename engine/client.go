@@ -59,7 +59,7 @@ func IsBadRequest(err error) bool {
 // Search searches the workspace's exchanges.
 func (c *Client) Search(ctx context.Context, req SearchRequest) (SearchResponse, error) {
 	var resp SearchResponse
-	return resp, c.call(ctx, "search", req, &resp)
+	return resp, c.call(ctx, "search", withLocalZone(req), &resp)
 }
 
 // Resume builds a resume pack.
@@ -135,7 +135,12 @@ func (c *Client) local(ctx context.Context, db *index.DB) (*queries, error) {
 			return nil, err
 		}
 	}
-	return newQueries(db, emb, func() *vectors.Space { return space }, nil, search.Options{}, nil)
+	q, err := newQueries(db, emb, func() *vectors.Space { return space }, nil, search.Options{}, nil)
+	if err != nil {
+		return nil, err
+	}
+	q.pending = func(ctx context.Context, _ search.Mode) *Pending { return localPending(ctx, db, c.ws.Logs) }
+	return q, nil
 }
 
 // KnownIdentity is the vector space of emb when it is known without

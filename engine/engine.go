@@ -161,6 +161,7 @@ func (e *Engine) assemble() error {
 	if e.q, err = newQueries(e.db, e.opts.Embedder, space, e.lex, e.opts.Search, e.log); err != nil {
 		return err
 	}
+	e.q.pending = e.awaitSearchable
 	if e.opts.ResumeCache {
 		// Resume packs are asked again and again of the same chains: the
 		// daemon keeps what does not depend on the query (resume/cache.go).

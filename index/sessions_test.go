@@ -106,7 +106,7 @@ func TestEventsByRows(t *testing.T) {
 	}
 	for r, full := range got {
 		want := Event{Row: full.Row, ID: full.ID, EventID: full.EventID, File: full.File, Line: full.Line, Type: full.Type,
-			SessionID: full.SessionID, Timestamp: full.Timestamp, User: full.User, AI: full.AI}
+			SessionID: full.SessionID, Timestamp: full.Timestamp, User: full.User, AI: full.AI, Files: full.Files}
 		if b := brief[r]; !reflect.DeepEqual(b, want) {
 			t.Errorf("ExchangesByRows[%d] = %+v, want %+v", r, b, want)
 		}

@@ -62,3 +62,18 @@ func (db *DB) ExchangesNewestFirst(ctx context.Context, f Filter, limit int) ([]
 	}
 	return out, nil
 }
+
+// ExchangesWithoutVector counts the exchanges with row ids in (after,
+// upto] that have no vector of identity: whether what was just written is
+// embedded yet (search waits a little for it; see engine).
+func (db *DB) ExchangesWithoutVector(ctx context.Context, identity string, after, upto int64) (int64, error) {
+	var n int64
+	err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM events INDEXED BY events_meta
+		WHERE id > ? AND id <= ?
+		AND NOT EXISTS (SELECT 1 FROM vectors WHERE event = events.id AND embedder = ?)
+		AND id NOT IN (`+otherIDsSQL+`)`, after, upto, identity).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("index: exchanges without a vector: %w", err)
+	}
+	return n, nil
+}

@@ -86,6 +86,11 @@ type Exchange struct {
 	User      string    `json:"user"`
 	AI        string    `json:"ai"`
 	Truncated bool      `json:"truncated"`
+	// SupersededBy is the id of a later shown exchange that asks the same
+	// question and answers it differently; Supersedes the ids of the
+	// earlier shown ones this one answers anew (supersede.go).
+	SupersededBy string   `json:"superseded_by,omitempty"`
+	Supersedes   []string `json:"supersedes,omitempty"`
 }
 
 // Build returns the resume context described by opts.

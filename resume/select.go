@@ -822,6 +822,7 @@ func (p *plan) assemble(picks []*pick) *Pack {
 		SessionID: p.session, Chain: slices.Clone(p.chain.Sessions), Budget: p.opts.Budget, Encoding: p.counter.Name(),
 		Exchanges: []Exchange{}, Omitted: len(p.cands) - len(picks), InContext: p.inCtx, Files: []string{},
 	}
+	by, of := supersessions(sorted)
 	for _, s := range order {
 		si := p.sess[s]
 		b.WriteString("\n" + renderSessionHeader(s, si.first, si.last, len(groups[s]), si.total))
@@ -831,11 +832,18 @@ func (p *plan) assemble(picks []*pick) *Pack {
 					b.WriteString("\n" + gap)
 				}
 			}
-			b.WriteString("\n" + pk.block)
-			pack.Exchanges = append(pack.Exchanges, Exchange{
+			b.WriteString("\n" + pk.block + supersessionNote(by[pk], of[pk]))
+			x := Exchange{
 				ID: pk.ev.EventID, SessionID: s, Timestamp: pk.ev.Timestamp,
 				User: pk.user, AI: pk.ai, Truncated: pk.truncated,
-			})
+			}
+			if o := by[pk]; o != nil {
+				x.SupersededBy = o.ev.EventID
+			}
+			for _, o := range of[pk] {
+				x.Supersedes = append(x.Supersedes, o.ev.EventID)
+			}
+			pack.Exchanges = append(pack.Exchanges, x)
 		}
 	}
 	files, more := p.fileList(picks)

@@ -871,7 +871,8 @@ func singleTerms(terms []analyze.Term) (keys []string, ok bool) {
 }
 
 // score sets the candidates' semantic strength (see score.go) and drops
-// those that cannot reach floor: without a BM25 match, their score is V.
+// those that cannot reach floor: without a lexical match (BM25's or the
+// identifier list's), their score is at most V.
 func (s *Searcher) score(cands []*candidate, floor float64, cal calibration) []*candidate {
 	out := cands[:0]
 	for _, c := range cands {
@@ -879,7 +880,7 @@ func (s *Searcher) score(cands []*candidate, floor float64, cal calibration) []*
 			c.semantic = cal.strength(c.cos)
 		}
 		c.rel = relevance(0, c.semantic)
-		if c.hasLex || c.rel >= floor {
+		if c.hasLex || c.inIdent || c.rel >= floor {
 			out = append(out, c)
 		}
 	}

@@ -212,7 +212,7 @@ type searchIn struct {
 	Until   string `json:"until,omitempty" jsonschema:"only exchanges before this time: RFC 3339 or a date"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"most results (default 10, at most 200)"`
 	// MinScore: a pointer, so that 0 (keep everything) differs from absent.
-	MinScore *float64 `json:"min_score,omitempty" jsonschema:"leave out results whose score (a relevance estimate from 0 to 1, comparable across queries) is under this; absent: a query none of whose results scores 0.2 finds nothing, and results down to 0.1 are kept once one does; 0 keeps every match however weak"`
+	MinScore *float64 `json:"min_score,omitempty" jsonschema:"leave out results whose score (a relevance estimate from 0 to 1, comparable across queries) is under this; absent: results down to 0.1 are kept once one scores 0.2, and when none does the few closest are returned marked weak; 0 keeps every match however weak"`
 }
 
 type emptyIn struct{}
@@ -338,7 +338,10 @@ func addQueryTools(srv *mcp.Server, c *engine.Client, log *slog.Logger) {
 			"for exchanges about something: returns the best-matching exchanges, best first, with their session, time, " +
 			"text and log file:line. Call it when the user refers to earlier work (\"as we did before\", \"why did we " +
 			"choose X\"), before deciding again something that may have been settled, or for the history of an error, " +
-			"a file or a feature. Filters: session, chain (a session and those it resumes), since/until, limit.",
+			"a file or a feature. Results are ordered by score (higher first; at equal score the newer first); a result " +
+			"superseded_by a later one asked the same question and got another answer: trust the later one. Weak results " +
+			"(weak: true) are only the closest matches. A query naming only a time ('what did we do yesterday') lists that " +
+			"span's exchanges, newest first. Filters: session, chain (a session and those it resumes), since/until, limit.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, guard(log, "search_conversations", func(ctx context.Context, _ *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, *mcpSearchOut, error) {
 		if strings.TrimSpace(in.Query) == "" {
@@ -349,16 +352,16 @@ func addQueryTools(srv *mcp.Server, c *engine.Client, log *slog.Logger) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if len(resp.Results) == 0 {
-			// Said in words: an empty list reads too easily as "no
-			// history" or as a failure.
-			text := fmt.Sprintf("Nothing relevant found: no past exchange in this workspace matches %q with a score of %.2f or more. "+
-				"The history may not hold it: do not assume it was discussed. (Other words, or min_score 0 for the weakest matches, may find something.)",
-				in.Query, resp.MinScore)
-			if resp.VectorsMissing != "" {
-				text += " Note: " + resp.VectorsMissing + "; a search by meaning may find more later."
+		if text := mcpSearchText(in.Query, &resp); text != "" {
+			// Said in words: an empty or weak list reads too easily as
+			// "no history", as a failure, or as the answer; the JSON
+			// follows, as the tool's structured content.
+			out := mcpSearch(&resp)
+			data, err := json.Marshal(out)
+			if err != nil {
+				return nil, nil, err
 			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, mcpSearch(&resp), nil
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}, &mcp.TextContent{Text: string(data)}}}, out, nil
 		}
 		return nil, mcpSearch(&resp), nil
 	}))

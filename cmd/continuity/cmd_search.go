@@ -21,9 +21,25 @@ vector similarity (the uselite sentence-embedding model inside the binary
 unless configured). Answered by the daemon when it runs, else from the index
 directly: the same answers.
 
+Results are ordered by their score (a relevance estimate from 0 to 1, shown
+to two decimals), higher first; at equal score the newer exchange first. An
+exchange that asks again a question asked before and answers it differently
+supersedes the earlier one: it ranks above it, and both say so. Identifiers
+(send_reset_email, SendResetEmail, auth/views.py, E1234, a3f9c2e) match
+whole first, then by their parts; the files logged with an exchange are
+searched too.
+
 A query that names a time ("two weeks ago", "last Saturday", "yesterday",
 "in March", "over the past month") ranks the exchanges of that span higher,
-without hiding the others; --since and --until bound the time strictly.
+without hiding the others; calendar words are read in your time zone (TZ),
+"yesterday" being yesterday from midnight to midnight. A query about
+nothing but a time ("what did we do yesterday") lists that span's
+exchanges, newest first. --since and --until bound the time strictly.
+
+When no result reaches the floor, the few closest matches are shown, marked
+weak; "nothing found" means nothing matches at all. A search answered by the
+daemon first waits (up to 2 s) for lines just written to the logs to be
+indexed, and says so when some still are not.
 
   continuity search "why does the build fail"
   continuity search --chain S --since 2026-11-01 --limit 5 "sqlite lock"`)
@@ -33,10 +49,10 @@ without hiding the others; --since and --until bound the time strictly.
 	fs.StringVar(&req.Since, "since", "", "only events at or after this time (RFC 3339 or YYYY-MM-DD)")
 	fs.StringVar(&req.Until, "until", "", "only events before this time (RFC 3339 or YYYY-MM-DD)")
 	fs.IntVar(&req.Limit, "limit", engine.DefaultLimit, fmt.Sprintf("most results (1 to %d)", engine.MaxLimit))
-	fs.StringVar(&req.AsOf, "as-of", "", `read the query's relative times ("two weeks ago", "last Saturday") as of this time, not now (RFC 3339 or YYYY-MM-DD)`)
+	fs.StringVar(&req.AsOf, "as-of", "", `read the query's relative times ("yesterday", "two weeks ago", "last Saturday") as of this time, not now (RFC 3339; a date or a time without offset is local, as TZ says)`)
 	fs.StringVar(&req.Mode, "mode", "hybrid", "ranking: hybrid, bm25 (lexical only) or vector (vectors only)")
 	minScore := fs.Float64("min-score", engine.DefaultMinScore, "leave out results scoring under this, 0 to 1 (0 keeps every match, however weak). Not given: a query none of whose results scores 0.2 finds nothing, and once one does, results down to 0.1 are kept; --mode vector has no floor unless given. A score estimates relevance the same way for every query (see protocol.md, \"Search scores\")")
-	asJSON := fs.Bool("json", false, `print JSON: {"query", "results": [{"id","session_id","timestamp","user","ai","score","file","line"}], "min_score", "time_span": {"phrase","from","to"} when the query names a time, "vectors_missing": why vectors took no part, when they did not}`)
+	asJSON := fs.Bool("json", false, `print JSON: {"query", "results": [{"id","session_id","timestamp","user","ai","files","score","weak","superseded_by","supersedes","file","line"}], "min_score", "time_span": {"phrase","from","to"} when the query names a time, "time_only", "weak" when no result reached the floor, "pending" when lines just written are not searchable yet, "vectors_missing": why vectors took no part, when they did not}`)
 	var ef embedFlags
 	ef.register(fs)
 	pos, err := parse(e, fs, args)
@@ -69,24 +85,38 @@ without hiding the others; --since and --until bound the time strictly.
 	if resp.VectorsMissing != "" {
 		fmt.Fprintf(e.stderr, "continuity search: note: %s\n", resp.VectorsMissing)
 	}
-	printResults(e.stdout, resp, isTerminal(e.stdout))
+	printResults(e.stdout, resp, isTerminal(e.stdout), req.MinScore != nil)
 	return nil
 }
 
 // printResults prints one compact block per hit; on a terminal the query's
-// terms are highlighted.
-func printResults(w io.Writer, resp engine.SearchResponse, color bool) {
+// terms are highlighted. Times are local. floorGiven: the floor was the
+// caller's (--min-score), not the default's gate.
+func printResults(w io.Writer, resp engine.SearchResponse, color, floorGiven bool) {
+	if p := resp.Pending; p != nil {
+		fmt.Fprintf(w, "note: %s.\n\n", p.Note)
+	}
 	if t := resp.TimeSpan; t != nil {
-		fmt.Fprintf(w, "(%q: exchanges from %s to %s rank higher)\n\n", t.Phrase,
-			t.From.Local().Format("2006-01-02 15:04"), t.To.Local().Format("2006-01-02 15:04"))
+		from, to := t.From.Local().Format("2006-01-02 15:04"), t.To.Local().Format("2006-01-02 15:04")
+		if resp.TimeOnly {
+			fmt.Fprintf(w, "(%q: the exchanges from %s to %s, newest first)\n\n", t.Phrase, from, to)
+		} else {
+			fmt.Fprintf(w, "(%q: exchanges from %s to %s rank higher)\n\n", t.Phrase, from, to)
+		}
 	}
 	if len(resp.Results) == 0 {
-		if resp.MinScore > 0 {
+		switch {
+		case resp.Pending != nil && resp.Pending.Bytes > 0:
+			fmt.Fprintln(w, "nothing found among the lines indexed so far (see the note above)")
+		case floorGiven && resp.MinScore > 0:
 			fmt.Fprintf(w, "nothing relevant found: no past exchange scores %.2f or more (--min-score 0 lists the weakest matches too)\n", resp.MinScore)
-		} else {
-			fmt.Fprintln(w, "nothing found: no indexed exchange matches (is the daemon running? 'continuity status' tells)")
+		default:
+			fmt.Fprintln(w, "nothing found: no past exchange matches these words or their meaning")
 		}
 		return
+	}
+	if resp.Weak {
+		fmt.Fprintf(w, "no past exchange scores %.2f or more; the closest matches, weak (probably not what you are looking for):\n\n", resp.MinScore)
 	}
 	hl := func(s string) string { return s }
 	if color {
@@ -98,13 +128,32 @@ func printResults(w io.Writer, resp engine.SearchResponse, color bool) {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "%s  %s  %s:%d  (%.3f)\n", r.Timestamp.Format("2006-01-02 15:04"), r.SessionID, r.File, r.Line, r.Score)
-		if r.User != "" {
-			fmt.Fprintf(w, "  user: %s\n", hl(snippet(r.User, 300)))
-		}
-		if r.AI != "" {
-			fmt.Fprintf(w, "  ai:   %s\n", hl(snippet(r.AI, 300)))
-		}
+		printResult(w, r, hl)
+	}
+}
+
+// printResult prints one hit: its place, score, texts, files and what it
+// supersedes or is superseded by.
+func printResult(w io.Writer, r engine.SearchResult, hl func(string) string) {
+	weak := ""
+	if r.Weak {
+		weak = ", weak"
+	}
+	fmt.Fprintf(w, "%s  %s  %s:%d  (%.2f%s)\n", r.Timestamp.Local().Format("2006-01-02 15:04"), r.SessionID, r.File, r.Line, r.Score, weak)
+	if r.User != "" {
+		fmt.Fprintf(w, "  user: %s\n", hl(snippet(r.User, 300)))
+	}
+	if r.AI != "" {
+		fmt.Fprintf(w, "  ai:   %s\n", hl(snippet(r.AI, 300)))
+	}
+	if len(r.Files) > 0 {
+		fmt.Fprintf(w, "  files: %s\n", hl(snippet(strings.Join(r.Files, ", "), 300)))
+	}
+	if o := r.SupersededBy; o != nil {
+		fmt.Fprintf(w, "  superseded by the exchange of %s (%s): the same question, answered differently later\n", o.Timestamp.Local().Format("2006-01-02 15:04"), o.SessionID)
+	}
+	for _, o := range r.Supersedes {
+		fmt.Fprintf(w, "  supersedes the exchange of %s (%s): the same question, answered differently before\n", o.Timestamp.Local().Format("2006-01-02 15:04"), o.SessionID)
 	}
 }
 

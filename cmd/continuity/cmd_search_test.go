@@ -98,8 +98,9 @@ func TestSearchCJKSubstring(t *testing.T) {
 }
 
 // TestSearchNothingRelevant: through the binary, a query about nothing in
-// the history finds nothing and says so; --min-score moves the floor and
-// is checked.
+// the history finds nothing and says so; one that matches only weakly
+// shows its closest matches marked weak (issue 22, item 11: before,
+// "nothing relevant found"); --min-score moves the floor and is checked.
 func TestSearchNothingRelevant(t *testing.T) {
 	w := newWorkspace(t)
 	w.shellAppend("a.jsonl", exchangeLine("s1", "e1", "the sqlite database is locked when two processes write", "enable WAL and a busy timeout")+
@@ -108,8 +109,21 @@ func TestSearchNothingRelevant(t *testing.T) {
 		t.Fatalf("ingest: %s", errs)
 	}
 	out, errs, code := w.cli("search", "quantum entanglement photosynthesis")
-	if code != 0 || !strings.Contains(out, "nothing relevant found") {
+	if code != 0 || !strings.Contains(out, "nothing found: no past exchange matches") {
 		t.Errorf("nonsense: exit %d, %q %s", code, out, errs)
+	}
+	// One word in common with one exchange, the rest about nothing: a
+	// weak match, shown as such with its score.
+	out, errs, code = w.cli("search", "docker zygomorphic bromeliad xerophytic tardigrade cryptobiosis")
+	if code != 0 || !strings.Contains(out, "no past exchange scores 0.20 or more; the closest matches, weak") ||
+		!strings.Contains(out, "docker image smaller") || !strings.Contains(out, ", weak)") || strings.Contains(out, "sqlite") {
+		t.Errorf("weak match: exit %d, %q %s", code, out, errs)
+	}
+	out, _, _ = w.cli("search", "--json", "docker zygomorphic bromeliad xerophytic tardigrade cryptobiosis")
+	var weak engine.SearchResponse
+	if err := json.Unmarshal([]byte(out), &weak); err != nil || !weak.Weak || len(weak.Results) != 1 || !weak.Results[0].Weak ||
+		weak.Results[0].Score >= 0.2 || weak.Results[0].Score <= 0 {
+		t.Errorf("weak match --json: %+v %v", weak, err)
 	}
 	out, _, _ = w.cli("search", "--json", "quantum entanglement photosynthesis")
 	var resp engine.SearchResponse
@@ -123,7 +137,7 @@ func TestSearchNothingRelevant(t *testing.T) {
 	}
 	// With no floor, an empty answer cannot be about scores.
 	if out, _, code := w.cli("search", "--min-score", "0", "--mode", "bm25", "quantum"); code != 0 ||
-		!strings.Contains(out, "nothing found: no indexed exchange matches") {
+		!strings.Contains(out, "nothing found: no past exchange matches") {
 		t.Errorf("--min-score 0, no match: exit %d, %q", code, out)
 	}
 	if _, errs, code := w.cli("search", "--min-score", "1.5", "sqlite"); code == 0 || !strings.Contains(errs, "min-score") {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"regexp"
 	"strings"
@@ -19,6 +20,30 @@ import (
 // the markdown does not say (ids, counts). Times are RFC 3339 UTC to the
 // second, scores rounded.
 
+// mcpSearchText is what search_conversations says in words besides its
+// JSON, "" when the JSON says it all: nothing found (and whether that
+// may be because recent lines are not indexed yet), weak matches only, or
+// lines not searchable yet.
+func mcpSearchText(query string, r *engine.SearchResponse) string {
+	var b strings.Builder
+	switch {
+	case len(r.Results) == 0 && r.Pending != nil && r.Pending.Bytes > 0:
+		fmt.Fprintf(&b, "Nothing found yet for %q, but recent lines are still being indexed (%s). Search again in a moment: do not conclude that it was not discussed.", query, r.Pending.Note)
+	case len(r.Results) == 0:
+		fmt.Fprintf(&b, "Nothing found: no past exchange in this workspace matches %q, by its words or its meaning. "+
+			"The history may not hold it: do not assume it was discussed.", query)
+	case r.Weak:
+		fmt.Fprintf(&b, "Weak matches only: no past exchange matches %q with a score of %.2f or more. The closest ones follow, "+
+			"with their scores; they are probably not about it: do not take them for the answer, and do not assume it was discussed.", query, r.MinScore)
+	case r.Pending != nil:
+		fmt.Fprintf(&b, "Note: %s.", r.Pending.Note)
+	}
+	if b.Len() > 0 && r.VectorsMissing != "" {
+		b.WriteString(" Note: " + r.VectorsMissing + "; a search by meaning may find more later.")
+	}
+	return b.String()
+}
+
 // mcpTime formats t for an MCP answer: UTC, to the second.
 func mcpTime(t time.Time) string {
 	if t.IsZero() {
@@ -28,14 +53,28 @@ func mcpTime(t time.Time) string {
 }
 
 type mcpHit struct {
-	ID        string  `json:"id"`
-	SessionID string  `json:"session_id,omitempty"`
-	Timestamp string  `json:"timestamp"`
-	User      string  `json:"user,omitempty"`
-	AI        string  `json:"ai,omitempty"`
-	Score     float64 `json:"score"`
-	File      string  `json:"file"`
-	Line      int64   `json:"line"`
+	ID        string   `json:"id"`
+	SessionID string   `json:"session_id,omitempty"`
+	Timestamp string   `json:"timestamp"`
+	User      string   `json:"user,omitempty"`
+	AI        string   `json:"ai,omitempty"`
+	Files     []string `json:"files,omitempty"`
+	Score     float64  `json:"score"`
+	// Weak: under the floor, one of the closest matches only.
+	Weak bool `json:"weak,omitempty"`
+	// SupersededBy: a later exchange asked the same question and
+	// answered it differently; Supersedes: the earlier ones this one
+	// answers anew.
+	SupersededBy *mcpRef  `json:"superseded_by,omitempty"`
+	Supersedes   []mcpRef `json:"supersedes,omitempty"`
+	File         string   `json:"file"`
+	Line         int64    `json:"line"`
+}
+
+type mcpRef struct {
+	ID        string `json:"id"`
+	SessionID string `json:"session_id,omitempty"`
+	Timestamp string `json:"timestamp"`
 }
 
 type mcpSpan struct {
@@ -48,6 +87,14 @@ type mcpSearchOut struct {
 	Query    string   `json:"query"`
 	Results  []mcpHit `json:"results"`
 	TimeSpan *mcpSpan `json:"time_span,omitempty"`
+	// TimeOnly: the query named only a time; the results are that span's
+	// exchanges, newest first.
+	TimeOnly bool `json:"time_only,omitempty"`
+	// Weak: no result reached the floor; these are the closest matches.
+	Weak bool `json:"weak,omitempty"`
+	// Pending: what was written just before the search and is not
+	// searchable yet.
+	Pending string `json:"pending,omitempty"`
 	// VectorsMissing: why the ranking was lexical only (vectors loading
 	// or being built), absent when vectors took part.
 	VectorsMissing string `json:"vectors_missing,omitempty"`
@@ -55,10 +102,24 @@ type mcpSearchOut struct {
 
 // mcpSearch is a search answer for MCP.
 func mcpSearch(r *engine.SearchResponse) *mcpSearchOut {
-	out := &mcpSearchOut{Query: r.Query, Results: []mcpHit{}, VectorsMissing: r.VectorsMissing}
+	out := &mcpSearchOut{Query: r.Query, Results: []mcpHit{}, VectorsMissing: r.VectorsMissing, TimeOnly: r.TimeOnly, Weak: r.Weak}
+	if r.Pending != nil {
+		out.Pending = r.Pending.Note
+	}
+	ref := func(x engine.SearchRef) mcpRef {
+		return mcpRef{ID: x.ID, SessionID: x.SessionID, Timestamp: mcpTime(x.Timestamp)}
+	}
 	for _, h := range r.Results {
-		out.Results = append(out.Results, mcpHit{ID: h.ID, SessionID: h.SessionID, Timestamp: mcpTime(h.Timestamp),
-			User: h.User, AI: h.AI, Score: math.Round(h.Score*1e4) / 1e4, File: h.File, Line: h.Line})
+		hit := mcpHit{ID: h.ID, SessionID: h.SessionID, Timestamp: mcpTime(h.Timestamp), User: h.User, AI: h.AI, Files: h.Files,
+			Score: math.Round(h.Score*100) / 100, Weak: h.Weak, File: h.File, Line: h.Line}
+		if h.SupersededBy != nil {
+			sb := ref(*h.SupersededBy)
+			hit.SupersededBy = &sb
+		}
+		for _, x := range h.Supersedes {
+			hit.Supersedes = append(hit.Supersedes, ref(x))
+		}
+		out.Results = append(out.Results, hit)
 	}
 	if s := r.TimeSpan; s != nil {
 		out.TimeSpan = &mcpSpan{Phrase: s.Phrase, From: mcpTime(s.From), To: mcpTime(s.To)}

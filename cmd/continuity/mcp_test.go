@@ -451,10 +451,24 @@ func checkMCPSearch(t *testing.T, m *mcpProc) {
 	if len(resp.Results) != 0 || resp.Results == nil {
 		t.Errorf("search zebrafish since 2099: %+v", resp)
 	}
-	// Nothing relevant: said in words, with an empty list.
+	// Nothing found: said in words, with an empty list.
 	res := m.ok(t, "search_conversations", map[string]any{"query": "quantum entanglement photosynthesis"}, &resp)
-	if len(resp.Results) != 0 || !strings.Contains(resultText(res), "Nothing relevant found") {
+	if len(resp.Results) != 0 || !strings.Contains(resultText(res), "Nothing found") || !strings.Contains(resultText(res), "do not assume it was discussed") {
 		t.Errorf("search nonsense: %+v, text %q", resp, resultText(res))
+	}
+	// Weak matches: shown, and said to be weak (issue 22, item 11).
+	var weak struct {
+		Weak    bool `json:"weak"`
+		Results []struct {
+			ID    string  `json:"id"`
+			Score float64 `json:"score"`
+			Weak  bool    `json:"weak"`
+		} `json:"results"`
+	}
+	res = m.ok(t, "search_conversations", map[string]any{"query": "zebrafish quantum entanglement photosynthesis tardigrade cryptobiosis bromeliad"}, &weak)
+	if !weak.Weak || len(weak.Results) == 0 || !weak.Results[0].Weak || weak.Results[0].ID != "o1" ||
+		!strings.Contains(resultText(res), "Weak matches only") {
+		t.Errorf("search weak: %+v, text %q", weak, resultText(res))
 	}
 	m.ok(t, "search_conversations", map[string]any{"query": "zebrafish", "min_score": 0}, &resp)
 	if len(resp.Results) == 0 {
