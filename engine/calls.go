@@ -68,7 +68,7 @@ type SearchRequest struct {
 
 // SearchResponse is the answer of a search.
 type SearchResponse struct {
-	Query   string          `json:"query"`
+	Query   string         `json:"query"`
 	Results []SearchResult `json:"results"`
 	// TimeSpan is the span the query named ("two weeks ago"), whose
 	// exchanges ranked higher; absent when it named none.

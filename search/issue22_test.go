@@ -66,7 +66,9 @@ func TestNewerWinsAtEqualRelevance(t *testing.T) {
 // (not a short prompt, not a continued part of a turn, not a retry within
 // minutes in the same session) answered differently.
 func TestSupersedesOnlyTheSameQuestion(t *testing.T) {
-	at := func(h int) time.Time { return time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC).Add(time.Duration(h) * time.Hour) }
+	at := func(h int) time.Time {
+		return time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC).Add(time.Duration(h) * time.Hour)
+	}
 	tests := []struct {
 		name       string
 		a, b       [3]string // session, user, ai of the older and the newer

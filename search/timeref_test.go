@@ -95,7 +95,9 @@ func TestCalendarWords(t *testing.T) {
 	if err != nil {
 		t.Skip("no time zone database:", err)
 	}
-	day := func(loc *time.Location, y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, loc) }
+	day := func(loc *time.Location, y int, m time.Month, d int) time.Time {
+		return time.Date(y, m, d, 0, 0, 0, 0, loc)
+	}
 	type span struct{ from, to time.Time }
 	tests := []struct {
 		name string
@@ -256,16 +258,19 @@ func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float
 	return c.Embedder.Embed(ctx, texts)
 }
 
-// FuzzParseTimeRef: any text, any time: no panic, and a span found is a
-// non-empty interval named by words of the text.
+// FuzzParseTimeRef: any text, any time, any time zone: no panic, and a
+// span found is a non-empty interval named by words of the text that ends
+// by the end of today (no phrase names the future).
 //
 //	go test -tags sqlite_fts5 -fuzz=FuzzParseTimeRef ./search/
 func FuzzParseTimeRef(f *testing.F) {
-	for _, s := range []string{"two weeks ago", "last Saturday", "İstanbul in March", "the past 999 years", "a couple of days ago", "yesterday\x00today"} {
-		f.Add(s, int64(1776254400))
+	for _, s := range []string{"two weeks ago", "last Saturday", "İstanbul in March", "the past 999 years", "a couple of days ago", "yesterday\x00today",
+		"what did we do yesterday", "last wednesday", "this morning", "last night", "3 hours ago", "tonight", "the past 2 hours", "last week"} {
+		f.Add(s, int64(1776254400), int32(-5*3600))
 	}
-	f.Fuzz(func(t *testing.T, text string, unix int64) {
-		now := time.Unix(unix%(1<<40), 0).UTC()
+	f.Fuzz(func(t *testing.T, text string, unix int64, offset int32) {
+		loc := time.FixedZone("", int(offset%(15*3600)))
+		now := time.Unix(unix%(1<<40), 0).In(loc)
 		ref, ok := ParseTimeRef(text, now)
 		if !ok {
 			return
@@ -275,6 +280,9 @@ func FuzzParseTimeRef(f *testing.F) {
 		}
 		if ref.Phrase == "" || !strings.Contains(strings.ToLower(text), ref.Phrase) {
 			t.Fatalf("%q: phrase %q is not in the text", text, ref.Phrase)
+		}
+		if end := startOfDay(now).AddDate(0, 0, 1).Add(time.Minute); ref.To.After(end) {
+			t.Fatalf("%q at %s: the span %s .. %s reaches past the end of today", text, now, ref.From, ref.To)
 		}
 	})
 }
