@@ -20,23 +20,29 @@ import (
 //     exchanges hold it: rare words weigh more; the floor of 1 keeps a
 //     word informative in a small history, where BM25's idf is ~0 for a
 //     word most exchanges share). The exchange holds t with the saturating
-//     strength f/(f+k1), f = 5·(count in the user text) + (count in the
-//     assistant's), k1 = 1.2 (BM25's, with its column weights: once in the
-//     user's words gives 0.81, once in the answer 0.45). L = Σ w·strength /
-//     Σ w over the query's terms. Holding every term comes near 1; holding
-//     only the query's least telling word, near 0. It depends neither on
-//     the size of the history nor on how many words the query has.
+//     strength f/(f+k), f = 5·(count in the user text) + (count in the
+//     assistant's and the files), k = k1·(1-b+b·D/300), k1 = 1.2 and
+//     b = 0.75 (BM25's, with its column weights and its length
+//     normalisation against a fixed exchange of 300 words: once in the
+//     user's words of an average exchange gives 0.81, once in its answer
+//     0.45). L = Σ w·strength / Σ w over the query's terms, an identifier
+//     of the query counting as one term (ident.go). Holding every term
+//     comes near 1; holding only the query's least telling word, near 0.
+//     It depends neither on the size of the history nor on how many words
+//     the query has.
 //   - semantic strength V: the cosine similarity of the query's and the
 //     exchange's vectors, rescaled linearly from the embedder's "unrelated"
 //     level (0) to its "same meaning" level (1) and clamped (calibration,
 //     measured per embedder on the dev set).
 //
-// Score = 1 - (1-L)·(1-V): either kind of evidence alone can make a result
+// Score = 1 - (1-L)·(1-V²/2) in hybrid mode (DefaultVectorShare,
+// DefaultVectorPower): either kind of evidence alone can make a result
 // relevant, both together more so (a noisy OR). BM25-only search scores L,
-// vector-only V. Search drops the results scoring under the query's floor
-// (Query.MinScore, DefaultMinScore by default), so a query about nothing
-// in the history returns nothing. Ranking is the rank fusion's (RRF over
-// BM25 and vector lists), not the score's.
+// vector-only V. A time the query names and supersession adjust it, and
+// it orders the results (rank.go). Search drops the results scoring under
+// the query's floor (Query.MinScore, DefaultMinScore by default, a gate:
+// Searcher.Floor), so a query about nothing in the history returns
+// nothing, or its closest matches marked weak.
 //
 // Calibrated with continuity-eval --dump-scores on the tune half of the
 // dev set (45 questions, 6 nonsense queries in each question's history):
@@ -398,7 +404,12 @@ func head(s string) string {
 // VectorPower (DefaultVectorShare, DefaultVectorPower): a prompt worded
 // like the question without sharing its words is weaker evidence than the
 // words themselves, and only a close paraphrase counts much. Chosen on the
-// tune halves of the dev and coding sets (continuity-eval --variants).
+// tune halves with the results ordered by their scores (continuity-eval
+// --variants vp1,vp1.5,vs1,...): with V whole, prompts merely on the
+// question's topic (V 0.4–0.5) outranked the answers holding its words,
+// coding set hybrid any@5 0.455 against 0.523 with V²/2 (dev set 0.911
+// against 0.867; V²/2 kept the coding set within a question of the rank
+// fusion's order, V whole did not).
 const (
 	DefaultVectorShare = 0.5
 	DefaultVectorPower = 2

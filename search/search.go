@@ -2,8 +2,9 @@
 // retrievers: BM25 over the index's full-text table (events_fts), or the
 // daemon's bm25 engine (lexicon.go), and nearest neighbours in an
 // in-memory vector space (package vectors), kept in step with the index by
-// the embedding worker (vectors.Worker). Results can be restricted to a
-// session, a resume chain, a time range or event types.
+// the embedding worker (vectors.Worker). The fusion proposes candidates;
+// their scores (score.go) order the results (rank.go). Results can be
+// restricted to a session, a resume chain, a time range or event types.
 //
 // BM25 does most of the work; the vectors add what words alone miss
 // (inflections, typos, related wording) — with the builtin hashed
