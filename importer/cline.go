@@ -332,13 +332,16 @@ func (u *clineUI) message(i int, m *clineMsg) {
 // older messages from the context) a reset, unless a condensation
 // already reset the context since the last range.
 func (u *clineUI) truncation(it Item, m *clineMsg) {
-	r := string(bytes.TrimSpace(m.Deleted))
-	if r == "" || r == "null" || r == u.deleted {
+	var rg []int
+	if json.Unmarshal(m.Deleted, &rg) != nil || len(rg) != 2 || rg[1] <= rg[0] {
+		return // none, or nothing dropped
+	}
+	r := itoa(rg[0]) + "-" + itoa(rg[1])
+	if r == u.deleted {
 		return
 	}
-	first := u.deleted == ""
 	u.deleted = r
-	if u.resetOK || first && r == "[0,0]" {
+	if u.resetOK {
 		u.resetOK = false
 		return
 	}

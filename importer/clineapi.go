@@ -109,10 +109,20 @@ func apiMessage(s *Session, m *apiMsg, it Item, out *Parsed, name string) {
 	}
 	switch m.Role {
 	case "user":
+		// a turn answering a tool call carries its output in text blocks
+		// too: only what the user wrote (<feedback>, <answer>,
+		// <user_message>) is a prompt there
+		results := false
+		for _, b := range blocks {
+			results = results || b.Type == "tool_result" || b.Type == "text" && toolResultHeader(b.Text)
+		}
 		var prompts []string
 		for _, b := range blocks {
 			if b.Type != "text" {
 				continue // tool results, images, documents
+			}
+			if results && !userTagged(b.Text) {
+				continue
 			}
 			if p := apiUserText(b.Text); p != "" {
 				prompts = append(prompts, p)
@@ -194,7 +204,7 @@ func apiUserText(t string) string {
 			return strings.TrimSpace(in)
 		}
 	}
-	if strings.HasPrefix(t, "[") && strings.Contains(t, "] Result:") || strings.HasPrefix(t, "[TASK RESUMPTION]") ||
+	if toolResultHeader(t) || strings.HasPrefix(t, "[TASK RESUMPTION]") ||
 		strings.HasPrefix(t, "[ERROR]") || strings.HasPrefix(t, "<files>") || strings.HasPrefix(t, "Tool #") ||
 		strings.HasPrefix(t, "The user has provided feedback") || strings.HasPrefix(t, "[Response interrupted") {
 		return ""
@@ -207,6 +217,31 @@ func apiUserText(t string) string {
 		return strings.TrimSpace(in)
 	}
 	return t
+}
+
+// toolResultHeader reports whether a user text is the header Cline puts
+// before a tool's output ("[read_file for 'x'] Result:").
+func toolResultHeader(t string) bool {
+	t = strings.TrimSpace(t)
+	return strings.HasPrefix(t, "[") && strings.Contains(firstLine(t), "] Result:")
+}
+
+// userTagged reports whether a user text holds what the user wrote
+// inside one of Cline's wrappers.
+func userTagged(t string) bool {
+	for _, tag := range []string{"<task>", "<feedback>", "<user_message>", "<answer>"} {
+		if strings.Contains(t, tag) {
+			return true
+		}
+	}
+	return false
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // tagged is the text inside <tag>…</tag> in s.
