@@ -228,11 +228,17 @@ func ParseClineUI(data []byte, name, agent, sid string) Parsed {
 		}
 		u.message(i, &m)
 	}
-	s := u.s
+	addTask(&out, u.s, name)
+	return out
+}
+
+// addTask adds the session of a task to out (its first prompt its
+// Opening, which a handoff may match), or says why it has none.
+func addTask(out *Parsed, s *Session, name string) {
 	if !hasConversation(s) {
 		out.Skipped++
 		out.SkipReasons = append(out.SkipReasons, name+": no conversation (no prompt or answer)")
-		return out
+		return
 	}
 	for _, it := range s.Items {
 		if it.Kind == ItemPrompt {
@@ -241,7 +247,6 @@ func ParseClineUI(data []byte, name, agent, sid string) Parsed {
 		}
 	}
 	out.Sessions = append(out.Sessions, s)
-	return out
 }
 
 // jsonArray decodes data as a JSON array, reporting why not.

@@ -75,18 +75,7 @@ func ParseAnthropicMessages(data []byte, name, agent, sid string, start time.Tim
 		keys[key] = true
 		apiMessage(s, &m, Item{Key: key, Time: clineTime(m.Ts), Line: i + 1}, &out, name)
 	}
-	if !hasConversation(s) {
-		out.Skipped++
-		out.SkipReasons = append(out.SkipReasons, name+": no conversation (no prompt or answer)")
-		return out
-	}
-	for _, it := range s.Items {
-		if it.Kind == ItemPrompt {
-			s.Opening = handoffKey(it.Text)
-			break
-		}
-	}
-	out.Sessions = append(out.Sessions, s)
+	addTask(&out, s, name)
 	return out
 }
 
@@ -157,26 +146,22 @@ func apiAnswer(s *Session, blocks []apiBlock, it Item) {
 	it.Kind = ItemStep
 	waits := true
 	for _, b := range blocks {
+		var x xmlTools
 		switch b.Type {
 		case "text":
-			x := parseXMLTools(stripThinking(b.Text))
-			it.Text = joinText(it.Text, x.text)
-			it.Tools = append(it.Tools, x.tools...)
-			it.Files = append(it.Files, x.files...)
-			if x.handoff != "" {
-				it.Handoff = x.handoff
-			}
-			waits = waits && !x.works
+			x = parseXMLTools(stripThinking(b.Text))
 		case "tool_use":
-			x := apiToolUse(b.Name, b.Input)
-			it.Text = joinText(it.Text, x.text)
-			it.Tools = append(it.Tools, x.tools...)
-			it.Files = append(it.Files, x.files...)
-			if x.handoff != "" {
-				it.Handoff = x.handoff
-			}
-			waits = waits && !x.works
+			x = apiToolUse(b.Name, b.Input)
+		default:
+			continue // thinking, images
 		}
+		it.Text = joinText(it.Text, x.text)
+		it.Tools = append(it.Tools, x.tools...)
+		it.Files = append(it.Files, x.files...)
+		if x.handoff != "" {
+			it.Handoff = x.handoff
+		}
+		waits = waits && !x.works
 	}
 	if it.Text == "" && len(it.Tools) == 0 {
 		return
