@@ -96,9 +96,9 @@ func (d *doctor) checkRetention() {
 	const name = "retention"
 	h := importer.DefaultHome("")
 	days, from, bad := claudeCleanupPeriod(h, d.ws.Root)
-	setting := fmt.Sprintf("cleanupPeriodDays %d (Claude Code's default)", days)
+	setting := fmt.Sprintf("cleanupPeriodDays %d, Claude Code's default", days)
 	if from != "" {
-		setting = fmt.Sprintf("cleanupPeriodDays %d in %s", days, from)
+		setting = fmt.Sprintf("cleanupPeriodDays %d, from %s", days, from)
 	}
 	if len(bad) > 0 {
 		setting += "; not JSON, not read: " + strings.Join(bad, ", ")
@@ -141,10 +141,10 @@ func (d *doctor) checkRetention() {
 		msg := fmt.Sprintf("%d of %d Claude Code %s of this workspace %s never imported: ", pending, len(transcripts), plural(len(transcripts), "transcript", "transcripts"), plural(pending, "was", "were"))
 		var parts []string
 		if overdue > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s past the retention period and go at Claude Code's next start", overdue, plural(overdue, "is", "are")))
+			parts = append(parts, fmt.Sprintf("%d %s past the retention period and %s at Claude Code's next start", overdue, plural(overdue, "is", "are"), plural(overdue, "goes", "go")))
 		}
 		if soon > 0 {
-			parts = append(parts, fmt.Sprintf("%d go within %d days", soon, int(retentionSoon.Hours()/24)))
+			parts = append(parts, fmt.Sprintf("%d %s within %d days", soon, plural(soon, "goes", "go"), int(retentionSoon.Hours()/24)))
 		}
 		d.add(name, StatusWarn, msg+strings.Join(parts, ", ")+" ("+setting+")", fix)
 	default:

@@ -340,12 +340,23 @@ func (st *Store) linkSessions(prev, next string, ts time.Time, source string, re
 	return st.write(planned{ev: ev}, res)
 }
 
+// countLink reports whether the link from prev to next is still to
+// write, counting it as a duplicate when the logs hold it (once per
+// import of next, the session it belongs to).
+func (st *Store) countLink(prev, next string, res *Result) bool {
+	if st.Has(st.agent + ":resume:" + prev + ":" + next) {
+		res.Duplicates++
+		return false
+	}
+	return true
+}
+
 // linkHandoffs links s to the task that handed it its first prompt, and
 // the tasks s handed a text to, when the logs hold them (the two may be
 // imported in either order).
 func (st *Store) linkHandoffs(s *Session, plans []planned, res *Result) error {
 	if s.Opening != "" {
-		if parent := st.handoffs[s.Opening]; parent != "" && parent != s.ID {
+		if parent := st.handoffs[s.Opening]; parent != "" && parent != s.ID && st.countLink(parent, s.ID, res) {
 			ts := time.Time{}
 			if len(plans) > 0 {
 				ts = plans[0].ev.Timestamp

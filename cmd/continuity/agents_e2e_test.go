@@ -265,7 +265,7 @@ func TestDoctorRetention(t *testing.T) {
 	os.WriteFile(filepath.Join(h.ClaudeDir, "settings.json"), []byte(`{"model":"opus","cleanupPeriodDays":10}`), 0o600)
 
 	c := ws.doctorCheck("retention", "--agent-home", home)
-	for _, want := range []string{"3 of 4 Claude Code transcripts", "1 is past the retention period", "1 go within 7 days", "cleanupPeriodDays 10 in " + filepath.Join(h.ClaudeDir, "settings.json")} {
+	for _, want := range []string{"3 of 4 Claude Code transcripts", "1 is past the retention period", "1 goes within 7 days", "cleanupPeriodDays 10, from " + filepath.Join(h.ClaudeDir, "settings.json")} {
 		if c.Status != engine.StatusWarn || !strings.Contains(c.Message, want) {
 			t.Errorf("retention check lacks %q: %+v", want, c)
 		}
@@ -283,7 +283,7 @@ func TestDoctorRetention(t *testing.T) {
 	// the default period (30 days) when no settings say otherwise
 	os.Remove(filepath.Join(h.ClaudeDir, "settings.json"))
 	claudeTranscript(t, proj, "0e0e0e0e-0000-4000-8000-000000000005", 25*day, "close to the default period")
-	if c := ws.doctorCheck("retention", "--agent-home", home); c.Status != engine.StatusWarn || !strings.Contains(c.Message, "Claude Code's default") || !strings.Contains(c.Message, "1 go within 7 days") {
+	if c := ws.doctorCheck("retention", "--agent-home", home); c.Status != engine.StatusWarn || !strings.Contains(c.Message, "Claude Code's default") || !strings.Contains(c.Message, "1 goes within 7 days") {
 		t.Errorf("default period: %+v", c)
 	}
 

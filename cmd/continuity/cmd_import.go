@@ -145,7 +145,12 @@ func nativeWhere(h importer.Home, agent, root string) string {
 		}
 	}
 	if len(found) == 0 {
-		return strings.Join(h.StoreDirs(agent)[:min(3, len(h.StoreDirs(agent)))], ", ") + " and the other places of 'continuity import --help' (none exists)"
+		all := h.StoreDirs(agent)
+		where := strings.Join(all[:min(3, len(all))], ", ")
+		if len(all) > 3 {
+			where += ", …"
+		}
+		return where + " (none of them exists; 'continuity import --help' lists them all)"
 	}
 	return strings.Join(found, ", ") + " (no session there ran in this workspace)"
 }
