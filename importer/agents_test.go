@@ -72,7 +72,7 @@ func clineTasks(t *testing.T, store string) (first, second string) {
 		sayTool(t0+4000, map[string]any{"tool": "readFile", "path": "queue/store.go"}),
 		ui(t0+5000, "ask", "command", "go test ./queue/..."),
 		ui(t0+6000, "say", "command_output", "ok  queue 0.2s"),
-		ui(t0+7000, "say", "completion_result", "Decision: SQLite in WAL mode, one writer, many readers."),
+		ui(t0+7000, "say", "completion_result", "Decision: SQLite in WAL mode, one writer, many readers.HAS_CHANGES"),
 		ui(t0+8000, "ask", "completion_result", ""),
 		ui(t0+9000, "say", "user_feedback", "why not Postgres?"),
 		ui(t0+10000, "say", "text", "Postgres needs a server; the queue runs on laptops.", "conversationHistoryDeletedRange", []int{0, 0}),
@@ -141,7 +141,7 @@ func TestClineTasks(t *testing.T) {
 					t.Errorf("first answer lacks %q:\n%s", w, ai)
 				}
 			}
-			if strings.Contains(ai, "hidden") || strings.Contains(ai, "thinking about it") || strings.Contains(ai, "ok  queue") {
+			if strings.Contains(ai, "hidden") || strings.Contains(ai, "thinking about it") || strings.Contains(ai, "ok  queue") || strings.Contains(ai, "HAS_CHANGES") {
 				t.Errorf("reasoning or output kept:\n%s", ai)
 			}
 			if len(ex[0].Files) != 1 || ex[0].Files[0] != "queue/store.go" {
@@ -312,6 +312,16 @@ func TestOpenCode(t *testing.T) {
 	}
 	if UnitCwd(OpenCode, path) != "/work/app" {
 		t.Errorf("cwd")
+	}
+
+	// the first releases' layout: project/<slug>/storage/session/{info,message,part}
+	legacy := filepath.Join(t.TempDir(), "project", "app", "storage", "session")
+	writeJSON(t, filepath.Join(legacy, "info", "ses_old.json"), map[string]any{"id": "ses_old", "directory": "/work/app"})
+	writeJSON(t, filepath.Join(legacy, "message", "ses_old", "msg_1.json"), map[string]any{"id": "msg_1", "role": "user", "time": map[string]any{"created": 1777629600000}})
+	writeJSON(t, filepath.Join(legacy, "part", "ses_old", "msg_1", "prt_1.json"), map[string]any{"id": "prt_1", "type": "text", "text": "an early question"})
+	logs = t.TempDir()
+	if res := importOne(t, OpenCode, logs, filepath.Dir(filepath.Dir(legacy)), Options{}); res.Errors != 0 || res.Exchanges != 1 {
+		t.Errorf("legacy layout: %+v", res)
 	}
 
 	db := filepath.Join(t.TempDir(), "opencode.db")

@@ -44,6 +44,10 @@ import (
 // its parentTaskId. A subtask's result, returned to the parent, opens a
 // new exchange of the parent's turn: "[subtask result] <its first line>".
 
+// clineChangesFlag ends a Cline completion result whose task changed
+// files (COMPLETION_RESULT_CHANGES_FLAG); it is not part of the text.
+const clineChangesFlag = "HAS_CHANGES"
+
 // maxClineFile bounds a task file read whole.
 const maxClineFile = 512 << 20
 
@@ -303,7 +307,7 @@ func (u *clineUI) message(i int, m *clineMsg) {
 			u.step(it, stripThinking(m.Text))
 		}
 	case "completion_result", "ask:completion_result":
-		u.step(it, m.Text)
+		u.step(it, strings.TrimSuffix(strings.TrimSpace(m.Text), clineChangesFlag))
 		if kind == "ask:completion_result" {
 			u.end(it)
 		}

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -44,7 +45,9 @@ func ParseClineSession(path string) Parsed {
 		SessionID string          `json:"sessionId"`
 		Messages  json.RawMessage `json:"messages"`
 	}
-	if err := json.Unmarshal(data, &file); err != nil {
+	if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '[' {
+		file.Messages = trimmed // the messages alone, without the envelope
+	} else if err := json.Unmarshal(data, &file); err != nil {
 		out.Problems = append(out.Problems, Problem{File: path, Line: lineOf(data, err), Reason: "not a Cline session messages file: " + shortErr(err)})
 		return out
 	}

@@ -346,8 +346,8 @@ func unitStamp(agent, path string) (int64, time.Time, bool) {
 	case agent == OpenCode:
 		var s ocSession
 		if b, err := readCapped(path, 16<<20); err == nil && jsonUnmarshal(b, &s) && s.ID != "" {
-			storage := filepath.Dir(filepath.Dir(filepath.Dir(path)))
-			msgs, _ := filepath.Glob(filepath.Join(storage, "message", s.ID, "*.json"))
+			msgDir, _ := openCodeDirs(path, s.ID)
+			msgs, _ := filepath.Glob(filepath.Join(msgDir, "*.json"))
 			for _, m := range msgs {
 				add(m)
 			}

@@ -190,13 +190,27 @@ func ParseOpenCodeStorage(path string) Parsed {
 		out.Problems = append(out.Problems, Problem{File: path, Reason: fmt.Sprintf("session id %q is not usable", oneLine(info.ID, 80))})
 		return out
 	}
-	storage := filepath.Dir(filepath.Dir(filepath.Dir(path)))
-	msgs := readOpenCodeDir[ocMessage](filepath.Join(storage, "message", info.ID), &out)
+	msgDir, partDir := openCodeDirs(path, info.ID)
+	msgs := readOpenCodeDir[ocMessage](msgDir, &out)
 	for i := range msgs {
-		msgs[i].parts = readOpenCodeDir[ocPart](filepath.Join(storage, "part", msgs[i].ID), &out)
+		msgs[i].parts = readOpenCodeDir[ocPart](partDir(msgs[i].ID), &out)
 	}
 	addOpenCodeSession(&out, openCodeSession(info, msgs, path))
 	return out
+}
+
+// openCodeDirs are the folders of a session file's messages and of a
+// message's parts: storage/message/<session>/ and storage/part/<message>/;
+// in the first releases' layout (project/<slug>/storage/session/info/
+// <session>.json), storage/session/message/<session>/ and
+// storage/session/part/<session>/<message>/.
+func openCodeDirs(path, session string) (string, func(string) string) {
+	if filepath.Base(filepath.Dir(path)) == "info" {
+		base := filepath.Dir(filepath.Dir(path))
+		return filepath.Join(base, "message", session), func(m string) string { return filepath.Join(base, "part", session, m) }
+	}
+	storage := filepath.Dir(filepath.Dir(filepath.Dir(path)))
+	return filepath.Join(storage, "message", session), func(m string) string { return filepath.Join(storage, "part", m) }
 }
 
 // readOpenCodeDir reads every *.json object of dir (none when it is

@@ -82,7 +82,7 @@ var unitGlobs = map[string][]string{
 	Cline:    {"tasks/*/" + clineUIFile, "tasks/*/" + clineAPIFile, "sessions/*/*" + clineSessionSuffix, "*/*" + clineSessionSuffix},
 	Roo:      {"tasks/*/" + clineUIFile, "tasks/*/" + clineAPIFile},
 	Kilo:     {"tasks/*/" + clineUIFile, "tasks/*/" + clineAPIFile},
-	OpenCode: {"storage/session/*/*.json", "opencode.db", "opencode-*.db"},
+	OpenCode: {"storage/session/*/*.json", "project/*/storage/session/info/*.json", "opencode.db", "opencode-*.db"},
 	Copilot:  {"*/events.jsonl", "*.jsonl"},
 	Goose:    {"*.jsonl", "sessions.db"},
 }
