@@ -362,7 +362,7 @@ func (st *Store) linkHandoffs(s *Session, plans []planned, res *Result) error {
 				ts = plans[0].ev.Timestamp
 			}
 			if ts.IsZero() {
-				ts = mtimeOr(s.Time)
+				ts = mtimeOr(firstTime(s.Items))
 			}
 			if err := st.linkSessions(parent, s.ID, ts, s.Source, res); err != nil {
 				return err
