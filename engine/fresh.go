@@ -7,8 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/praxis-os/continuity/index"
@@ -184,28 +182,14 @@ func unindexedLines(ctx context.Context, db *index.DB, logs string) (unindexed, 
 			offsets[[2]uint64{g.Dev, g.Ino}] = g.Offset
 		}
 	}
-	entries, err := os.ReadDir(logs)
-	if errors.Is(err, os.ErrNotExist) {
-		return total, nil
-	}
+	files, err := logFiles(logs)
 	if err != nil {
 		return total, err
 	}
-	for _, en := range entries {
-		if !strings.HasSuffix(en.Name(), ".jsonl") || !en.Type().IsRegular() {
-			continue
-		}
-		fi, err := en.Info()
-		if err != nil {
-			continue
-		}
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		if !ok {
-			continue
-		}
-		off := offsets[[2]uint64{uint64(st.Dev), st.Ino}]
-		if fi.Size() > off {
-			b, l := completeLines(filepath.Join(logs, en.Name()), off, fi.Size())
+	for k, f := range files {
+		off := offsets[k]
+		if f.size > off {
+			b, l := completeLines(filepath.Join(logs, f.name), off, f.size)
 			total.bytes += b
 			if total.lines >= 0 && l >= 0 {
 				total.lines += l

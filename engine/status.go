@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -206,31 +207,46 @@ func (c *Client) viewReport(ctx context.Context, view string, resp any) error {
 	return server.NewClient(server.SocketPath(c.ws.Cache)).Call(cctx, view+"_status", struct{}{}, resp)
 }
 
+// logFile is a *.jsonl file of the logs folder: its name and size, by
+// device and inode (logFiles).
+type logFile struct {
+	name string
+	size int64
+}
+
+// logFiles lists the *.jsonl regular files of the logs folder by device
+// and inode; none when the folder does not exist.
+func logFiles(logs string) (map[[2]uint64]logFile, error) {
+	entries, err := os.ReadDir(logs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	present := map[[2]uint64]logFile{}
+	for _, en := range entries {
+		if !strings.HasSuffix(en.Name(), ".jsonl") || !en.Type().IsRegular() {
+			continue
+		}
+		fi, err := en.Info()
+		if err != nil {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			present[[2]uint64{uint64(st.Dev), st.Ino}] = logFile{en.Name(), fi.Size()}
+		}
+	}
+	return present, nil
+}
+
 // fileLags matches the live generations to the files of the logs folder by
 // identity (device and inode, so a file renamed, replaced or restored
 // while no daemon ran is not mistaken for the generation of its name) and
 // reports each with its lag. A file no generation follows is listed as not
 // seen, its whole size as lag: a stopped daemon's lag is not 0.
 func fileLags(logs string, gens []index.FileStatus) []FileStatus {
-	type file struct {
-		name string
-		size int64
-	}
-	present := map[[2]uint64]file{}
-	if entries, err := os.ReadDir(logs); err == nil {
-		for _, en := range entries {
-			if !strings.HasSuffix(en.Name(), ".jsonl") || !en.Type().IsRegular() {
-				continue
-			}
-			fi, err := en.Info()
-			if err != nil {
-				continue
-			}
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-				present[[2]uint64{uint64(st.Dev), st.Ino}] = file{en.Name(), fi.Size()}
-			}
-		}
-	}
+	present, _ := logFiles(logs)
 	out := []FileStatus{}
 	for _, g := range gens {
 		f := FileStatus{Path: g.Path, Generation: g.Generation, Offset: g.Offset, Line: g.Line, Gone: g.Gone}
