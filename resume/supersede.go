@@ -1,6 +1,8 @@
 package resume
 
 import (
+	"fmt"
+
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/search"
 )
@@ -59,8 +61,18 @@ func supersessionNote(by *pick, of []*pick) string {
 	if by != nil {
 		note += "[superseded by the answer of " + by.ev.Timestamp.UTC().Format(timeFormat) + ", below]\n"
 	}
-	for _, o := range of {
-		note += "[supersedes the answer of " + o.ev.Timestamp.UTC().Format(timeFormat) + ", above]\n"
+	switch len(of) {
+	case 0:
+	case 1:
+		note += "[supersedes the answer of " + of[0].ev.Timestamp.UTC().Format(timeFormat) + ", above]\n"
+	default:
+		latest := of[0]
+		for _, o := range of[1:] {
+			if later(o.ev, latest.ev) {
+				latest = o
+			}
+		}
+		note += fmt.Sprintf("[supersedes %d earlier answers above, the latest of %s]\n", len(of), latest.ev.Timestamp.UTC().Format(timeFormat))
 	}
 	return note
 }

@@ -82,6 +82,7 @@ func TestSupersedesOnlyTheSameQuestion(t *testing.T) {
 		{"short prompt", [3]string{"s1", "go on", "first part"}, [3]string{"s2", "go on", "second part"}, 48 * time.Hour, false},
 		{"continued turn", [3]string{"s1", "refactor the watcher tailing code", "part one"}, [3]string{"s1", "[continued] refactor the watcher tailing code", "part two"}, 2 * time.Hour, false},
 		{"retry in the same session", [3]string{"s1", "which port does the api listen on", "8080"}, [3]string{"s1", "which port does the api listen on", "9090"}, 2 * time.Minute, false},
+		{"another number", [3]string{"s1", "what is the status of issue 12 in the tracker", "open"}, [3]string{"s2", "what is the status of issue 13 in the tracker", "closed"}, 48 * time.Hour, false},
 		{"asked again later in the same session", [3]string{"s1", "which port does the api listen on", "8080"}, [3]string{"s1", "which port does the api listen on", "9090"}, 3 * time.Hour, true},
 	}
 	for _, tc := range tests {

@@ -19,7 +19,8 @@ import (
 // The same question: the prompts' terms (analyze.Terms: stems, stopwords
 // left out) overlap by SameQuestion or more (Jaccard: shared / all), with
 // at least minQuestionTerms terms each ("go on", "run the tests" say too
-// little to be the same question). Answered differently: the answers
+// little to be the same question), and the same numbers ("issue 12" and
+// "issue 13" are two questions). Answered differently: the answers
 // differ (white space and case aside). Not a supersession: the later part
 // of one turn cut in several exchanges (an imported "[continued]" prompt),
 // nor a question asked again in the same session within sameTurn.
@@ -112,7 +113,7 @@ func Supersedes(a, b index.Event, at, bt map[string]bool) bool {
 	if a.SessionID == b.SessionID && a.Timestamp.Sub(b.Timestamp) < sameTurn {
 		return false
 	}
-	if jaccard(at, bt) < SameQuestion {
+	if jaccard(at, bt) < SameQuestion || numbersDiffer(at, bt) {
 		return false
 	}
 	return normalise(a.AI) != normalise(b.AI)
@@ -121,6 +122,20 @@ func Supersedes(a, b index.Event, at, bt map[string]bool) bool {
 // QuestionTerms is questionTerms, for callers comparing exchanges
 // themselves (resume).
 func QuestionTerms(user string) map[string]bool { return questionTerms(user) }
+
+// numbersDiffer reports whether a term with a digit is in one set and not
+// the other: "the status of issue 12" and "of issue 13", "module 1" and
+// "module 6" are different questions however alike their words.
+func numbersDiffer(a, b map[string]bool) bool {
+	for _, pair := range [2][2]map[string]bool{{a, b}, {b, a}} {
+		for t := range pair[0] {
+			if !pair[1][t] && strings.ContainsAny(t, "0123456789") {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // jaccard is |a ∩ b| / |a ∪ b|.
 func jaccard(a, b map[string]bool) float64 {
