@@ -28,7 +28,7 @@ import (
 //   - supersession (supersede.go): an exchange that asks the same question
 //     as an earlier one of the workspace and answers differently scores at
 //     least what the earlier one scores, so it ranks above it; both are
-//     marked.
+//     marked. Looked for among the best supersessionSpan hits.
 //
 // A query that names nothing but a time ("what did we do yesterday")
 // lists that span's exchanges, newest first, each scoring 1 (TimeOnly).
@@ -54,6 +54,12 @@ const scorePool = 100
 
 // poolSize is how many fused candidates a query of this limit scores.
 func poolSize(limit int) int { return max(scorePool, 2*limit) }
+
+// supersessionSpan is how many of the best scored hits are compared with
+// each other for supersession, whatever the limit (comparing prompts costs
+// their analysis): an exchange and the one that supersedes it ask the same
+// question, so they score alike and stand near each other.
+const supersessionSpan = 32
 
 // WeakMatches is how many results a query whose gate closed still returns,
 // marked weak (see Result.Weak).
@@ -143,7 +149,8 @@ func (s *Searcher) results(ctx context.Context, fetch func(context.Context, []in
 	for _, h := range hits {
 		open = open || roundScore(h.c.rel) >= r.gate
 	}
-	markSupersessions(hits)
+	orderHits(hits)
+	markSupersessions(hits[:min(len(hits), supersessionSpan)])
 	orderHits(hits)
 	hits = collapseIdentical(hits)
 	out := make([]Result, 0, min(r.limit, len(hits)))
