@@ -54,25 +54,19 @@ var extraVariants = map[string]variant{
 	"cohort0.2":  {Name: "hybrid, cohort level +0.2", Mode: search.ModeHybrid, Options: search.Options{CohortMargin: 0.2}},
 	// nofloor is hybrid without the "nothing relevant" score floor: what
 	// the floor costs a set whose evidence scores low.
-	"nofloor":    {Name: "hybrid, no score floor", Mode: search.ModeHybrid, MinScore: new(float64)},
-	"vs0.3":      {Name: "hybrid, vector share 0.3", Mode: search.ModeHybrid, Options: search.Options{VectorShare: 0.3}},
-	"vs0.7":      {Name: "hybrid, vector share 0.7", Mode: search.ModeHybrid, Options: search.Options{VectorShare: 0.7}},
-	"vs1":        {Name: "hybrid, vector share 1", Mode: search.ModeHybrid, Options: search.Options{VectorShare: 1}},
-	"vp1":        {Name: "hybrid, vector power 1", Mode: search.ModeHybrid, Options: search.Options{VectorPower: 1}},
-	"vp3":        {Name: "hybrid, vector power 3", Mode: search.ModeHybrid, Options: search.Options{VectorPower: 3}},
-	"len150":     {Name: "hybrid, length avg 150", Mode: search.ModeHybrid, Options: search.Options{LengthAvg: 150}},
-	"len600":     {Name: "hybrid, length avg 600", Mode: search.ModeHybrid, Options: search.Options{LengthAvg: 600}},
-	"len1000":    {Name: "hybrid, length avg 1000", Mode: search.ModeHybrid, Options: search.Options{LengthAvg: 1000}},
-	"nolen":      {Name: "hybrid, no length norm", Mode: search.ModeHybrid, Options: search.Options{LengthAvg: -1}},
-	"bm25nolen":  {Name: "bm25, no length norm", Mode: search.ModeLexical, Options: search.Options{LengthAvg: -1}},
-	"vp1.5":      {Name: "hybrid, vector power 1.5", Mode: search.ModeHybrid, Options: search.Options{VectorPower: 1.5}},
-	"vp1.5to0.6": {Name: "hybrid, vector power 1.5, time outside 0.6", Mode: search.ModeHybrid, Options: search.Options{VectorPower: 1.5, TimeOutside: 0.6}},
-	"to0.5":      {Name: "hybrid, time outside 0.5", Mode: search.ModeHybrid, Options: search.Options{TimeOutside: 0.5}},
-	"vp2vs1":     {Name: "hybrid, vp 2, vs 1", Mode: search.ModeHybrid, Options: search.Options{VectorPower: 2, VectorShare: 1}},
-	"vp2vs0.7":   {Name: "hybrid, vp 2, vs 0.7", Mode: search.ModeHybrid, Options: search.Options{VectorPower: 2, VectorShare: 0.7}},
-	"vp3vs1":     {Name: "hybrid, vp 3, vs 1", Mode: search.ModeHybrid, Options: search.Options{VectorPower: 3, VectorShare: 1}},
-	"to0.6":      {Name: "hybrid, time outside 0.6", Mode: search.ModeHybrid, Options: search.Options{TimeOutside: 0.6}},
-	"to0.9":      {Name: "hybrid, time outside 0.9", Mode: search.ModeHybrid, Options: search.Options{TimeOutside: 0.9}},
+	"nofloor": {Name: "hybrid, no score floor", Mode: search.ModeHybrid, MinScore: new(float64)},
+	// The score's parts (issue 22: results ordered by their score; the
+	// defaults are vector share 0.5, power 2, length 300, time outside 0.8).
+	"vs0.3":  {Name: "hybrid, vector share 0.3", Mode: search.ModeHybrid, Options: search.Options{VectorShare: 0.3}},
+	"vs1":    {Name: "hybrid, vector share 1", Mode: search.ModeHybrid, Options: search.Options{VectorShare: 1}},
+	"vp1":    {Name: "hybrid, vector power 1", Mode: search.ModeHybrid, Options: search.Options{VectorPower: 1}},
+	"vp3":    {Name: "hybrid, vector power 3", Mode: search.ModeHybrid, Options: search.Options{VectorPower: 3}},
+	"len150": {Name: "hybrid, length avg 150", Mode: search.ModeHybrid, Options: search.Options{LengthAvg: 150}},
+	"len600": {Name: "hybrid, length avg 600", Mode: search.ModeHybrid, Options: search.Options{LengthAvg: 600}},
+	"nolen":  {Name: "hybrid, no length norm", Mode: search.ModeHybrid, Options: search.Options{LengthAvg: -1}},
+	"vp1.5":  {Name: "hybrid, vector power 1.5", Mode: search.ModeHybrid, Options: search.Options{VectorPower: 1.5}},
+	"to0.6":  {Name: "hybrid, time outside 0.6", Mode: search.ModeHybrid, Options: search.Options{TimeOutside: 0.6}},
+	"to0.9":  {Name: "hybrid, time outside 0.9", Mode: search.ModeHybrid, Options: search.Options{TimeOutside: 0.9}},
 }
 
 // selectVariants returns the variants named in list (comma-separated:
