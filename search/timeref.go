@@ -75,9 +75,11 @@ type timePattern struct {
 var timePatterns = []timePattern{
 	{regexp.MustCompile(`\b` + countRE + ` ` + unitRE + ` ago\b`), spanAgo},
 	{regexp.MustCompile(`\b(past|last) (?:` + countRE + ` )?` + unitRE + `\b`), spanPast},
-	// "last Saturday", "on Monday": the most recent such day before
-	// today, that day only (asked on a Saturday, a week ago).
-	{regexp.MustCompile(`\b(?:last|on|past) ` + weekdayRE + `\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
+	// "last Saturday": the most recent such day before today, that day
+	// only (asked on a Saturday, a week ago). "On Monday" alone is not
+	// read: it names any Monday as often as the last one (on the dev
+	// set, reading it as the last cost a question its evidence).
+	{regexp.MustCompile(`\blast ` + weekdayRE + `\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
 		today := startOfDay(now)
 		back := (int(today.Weekday()) - int(weekdays[m[1]]) + 7) % 7
 		if back == 0 {
