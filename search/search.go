@@ -196,15 +196,15 @@ type Options struct {
 	// the time span a query names keep (see rank.go); 0 means
 	// DefaultTimeOutside, 1 keeps it whole.
 	TimeOutside float64
-	// VectorShare scales the semantic strength in a hybrid score; 0
-	// means 1. For evaluation.
+	// VectorShare scales the semantic strength in a hybrid score (see
+	// DefaultVectorShare); 0 means the default.
 	VectorShare float64
 	// LengthAvg is the words of an average exchange for the length
-	// normalisation of the lexical strength (score.go); 0 means the
-	// default, negative turns the normalisation off. For evaluation.
+	// normalisation of the lexical strength in scores (score.go); 0 means
+	// the default, negative turns the normalisation off.
 	LengthAvg float64
 	// VectorPower raises the semantic strength to this power in a hybrid
-	// score; 0 means 1. For evaluation.
+	// score (see DefaultVectorPower); 0 means the default.
 	VectorPower float64
 	// KeepFillerWords keeps conversational filler words (fillerWords) in
 	// the BM25 query; for evaluation.
