@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -62,7 +63,7 @@ func Identifiers(text string) []Identifier {
 		seen[lower] = true
 		id := Identifier{Text: lower, Words: Words(tok), Hex: isHexHash(lower)}
 		for _, p := range Tokens(tok) {
-			if !containsString(id.Parts, p) {
+			if !slices.Contains(id.Parts, p) {
 				id.Parts = append(id.Parts, p)
 			}
 		}
@@ -75,15 +76,6 @@ func Identifiers(text string) []Identifier {
 		}
 	}
 	return out
-}
-
-func containsString(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // isIdentifier reports whether tok (trimmed) is an identifier: see

@@ -19,10 +19,10 @@ func TestIdentifiers(t *testing.T) {
 		{"(pkg.Func) and os.ReadFile.", []string{"pkg.func", "os.readfile"}},
 		{"error E1234 again", []string{"e1234"}},
 		{"commit a3f9c2e broke it", []string{"a3f9c2e"}},
-		{"the front-end and a re-run", nil},                 // English hyphenation
-		{"the --min-score flag", []string{"--min-score"}},   // a flag
+		{"the front-end and a re-run", nil},                   // English hyphenation
+		{"the --min-score flag", []string{"--min-score"}},     // a flag
 		{"in 2026-11-25 at 10:00 v1.2.3", []string{"v1.2.3"}}, // dates and times have no letter
-		{"e.g. i.e. U.S.", nil},                              // letters only, one each
+		{"e.g. i.e. U.S.", nil},                               // letters only, one each
 		{"plain words only here", nil},
 		{"send_reset_email and send_reset_email", []string{"send_reset_email"}},
 		{"getHTTPClient", []string{"gethttpclient"}},

@@ -88,7 +88,7 @@ func (e *Engine) awaitSearchable(ctx context.Context, mode search.Mode) *Pending
 	}
 	if behind.bytes > 0 {
 		return &Pending{Bytes: behind.bytes, Lines: behind.lines, Note: fmt.Sprintf("%s written to the logs just before this search %s not indexed yet (still being indexed): "+
-			"search again in a moment before concluding that anything was not discussed", behind.words(), isAre(behind.count()))}
+			"search again in a moment before concluding that anything was not discussed", behind.words(), plural(int(behind.count()), "is", "are"))}
 	}
 	id := e.vectorIdentity(mode)
 	if id == "" {
@@ -112,7 +112,7 @@ func (e *Engine) awaitSearchable(ctx context.Context, mode search.Mode) *Pending
 		return nil // a backfill or a re-embedding: VectorsMissing and status say so
 	}
 	return &Pending{Unembedded: missing, Note: fmt.Sprintf("the %d %s %s no vector yet: found by %s words only for now",
-		missing, plural(int(missing), "newest exchange", "newest exchanges"), hasHave(missing), itsTheir(missing))}
+		missing, plural(int(missing), "newest exchange", "newest exchanges"), plural(int(missing), "has", "have"), plural(int(missing), "its", "their"))}
 }
 
 // vectorIdentity is the identity of the vector space a search of this
@@ -136,7 +136,7 @@ func localPending(ctx context.Context, db *index.DB, logs string) *Pending {
 	}
 	n := behind.count()
 	return &Pending{Bytes: behind.bytes, Lines: behind.lines, Note: fmt.Sprintf("%s of the logs %s not indexed: no daemon is running to index %s "+
-		"(start 'continuity daemon', or run 'continuity ingest'), so this search cannot see %s", behind.words(), isAre(n), itThem(n), itThem(n))}
+		"(start 'continuity daemon', or run 'continuity ingest'), so this search cannot see %s", behind.words(), plural(int(n), "is", "are"), plural(int(n), "it", "them"), plural(int(n), "it", "them"))}
 }
 
 // unindexed is what the logs hold past what the index committed: bytes of
@@ -249,32 +249,4 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
-}
-
-func isAre(n int64) string {
-	if n == 1 {
-		return "is"
-	}
-	return "are"
-}
-
-func itThem(n int64) string {
-	if n == 1 {
-		return "it"
-	}
-	return "them"
-}
-
-func hasHave(n int64) string {
-	if n == 1 {
-		return "has"
-	}
-	return "have"
-}
-
-func itsTheir(n int64) string {
-	if n == 1 {
-		return "its"
-	}
-	return "their"
 }

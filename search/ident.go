@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/praxis-os/continuity/analyze"
@@ -53,22 +54,13 @@ func identifierWords(ids []analyze.Identifier) []string {
 	for _, id := range ids {
 		for _, p := range id.Parts {
 			for _, w := range analyze.Words(p) {
-				if !analyze.Meaningless(w) && !containsWord(id.Words, w) && !containsWord(out, w) {
+				if !analyze.Meaningless(w) && !slices.Contains(id.Words, w) && !slices.Contains(out, w) {
 					out = append(out, w)
 				}
 			}
 		}
 	}
 	return out
-}
-
-func containsWord(ws []string, w string) bool {
-	for _, x := range ws {
-		if x == w {
-			return true
-		}
-	}
-	return false
 }
 
 // identTerms links each identifier to the query's terms lts.
@@ -93,7 +85,7 @@ func identTerms(ids []analyze.Identifier, lts []lexTerm) []identTerm {
 					seen[i] = true
 					it.members = append(it.members, i)
 				}
-				if part && !containsInt(it.parts, i) {
+				if part && !slices.Contains(it.parts, i) {
 					it.parts = append(it.parts, i)
 					it.weight += lts[i].weight
 				}
@@ -116,15 +108,6 @@ func identTerms(ids []analyze.Identifier, lts []lexTerm) []identTerm {
 		out = append(out, it)
 	}
 	return out
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // strength is how strongly an exchange (user text, answer and files) holds

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/internal/indextest"
+	"github.com/praxis-os/continuity/vectors"
 )
 
 // Issue 22: answers an agent can trust. Each test failed before the
@@ -18,6 +20,20 @@ import (
 func withFiles(id, session string, ts time.Time, user, ai string, files ...string) string {
 	return indextest.Line(map[string]any{"type": "exchange", "id": id, "session_id": session,
 		"timestamp": ts.Format(time.RFC3339), "user": user, "ai": ai, "files": files})
+}
+
+// bothFloors returns a searcher with the default floor and one without.
+func bothFloors(t *testing.T, f *fixture, e embed.Embedder, w *vectors.Worker) []*Searcher {
+	t.Helper()
+	var out []*Searcher
+	for _, opts := range []Options{{}, noFloor} {
+		s, err := New(Config{DB: f.db, Embedder: e, Vectors: w.Space, Options: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // TestNewerWinsAtEqualRelevance (item 1): two exchanges ask the same
@@ -35,11 +51,7 @@ func TestNewerWinsAtEqualRelevance(t *testing.T) {
 	)
 	e := builtin(t, 0)
 	w := drain(t, f.db, e)
-	for _, opts := range []Options{{}, noFloor} {
-		s, err := New(Config{DB: f.db, Embedder: e, Vectors: w.Space, Options: opts})
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, s := range bothFloors(t, f, e, w) {
 		for _, m := range allModes {
 			res, err := s.Search(ctx, Query{Text: "which node version for the frontend build", Mode: m})
 			if err != nil {
@@ -179,11 +191,7 @@ func TestTimeOnlyQueries(t *testing.T) {
 	)
 	e := builtin(t, 0)
 	w := drain(t, f.db, e)
-	for _, opts := range []Options{{}, noFloor} {
-		s, err := New(Config{DB: f.db, Embedder: e, Vectors: w.Space, Options: opts})
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, s := range bothFloors(t, f, e, w) {
 		for _, m := range allModes {
 			for _, tc := range []struct {
 				text string
@@ -260,11 +268,7 @@ func TestIdentifiers(t *testing.T) {
 	)
 	e := builtin(t, 0)
 	w := drain(t, f.db, e)
-	for _, opts := range []Options{{}, noFloor} {
-		s, err := New(Config{DB: f.db, Embedder: e, Vectors: w.Space, Options: opts})
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, s := range bothFloors(t, f, e, w) {
 		for _, m := range []Mode{ModeHybrid, ModeLexical} {
 			for _, tc := range []struct {
 				query, first string

@@ -29,7 +29,7 @@ func TestParseTimeRef(t *testing.T) {
 		{text: "an hour ago", phrase: "an hour ago", from: now.Add(-90 * time.Minute), to: now.Add(-30 * time.Minute)},
 		{text: "Who did I go with to the music event last Saturday?", phrase: "last saturday", from: date(4, 11, 0), to: date(4, 12, 0)},
 		{text: "last wednesday's deploy", phrase: "last wednesday", from: date(4, 8, 0), to: date(4, 9, 0)}, // today is a Wednesday: a week back
-		{text: "what time did I reach the clinic on Monday?"}, // any Monday
+		{text: "what time did I reach the clinic on Monday?"},                                               // any Monday
 		{text: "what broke yesterday", phrase: "yesterday", from: date(4, 14, 0), to: date(4, 15, 0)},
 		{text: "yesterday afternoon", phrase: "yesterday afternoon", from: date(4, 14, 12), to: date(4, 14, 18)},
 		{text: "the day before yesterday", phrase: "the day before yesterday", from: date(4, 13, 0), to: date(4, 14, 0)},
