@@ -599,9 +599,9 @@ func (d *doctor) checkRejects() {
 	if d.status == nil {
 		return
 	}
-	// Lines of forgotten sessions are listed by `rejects` but are no
-	// agent's mistake.
-	if n := d.status.Rejects - d.status.RejectsForgotten; n > 0 {
+	// Lines of forgotten sessions and identical replays of a line with
+	// an id are listed by `rejects` but are no agent's mistake.
+	if n := d.status.Rejects - d.status.RejectsForgotten - d.status.RejectsReplayed; n > 0 {
 		d.add(name, StatusWarn, fmt.Sprintf("%d log %s rejected", n, plural(int(n), "line was", "lines were")),
 			"run `continuity rejects` to see each file:line and reason, then fix the agent that wrote them")
 		return

@@ -89,6 +89,11 @@ func (r *rejectLog) step(ctx context.Context) (more bool, err error) {
 		}
 		r.last = next
 		for _, rj := range rs {
+			if rj.Kind == index.KindDuplicate {
+				// A producer's retry: listed by `rejects`, no warning.
+				r.log.Debug("line replayed; indexed once", "at", rj.File+":"+strconv.FormatInt(rj.Line, 10), "reason", rj.Reason)
+				continue
+			}
 			if r.logged >= rejectLogBurst {
 				r.suppressed++
 				continue

@@ -20,22 +20,25 @@ import (
 // StatusReport is `continuity status`: whether a daemon runs, where the
 // index is in each log, what it holds and what waits.
 type StatusReport struct {
-	Workspace         string           `json:"workspace"`
-	Daemon            DaemonInfo       `json:"daemon"`
-	LagBytes          int64            `json:"lag_bytes"` // bytes of the logs not indexed yet, all files
-	Events            int64            `json:"events"`
-	Exchanges         int64            `json:"exchanges"`
-	Sessions          int64            `json:"sessions"`
-	Rejects           int64            `json:"rejects"`
-	Redactions        int64            `json:"redactions"`
-	DuplicatesSkipped int64            `json:"duplicates_skipped"`
-	UnknownTypes      int64            `json:"unknown_types"`
-	UnknownFields     int64            `json:"unknown_fields"`
-	EventsByType      map[string]int64 `json:"events_by_type"`
-	Embedder          string           `json:"embedder"`
-	Vectors           map[string]int64 `json:"vectors"`
-	EmbedPending      int64            `json:"embed_pending"`
-	Embedding         *EmbedProgress   `json:"embedding,omitempty"`
+	Workspace         string     `json:"workspace"`
+	Daemon            DaemonInfo `json:"daemon"`
+	LagBytes          int64      `json:"lag_bytes"` // bytes of the logs not indexed yet, all files
+	Events            int64      `json:"events"`
+	Exchanges         int64      `json:"exchanges"`
+	Sessions          int64      `json:"sessions"`
+	Rejects           int64      `json:"rejects"`
+	Redactions        int64      `json:"redactions"`
+	DuplicatesSkipped int64      `json:"duplicates_skipped"`
+	// ReusedIDs: of the duplicates, the lines whose id another line
+	// with other content used first (listed by rejects).
+	ReusedIDs     int64            `json:"reused_ids"`
+	UnknownTypes  int64            `json:"unknown_types"`
+	UnknownFields int64            `json:"unknown_fields"`
+	EventsByType  map[string]int64 `json:"events_by_type"`
+	Embedder      string           `json:"embedder"`
+	Vectors       map[string]int64 `json:"vectors"`
+	EmbedPending  int64            `json:"embed_pending"`
+	Embedding     *EmbedProgress   `json:"embedding,omitempty"`
 	// FullTextPending: exchanges not in the full-text index yet (plus
 	// deletions not applied); -1 when it is not built yet.
 	FullTextPending int64 `json:"fulltext_pending"`
@@ -83,6 +86,7 @@ type DaemonInfo struct {
 type ProducerCounts struct {
 	TimestampsNoOffset int64 `json:"timestamps_without_offset"` // read in the daemon's local time zone
 	AIFromAlias        int64 `json:"ai_from_alias"`             // "assistant" read as "ai"
+	BOMsSkipped        int64 `json:"byte_order_marks_skipped"`  // UTF-8 byte order marks skipped at the start of a file
 	ForgottenSkipped   int64 `json:"forgotten_skipped"`         // lines of forgotten sessions not indexed again
 	Forgotten          int64 `json:"forgotten_sessions"`        // sessions removed by `forget`
 	// UnknownFieldNames: per unknown field of events of known types, how
@@ -122,10 +126,10 @@ func (c *Client) Status(ctx context.Context) (StatusReport, error) {
 	}
 	r := StatusReport{
 		Workspace: c.ws.Root, Events: st.Events, Exchanges: st.Exchanges, Sessions: st.Sessions,
-		Rejects: st.Rejects, Redactions: st.Redactions, DuplicatesSkipped: st.DuplicatesSkipped, UnknownTypes: st.UnknownTypes,
+		Rejects: st.Rejects, Redactions: st.Redactions, DuplicatesSkipped: st.DuplicatesSkipped, ReusedIDs: st.RejectsReusedID, UnknownTypes: st.UnknownTypes,
 		UnknownFields: st.UnknownFields, EventsByType: st.EventsByType, Skipped: st.Skipped,
 		Files: []FileStatus{}, ProducerCounts: ProducerCounts{
-			TimestampsNoOffset: st.TimestampsNoOffset, AIFromAlias: st.AIFromAlias,
+			TimestampsNoOffset: st.TimestampsNoOffset, AIFromAlias: st.AIFromAlias, BOMsSkipped: st.BOMsSkipped,
 			ForgottenSkipped: st.ForgottenSkipped, Forgotten: st.Forgotten,
 			UnknownFieldNames: st.UnknownFieldNames,
 		},

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -42,6 +43,9 @@ const (
 	// (names up to 64 bytes): status names them, so that an answer written
 	// as "response" does not go unnoticed.
 	CounterUnknownFieldPrefix = "unknown_field:"
+	// CounterBOMsSkipped counts the UTF-8 byte order marks skipped at
+	// the start of a file (watcher.Line.BOM).
+	CounterBOMsSkipped = "byte_order_marks_skipped"
 	// CounterEventSeq is the highest event row id ever given.
 	CounterEventSeq = "event_seq"
 )
@@ -194,6 +198,7 @@ type commitBatch struct {
 // batchCounts are a batch's additions to the counters.
 type batchCounts struct {
 	duplicates, unknownTypes, unknownFields, forgottenSkipped, redactions, noOffset, aliases int64
+	boms                                                                                     int64
 }
 
 // forgottenSessions looks up when sessions were forgotten, once each per
@@ -237,6 +242,9 @@ func (cb *commitBatch) storeLine(i int) error {
 	if l.End <= cb.stored {
 		return nil // committed by an earlier batch
 	}
+	if l.BOM {
+		cb.counts.boms++
+	}
 	if l.Oversize {
 		return cb.reject(cb.gen, l, logformat.KindTooLarge,
 			fmt.Sprintf("line of %d bytes exceeds the maximum line size", l.End-l.Start), cb.nowNano)
@@ -265,7 +273,7 @@ func (cb *commitBatch) storeLine(i int) error {
 		return fmt.Errorf("line %d: %w", l.Number, err)
 	}
 	if !inserted {
-		return cb.notInserted(l, ev)
+		return cb.notInserted(l, ev, pl.raw)
 	}
 	cb.count(ev)
 	ts := eventTime(ev.Timestamp, cb.now)
@@ -273,22 +281,50 @@ func (cb *commitBatch) storeLine(i int) error {
 	return cb.link(l, ev, rowID, ts)
 }
 
-// notInserted counts an event the index already holds: a duplicate when
-// another line carries its producer id, nothing when it is this very line
-// (a replay).
-func (cb *commitBatch) notInserted(l *watcher.Line, ev *logformat.Event) error {
+// Kinds of the rejects of lines not stored because their producer id is
+// already stored (protocol.md, section 3).
+const (
+	// KindDuplicate: the line is the same as the one stored under its
+	// id (a producer retrying): an identical replay, listed without
+	// counting against the producer.
+	KindDuplicate = "duplicate"
+	// KindDuplicateID: another line, with other content, already used
+	// the id; this one is not indexed.
+	KindDuplicateID = "duplicate_id"
+)
+
+// notInserted handles an event the index already holds under its
+// producer id: nothing when it is this very line (a replay of the
+// batch), else a reject naming the line that first used the id, of kind
+// KindDuplicate when the stored line is the same (redacted) bytes, of
+// kind KindDuplicateID when it differs. Both count in
+// CounterDuplicatesSkipped.
+func (cb *commitBatch) notInserted(l *watcher.Line, ev *logformat.Event, raw []byte) error {
 	if ev.ID == "" {
 		return nil
 	}
-	var one int
-	switch err := cb.tx.QueryRowContext(cb.ctx, `SELECT 1 FROM events WHERE generation = ? AND start_offset = ?`,
-		cb.gen.ID, l.Start).Scan(&one); {
+	var gen, start, line int64
+	var file string
+	var first []byte
+	switch err := cb.tx.QueryRowContext(cb.ctx, `SELECT e.generation, e.start_offset, coalesce(g.path, e.file), e.line, e.raw
+		FROM events e LEFT JOIN generations g ON g.id = e.generation WHERE e.event_id = ?`, ev.ID).Scan(&gen, &start, &file, &line, &first); {
 	case errors.Is(err, sql.ErrNoRows):
-		cb.counts.duplicates++
+		return nil // another line at this position: a replay
 	case err != nil:
 		return err
 	}
-	return nil
+	if gen == cb.gen.ID && start == l.Start {
+		return nil
+	}
+	cb.counts.duplicates++
+	id := excerpt([]byte(ev.ID))
+	if bytes.Equal(first, raw) {
+		return cb.reject(cb.gen, l, KindDuplicate, fmt.Sprintf(
+			"duplicate of %s:%d (same id %q, same content): a replay, indexed once", file, line, id), cb.nowNano)
+	}
+	return cb.reject(cb.gen, l, KindDuplicateID, fmt.Sprintf(
+		"id %q reused with different content: first used at %s:%d; this line is not indexed (an id names one event in all the logs: give each event its own, such as a UUID)",
+		id, file, line), cb.nowNano)
 }
 
 // count adds a stored event to the counters of producer mistakes and
@@ -434,6 +470,7 @@ func (cb *commitBatch) writeCounters() error {
 		{CounterRedactions, n.redactions},
 		{CounterTimestampsNoOffset, n.noOffset},
 		{CounterAIFromAlias, n.aliases},
+		{CounterBOMsSkipped, n.boms},
 	} {
 		if ctr.n == 0 {
 			continue

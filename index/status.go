@@ -30,11 +30,20 @@ type Status struct {
 	// RejectsForgotten are the rejects of KindForgotten (lines of
 	// forgotten sessions), included in Rejects.
 	RejectsForgotten int64 `json:"rejects_forgotten"`
+	// RejectsReplayed are the rejects of KindDuplicate (identical
+	// replays of a stored line) and RejectsReusedID those of
+	// KindDuplicateID (an id used again by another line), included in
+	// Rejects.
+	RejectsReplayed int64 `json:"rejects_replayed"`
+	RejectsReusedID int64 `json:"rejects_reused_id"`
 	// TimestampsNoOffset counts events whose timestamp had no UTC offset
 	// (read as local time); AIFromAlias exchanges whose answer was
 	// "assistant" (protocol.md, "Producer mistakes").
 	TimestampsNoOffset int64 `json:"timestamps_without_offset"`
 	AIFromAlias        int64 `json:"ai_from_alias"`
+	// BOMsSkipped counts the UTF-8 byte order marks skipped at the start
+	// of a file.
+	BOMsSkipped int64 `json:"byte_order_marks_skipped"`
 	// UnknownFieldNames counts, per unknown field name, the events of a
 	// known type carrying it (CounterUnknownFieldPrefix).
 	UnknownFieldNames map[string]int64 `json:"unknown_field_names"`
@@ -92,8 +101,10 @@ func (db *DB) Status(ctx context.Context) (st Status, err error) {
 	}
 
 	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM rejects),
-		(SELECT count(*) FROM forgotten), (SELECT count(*) FROM rejects WHERE kind = ?)`, KindForgotten).
-		Scan(&st.Sessions, &st.Rejects, &st.Forgotten, &st.RejectsForgotten); err != nil {
+		(SELECT count(*) FROM forgotten), (SELECT count(*) FROM rejects WHERE kind = ?),
+		(SELECT count(*) FROM rejects WHERE kind = ?), (SELECT count(*) FROM rejects WHERE kind = ?)`,
+		KindForgotten, KindDuplicate, KindDuplicateID).
+		Scan(&st.Sessions, &st.Rejects, &st.Forgotten, &st.RejectsForgotten, &st.RejectsReplayed, &st.RejectsReusedID); err != nil {
 		return Status{}, err
 	}
 	st.Vectors = map[string]int64{}
@@ -129,6 +140,8 @@ func (db *DB) Status(ctx context.Context) (st Status, err error) {
 			st.TimestampsNoOffset = n
 		case CounterAIFromAlias:
 			st.AIFromAlias = n
+		case CounterBOMsSkipped:
+			st.BOMsSkipped = n
 		default:
 			if f, ok := strings.CutPrefix(name, CounterUnknownFieldPrefix); ok {
 				if st.UnknownFieldNames == nil {

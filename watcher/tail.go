@@ -186,6 +186,9 @@ func (t *tail) endLine() (Line, bool) {
 	} else {
 		first, last = t.partial, t.partial
 		data := bytes.TrimSuffix(bytes.TrimSuffix(t.partial, []byte{'\n'}), []byte{'\r'})
+		if ln.Start == 0 {
+			data, ln.BOM = bytes.CutPrefix(data, []byte(ByteOrderMark))
+		}
 		if len(bytes.TrimSpace(data)) > 0 {
 			ln.Data = bytes.Clone(data)
 		}

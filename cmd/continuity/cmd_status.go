@@ -83,6 +83,9 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 	}
 	fmt.Fprintf(w, "rejected lines\t%d\t(see 'continuity rejects')\n", r.Rejects)
 	fmt.Fprintf(w, "duplicate ids skipped\t%d\n", r.DuplicatesSkipped)
+	if r.ReusedIDs > 0 {
+		fmt.Fprintf(w, "  ids reused with other content\t%d\t(those lines are not indexed: see 'continuity rejects')\n", r.ReusedIDs)
+	}
 	fmt.Fprintf(w, "secrets redacted\t%d\n", r.Redactions)
 	if r.UnknownTypes+r.UnknownFields > 0 {
 		fmt.Fprintf(w, "unknown types / fields kept\t%d / %d\n", r.UnknownTypes, r.UnknownFields)
@@ -186,6 +189,9 @@ func printProducerCounts(w io.Writer, c engine.ProducerCounts) {
 	}
 	if c.AIFromAlias > 0 {
 		fmt.Fprintf(w, "answers given as \"assistant\"\t%d\t(read as \"ai\")\n", c.AIFromAlias)
+	}
+	if c.BOMsSkipped > 0 {
+		fmt.Fprintf(w, "byte order marks skipped\t%d\t(UTF-8 BOM at the start of a file, as Windows PowerShell writes)\n", c.BOMsSkipped)
 	}
 	if c.Forgotten > 0 {
 		fmt.Fprintf(w, "forgotten sessions\t%d\n", c.Forgotten)
