@@ -47,9 +47,17 @@ type StatusReport struct {
 	BM25    *BM25Status         `json:"bm25"`
 	Files   []FileStatus        `json:"files"`
 	Skipped []index.SkippedFile `json:"skipped_files"`
+	// Edits: the logs edited in place whose index followed the edit,
+	// per file; EditTotals sums them.
+	Edits      []EditStatus `json:"edits"`
+	EditTotals EditStatus   `json:"edit_totals"`
 
 	ProducerCounts
 }
+
+// EditStatus sums up the edits in place of one log file (protocol.md,
+// section 8): how many, the lines they kept, changed, removed and added.
+type EditStatus = index.EditStatus
 
 // BM25Status is the daemon's bm25 engine's state.
 type BM25Status = search.LexiconStatus
@@ -136,6 +144,17 @@ func (c *Client) Status(ctx context.Context) (StatusReport, error) {
 	}
 	if r.Skipped == nil {
 		r.Skipped = []index.SkippedFile{}
+	}
+	r.Edits = st.Edits
+	if r.Edits == nil {
+		r.Edits = []EditStatus{}
+	}
+	for _, ed := range r.Edits {
+		t := &r.EditTotals
+		t.Edits, t.Kept, t.Changed, t.Removed, t.Added = t.Edits+ed.Edits, t.Kept+ed.Kept, t.Changed+ed.Changed, t.Removed+ed.Removed, t.Added+ed.Added
+		if ed.Last.After(t.Last) {
+			t.Last = ed.Last
+		}
 	}
 	r.Vectors, r.EmbedPending = st.Vectors, -1
 	switch r.FullTextPending, err = db.FullTextPending(ctx); {

@@ -51,8 +51,8 @@ const (
 )
 
 const (
-	insertRejectSQL = `INSERT INTO rejects (generation, file, line, start_offset, end_offset, reason, kind, excerpt, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+	insertRejectSQL = `INSERT INTO rejects (generation, file, line, start_offset, end_offset, reason, kind, excerpt, created_at, hash)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT DO NOTHING`
 	upsertSessionSQL = `INSERT INTO sessions (id, first_ts, last_ts, exchanges, resets, events)
 		VALUES (?, ?, ?, ?, ?, ?)
@@ -162,7 +162,7 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 	// Parsing, validating and redacting the lines runs ahead on another
 	// goroutine (another core) while this one stores them: in a backfill
 	// it is a large share of the work of a commit.
-	cb.prep = db.prepareLines(b, cb.stored, cb.now)
+	cb.prep = db.prepareLines(b, cb.stored, cb.kept, cb.now)
 	defer cb.prep.stop()
 	for i := range b.Lines {
 		if err := cb.storeLine(i); err != nil {
@@ -193,6 +193,10 @@ type commitBatch struct {
 	counts       batchCounts
 	unknownNames map[string]int64 // CounterUnknownFieldPrefix counts
 	forgotten    forgottenSessions
+	// kept are the start offsets, past stored, of lines the generation
+	// already holds: an edit of the log kept them (edit.go). Nil for
+	// nearly every batch.
+	kept map[int64]bool
 }
 
 // batchCounts are a batch's additions to the counters.
@@ -232,6 +236,18 @@ func (c *commitTx) startBatch(ctx context.Context, b watcher.Batch, now time.Tim
 	if err := c.tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM forgotten)`).Scan(&cb.forgotten.any); err != nil {
 		return nil, err
 	}
+	if err := eachRow(ctx, c.tx, `SELECT start_offset FROM events WHERE generation = ?1 AND start_offset >= ?2
+		UNION ALL SELECT start_offset FROM rejects WHERE generation = ?1 AND start_offset >= ?2`, func(rows *sql.Rows) error {
+		var start int64
+		if cb.kept == nil {
+			cb.kept = map[int64]bool{}
+		}
+		err := rows.Scan(&start)
+		cb.kept[start] = true
+		return err
+	}, b.Gen.ID, cb.stored); err != nil {
+		return nil, err
+	}
 	return cb, nil
 }
 
@@ -239,8 +255,8 @@ func (c *commitTx) startBatch(ctx context.Context, b watcher.Batch, now time.Tim
 // it (already committed, a replay, a duplicate, a forgotten session's).
 func (cb *commitBatch) storeLine(i int) error {
 	l := &cb.lines[i]
-	if l.End <= cb.stored {
-		return nil // committed by an earlier batch
+	if l.End <= cb.stored || cb.kept[l.Start] {
+		return nil // committed by an earlier batch, or kept by an edit
 	}
 	if l.BOM {
 		cb.counts.boms++
@@ -640,7 +656,8 @@ var maxStoredTime = time.Unix(0, math.MaxInt64).UTC()
 
 // reject stores an invalid or oversize line.
 func (c *commitTx) reject(g watcher.Generation, l *watcher.Line, kind, reason string, now int64) error {
-	if _, err := c.exec(insertRejectSQL, g.ID, g.Path, l.Number, l.Start, l.End, reason, kind, excerpt(c.db.redactBytes(l.Data)), now); err != nil {
+	red := c.db.redactBytes(l.Data)
+	if _, err := c.exec(insertRejectSQL, g.ID, g.Path, l.Number, l.Start, l.End, reason, kind, excerpt(red), now, storedKey(l, red)); err != nil {
 		return fmt.Errorf("line %d: store reject: %w", l.Number, err)
 	}
 	return nil
@@ -655,7 +672,8 @@ const KindForgotten = "forgotten"
 func (c *commitTx) forgottenReject(g watcher.Generation, l *watcher.Line, session string, at, now int64) error {
 	reason := fmt.Sprintf("session %q was forgotten at %s ('continuity forget'): this line, from before then, is not indexed again (lines timestamped after it are)",
 		session, time.Unix(0, at).UTC().Format(time.RFC3339))
-	if _, err := c.exec(insertRejectSQL, g.ID, g.Path, l.Number, l.Start, l.End, reason, KindForgotten, "", now); err != nil {
+	if _, err := c.exec(insertRejectSQL, g.ID, g.Path, l.Number, l.Start, l.End, reason, KindForgotten, "", now,
+		storedKey(l, c.db.redactBytes(l.Data))); err != nil {
 		return fmt.Errorf("line %d: store reject: %w", l.Number, err)
 	}
 	return nil
@@ -712,12 +730,13 @@ type linePrep struct {
 const prepPipelineMin = 32
 
 // prepareLines starts preparing the lines of b that a commit will store:
-// those past stored and not oversize (the others are not read).
-func (db *DB) prepareLines(b watcher.Batch, stored int64, now time.Time) *linePrep {
+// those past stored, not kept by an edit and not oversize (the others are
+// not read).
+func (db *DB) prepareLines(b watcher.Batch, stored int64, kept map[int64]bool, now time.Time) *linePrep {
 	p := &linePrep{lines: make([]preparedLine, len(b.Lines))}
 	prepare := func(i int) {
 		l := &b.Lines[i]
-		if l.End <= stored || l.Oversize {
+		if l.End <= stored || l.Oversize || kept[l.Start] {
 			return
 		}
 		pl := &p.lines[i]

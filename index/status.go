@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/praxis-os/continuity/logformat"
 )
@@ -26,6 +27,9 @@ type Status struct {
 	Vectors           map[string]int64 `json:"vectors"` // stored vectors per embedder identity
 	Files             []FileStatus     `json:"files"`
 	Skipped           []SkippedFile    `json:"skipped"`
+	// Edits are the logs edited in place whose index followed the edit
+	// (edit.go), per file, by name.
+	Edits []EditStatus `json:"edits"`
 
 	// RejectsForgotten are the rejects of KindForgotten (lines of
 	// forgotten sessions), included in Rejects.
@@ -58,6 +62,18 @@ type FileStatus struct {
 	Gone       bool   `json:"gone"`   // no file holds this generation any more
 	Dev        uint64 `json:"dev"`    // device and inode of the file, as last seen
 	Ino        uint64 `json:"ino"`
+}
+
+// EditStatus sums up the edits in place of one log file: how many, and
+// the lines they kept, changed, removed and added.
+type EditStatus struct {
+	File    string    `json:"file"` // its name now (of its generation), else at the edit
+	Edits   int64     `json:"edits"`
+	Kept    int64     `json:"kept"`
+	Changed int64     `json:"changed"`
+	Removed int64     `json:"removed"`
+	Added   int64     `json:"added"`
+	Last    time.Time `json:"last"` // the last edit
 }
 
 // SkippedFile is a file of the folder that is not read at all.
@@ -162,6 +178,19 @@ func (db *DB) Status(ctx context.Context) (st Status, err error) {
 		}
 		f.Dev, f.Ino = uint64(dev), uint64(ino)
 		st.Files = append(st.Files, f)
+		return nil
+	}); err != nil {
+		return Status{}, err
+	}
+	if err := eachRow(ctx, tx, `SELECT coalesce(g.path, e.file) AS name, count(*), sum(kept), sum(changed), sum(removed), sum(added), max(at)
+		FROM edits e LEFT JOIN generations g ON g.id = e.generation GROUP BY name ORDER BY name`, func(rows *sql.Rows) error {
+		var e EditStatus
+		var at int64
+		if err := rows.Scan(&e.File, &e.Edits, &e.Kept, &e.Changed, &e.Removed, &e.Added, &at); err != nil {
+			return err
+		}
+		e.Last = time.Unix(0, at).UTC()
+		st.Edits = append(st.Edits, e)
 		return nil
 	}); err != nil {
 		return Status{}, err

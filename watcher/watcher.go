@@ -58,6 +58,9 @@ type Config struct {
 	Logger     *slog.Logger
 	// OnCommit, if set, is called after each successful commit.
 	OnCommit func(Batch)
+	// OnEdit, if set, is called after the store recorded an edit of a
+	// log in place (see Editor).
+	OnEdit func(Edit)
 }
 
 func (c *Config) setDefaults() {
@@ -120,6 +123,7 @@ type pendingFile struct {
 	size  int64
 	since time.Time // when size last changed
 	first time.Time // when first seen
+	like  int64     // the generation it starts like
 }
 
 // New returns a Watcher for cfg.Dir that checkpoints into store.
@@ -315,9 +319,14 @@ func (w *Watcher) scan(ctx context.Context) error {
 			w.log.Error("cannot follow log", "file", name, "err", err)
 		}
 	}
-	// Persisted generations whose file is nowhere: gone.
+	// Persisted generations whose file is nowhere: gone. Not those a
+	// pending file may be (an edited copy is judged against them).
+	like := map[int64]bool{}
+	for _, p := range w.pending {
+		like[p.like] = true
+	}
 	for id, g := range w.known {
-		if !g.Gone {
+		if !g.Gone && !like[id] {
 			g.Gone = true
 			if err := w.store.UpdateGeneration(ctx, g); err != nil {
 				return fmt.Errorf("watcher: mark %s gone: %w", g.Path, err)
@@ -512,6 +521,25 @@ func (w *Watcher) open(ctx context.Context, name string) error {
 		return nil
 	}
 	if t == nil {
+		// The log edited (a new version renamed over it, or rewritten
+		// while nobody watched): its index follows the edit.
+		if prev, from, ok := w.editCandidate(name, k, replaces); ok {
+			p, err := w.reconcile(ctx, f, k, name, prev)
+			if err != nil {
+				f.Close()
+				return err
+			}
+			if p != nil {
+				if from != nil {
+					w.closeTail(w.tails[*from])
+					delete(w.tails, *from)
+				}
+				w.tails[k] = p
+				return nil
+			}
+		}
+	}
+	if t == nil {
 		g := Generation{Path: name, Dev: k.dev, Ino: k.ino}
 		id, err := w.store.CreateGeneration(ctx, g, replaces)
 		if err != nil {
@@ -638,6 +666,11 @@ func (w *Watcher) adopt(ctx context.Context, f *os.File, k fileKey, name string,
 		if w.hold(name, k, size, maybe) {
 			return nil, 0, true
 		}
+		if _, isEditor := w.store.(Editor); isEditor {
+			if _, _, ok := w.editCandidate(name, k, replaces); ok {
+				return nil, replaces, false // an edit that made it shorter: open judges it
+			}
+		}
 		if t := w.olderVersion(ctx, f, k, name, maybe, replaces); t != nil {
 			return t, 0, false
 		}
@@ -654,7 +687,7 @@ func (w *Watcher) hold(name string, k fileKey, size int64, like int64) bool {
 	now := w.now()
 	p := w.pending[name]
 	if p == nil || p.key != k {
-		w.pending[name] = &pendingFile{key: k, size: size, since: now, first: now}
+		w.pending[name] = &pendingFile{key: k, size: size, since: now, first: now, like: like}
 		w.log.Info("new log starts like an indexed one but is shorter: waiting for it to be written whole",
 			"file", name, "size", size, "like_generation", like)
 		return true
@@ -855,6 +888,14 @@ func (w *Watcher) reload(t *tail) {
 // starts a new one from offset 0 on the same file.
 func (w *Watcher) restart(ctx context.Context, t *tail) error {
 	old := t.gen
+	// Edited in place: the index follows the edit.
+	if p, err := w.reconcile(ctx, t.f, fileKey{old.Dev, old.Ino}, t.name, old); err != nil {
+		return err
+	} else if p != nil {
+		p.vanishedAt = t.vanishedAt
+		*t = *p
+		return nil
+	}
 	// An older copy written over it (cp of a backup): its lines were
 	// indexed; only what comes after them is new.
 	if p := w.olderVersion(ctx, t.f, fileKey{old.Dev, old.Ino}, t.name, old.ID, old.ID); p != nil {

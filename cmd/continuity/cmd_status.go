@@ -91,6 +91,9 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 		fmt.Fprintf(w, "unknown types / fields kept\t%d / %d\n", r.UnknownTypes, r.UnknownFields)
 	}
 	printProducerCounts(w, r.ProducerCounts)
+	if t := r.EditTotals; t.Edits > 0 {
+		fmt.Fprintf(w, "logs edited in place\t%d %s\t(%s; see the files below)\n", t.Edits, plural(int(t.Edits), "edit", "edits"), editLines(t))
+	}
 	w.Flush()
 	if len(r.Files) > 0 {
 		fmt.Fprintln(out, "\nfiles:")
@@ -110,12 +113,24 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 		}
 		w.Flush()
 	}
+	if len(r.Edits) > 0 {
+		fmt.Fprintln(out, "\nedited in place (the index followed each edit):")
+		for _, ed := range r.Edits {
+			fmt.Fprintf(out, "  %s: %d %s, %s; last %s\n", ed.File, ed.Edits, plural(int(ed.Edits), "edit", "edits"), editLines(ed),
+				ed.Last.Local().Format("2006-01-02 15:04:05"))
+		}
+	}
 	if len(r.Skipped) > 0 {
 		fmt.Fprintln(out, "\nskipped files:")
 		for _, s := range r.Skipped {
 			fmt.Fprintf(out, "  %s: %s\n", s.Name, s.Reason)
 		}
 	}
+}
+
+// editLines says what edits did to lines.
+func editLines(e engine.EditStatus) string {
+	return fmt.Sprintf("%d %s changed, %d removed, %d added, %d kept", e.Changed, plural(int(e.Changed), "line", "lines"), e.Removed, e.Added, e.Kept)
 }
 
 // lexiconLine renders the engine's state for the status table.
