@@ -82,7 +82,7 @@ type Edit struct {
 // to be tried again.
 func (w *Watcher) reconcile(ctx context.Context, f *os.File, k fileKey, name string, prev Generation) (*tail, error) {
 	ed, ok := w.store.(Editor)
-	if !ok || prev.Offset == 0 {
+	if !ok {
 		return nil, nil
 	}
 	probe := &tail{gen: Generation{Path: name, Dev: k.dev, Ino: k.ino}, f: f, name: name}
