@@ -20,6 +20,7 @@ import (
 	"github.com/mattn/go-sqlite3"
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/logformat"
 	"github.com/praxis-os/continuity/server"
 	"github.com/praxis-os/continuity/workspace"
 )
@@ -179,7 +180,7 @@ func (d *doctor) checkLogFiles() {
 	d.logFiles = map[string]int64{}
 	var total int64
 	for _, en := range entries {
-		if !strings.HasSuffix(en.Name(), ".jsonl") || !en.Type().IsRegular() {
+		if _, ok := logformat.ParseLogName(en.Name()); !ok || !en.Type().IsRegular() {
 			continue
 		}
 		if fi, err := en.Info(); err == nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/logformat"
 	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/server"
 	"github.com/praxis-os/continuity/vectors"
@@ -77,6 +78,9 @@ type FileStatus struct {
 	// Missing: the generation's file is no longer in the folder, and no
 	// daemon has noticed yet.
 	Missing bool `json:"missing,omitempty"`
+	// Compressed: a gzip-compressed rotated log (x.jsonl.1.gz): Offset
+	// and Line are of its content, Size of the file; it is read whole.
+	Compressed bool `json:"compressed,omitempty"`
 }
 
 // DaemonInfo says whether a process indexes the workspace now.
@@ -228,13 +232,15 @@ func (c *Client) viewReport(ctx context.Context, view string, resp any) error {
 // seen, its whole size as lag: a stopped daemon's lag is not 0.
 func fileLags(logs string, gens []index.FileStatus) []FileStatus {
 	type file struct {
-		name string
-		size int64
+		name       string
+		size       int64
+		compressed bool
 	}
 	present := map[[2]uint64]file{}
 	if entries, err := os.ReadDir(logs); err == nil {
 		for _, en := range entries {
-			if !strings.HasSuffix(en.Name(), ".jsonl") || !en.Type().IsRegular() {
+			ln, ok := logformat.ParseLogName(en.Name())
+			if !ok || !en.Type().IsRegular() {
 				continue
 			}
 			fi, err := en.Info()
@@ -242,7 +248,7 @@ func fileLags(logs string, gens []index.FileStatus) []FileStatus {
 				continue
 			}
 			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-				present[[2]uint64{uint64(st.Dev), st.Ino}] = file{en.Name(), fi.Size()}
+				present[[2]uint64{uint64(st.Dev), st.Ino}] = file{en.Name(), fi.Size(), ln.Compressed}
 			}
 		}
 	}
@@ -252,7 +258,12 @@ func fileLags(logs string, gens []index.FileStatus) []FileStatus {
 		if !g.Gone {
 			k := [2]uint64{g.Dev, g.Ino}
 			if pf, ok := present[k]; ok {
-				f.Path, f.Size, f.Lag = pf.name, pf.size, max(0, pf.size-g.Offset)
+				f.Path, f.Size, f.Lag, f.Compressed = pf.name, pf.size, max(0, pf.size-g.Offset), pf.compressed
+				if pf.compressed {
+					// Offsets are of the content, the size of the
+					// file: a compressed log is read whole at once.
+					f.Lag = 0
+				}
 				delete(present, k)
 			} else {
 				f.Missing = true
@@ -261,7 +272,7 @@ func fileLags(logs string, gens []index.FileStatus) []FileStatus {
 		out = append(out, f)
 	}
 	for _, pf := range present {
-		out = append(out, FileStatus{Path: pf.name, Size: pf.size, Lag: pf.size, NotSeen: true})
+		out = append(out, FileStatus{Path: pf.name, Size: pf.size, Lag: pf.size, NotSeen: true, Compressed: pf.compressed})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Path != out[j].Path {

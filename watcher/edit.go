@@ -3,7 +3,6 @@ package watcher
 import (
 	"context"
 	"fmt"
-	"os"
 )
 
 // A log edited in place (sed -i, an editor saving by writing a new file and
@@ -80,7 +79,7 @@ type Edit struct {
 // store cannot tell or it is another log (to be read as a new one). An
 // error means the edit could not be recorded: the file is left unread,
 // to be tried again.
-func (w *Watcher) reconcile(ctx context.Context, f *os.File, k fileKey, name string, prev Generation) (*tail, error) {
+func (w *Watcher) reconcile(ctx context.Context, f source, k fileKey, name string, prev Generation) (*tail, error) {
 	ed, ok := w.store.(Editor)
 	if !ok {
 		return nil, nil
@@ -142,7 +141,7 @@ func (w *Watcher) reconcile(ctx context.Context, f *os.File, k fileKey, name str
 
 // committedAt is g committed up to offset (lines complete lines before
 // it), with the fingerprints of f's bytes there.
-func committedAt(f *os.File, g Generation, offset, lines int64) (Generation, error) {
+func committedAt(f source, g Generation, offset, lines int64) (Generation, error) {
 	g.Offset, g.Line = offset, lines
 	n := int(min(offset, FingerprintSize))
 	head, err := readExact(f, 0, n)

@@ -2,7 +2,6 @@ package watcher
 
 import (
 	"context"
-	"os"
 )
 
 // LineMatcher is implemented by stores that can tell whether lines read
@@ -27,7 +26,7 @@ type LineMatcher interface {
 // that only what is appended later is read, and returns its tail. It
 // returns nil when the store cannot tell, a line differs, or no line could
 // be compared: f is then read as a new log.
-func (w *Watcher) olderVersion(ctx context.Context, f *os.File, k fileKey, name string, like, replaces int64) *tail {
+func (w *Watcher) olderVersion(ctx context.Context, f source, k fileKey, name string, like, replaces int64) *tail {
 	m, ok := w.store.(LineMatcher)
 	if !ok {
 		return nil
