@@ -29,11 +29,13 @@ import (
 // read again after a crash is compared again.
 //
 // The file is the same log, edited, when the lines found again (kept, or
-// changed but recognisably the same event: the same id, or the same type,
-// session and explicit timestamp) are at least half of the lines stored
-// from it, or at least half of its lines now, and at least one. Otherwise
-// it is another log (a truncated log written anew, another log moved
-// over it): it is read as new, and the old lines stay indexed.
+// changed but recognisably the same line: the same id; the same type,
+// session and explicit timestamp; or, in the place of the old line, text
+// that is mostly the same, as a substitution leaves it) are at least half
+// of the lines stored from it, or at least half of its lines now, and at
+// least one. Otherwise it is another log (a truncated log written anew,
+// another log moved over it): it is read as new, and the old lines stay
+// indexed.
 
 var _ watcher.Editor = (*DB)(nil)
 
@@ -64,6 +66,7 @@ type editLine struct {
 	key                int64
 	id                 string // the producer id, when it parses and has one
 	sig                int64  // eventSig when it parses with a timestamp; 0 otherwise
+	sk                 sketch
 }
 
 // storedLine is an event or a reject of the old generation.
@@ -74,6 +77,56 @@ type storedLine struct {
 	known bool // key known (a reject stored before schema 6 has none)
 	id    string
 	sig   int64
+	sk    sketch // of an event's raw line; empty for a reject
+}
+
+// sketchBins is the size of a sketch.
+const sketchBins = 16
+
+// A sketch summarises the 4-byte substrings of a line (one-permutation
+// MinHash: each substring's hash goes to one of sketchBins bins, which
+// keeps the smallest), so that two lines can be compared without their
+// text: the share of equal bins estimates how many substrings they share.
+// A substitution (sed 's/JWT/JWT tokens/') leaves most of a line's
+// substrings; another line of the same format shares only the format's.
+type sketch [sketchBins]uint32
+
+const emptyBin = ^uint32(0)
+
+// sketchOf sketches b.
+func sketchOf(b []byte) sketch {
+	var s sketch
+	for i := range s {
+		s[i] = emptyBin
+	}
+	for i := 0; i+4 <= len(b); i++ {
+		h := binary.LittleEndian.Uint32(b[i:]) // murmur3's finaliser: every bit of the 4 bytes moves every bit
+		h ^= h >> 16
+		h *= 0x85EBCA6B
+		h ^= h >> 13
+		h *= 0xC2B2AE35
+		h ^= h >> 16
+		bin, v := h>>28, h&0x0FFFFFFF
+		s[bin] = min(s[bin], v)
+	}
+	return s
+}
+
+// similar reports whether two lines' sketches say they share most of
+// their text: at least 60% of the bins either fills are equal, of at
+// least 8 (a line of a few bytes is too short to tell).
+func (s *sketch) similar(o *sketch) bool {
+	same, filled := 0, 0
+	for i := range s {
+		if s[i] == emptyBin && o[i] == emptyBin {
+			continue
+		}
+		filled++
+		if s[i] == o[i] {
+			same++
+		}
+	}
+	return filled >= 8 && 10*same >= 6*filled
 }
 
 // PlanEdit implements watcher.Editor.
@@ -104,10 +157,12 @@ func (db *DB) PlanEdit(ctx context.Context, prev watcher.Generation, name string
 
 // editLine reads what an edit compares of a line.
 func (db *DB) editLine(l *watcher.Line, name string, now time.Time) editLine {
-	e := editLine{start: l.Start, end: l.End, number: l.Number, key: storedKey(l, db.redactBytes(l.Data))}
+	red := db.redactBytes(l.Data)
+	e := editLine{start: l.Start, end: l.End, number: l.Number, key: storedKey(l, red)}
 	if l.Oversize {
 		return e
 	}
+	e.sk = sketchOf(red)
 	if ev, err := logformat.Parse(l.Data, name, now); err == nil {
 		e.id = ev.ID
 		if !ev.TimestampInferred {
@@ -136,6 +191,7 @@ func (db *DB) storedLines(ctx context.Context, gen int64) ([]storedLine, error) 
 		}
 		a.event, a.known = true, true
 		a.key = storedKey(&watcher.Line{}, raw)
+		a.sk = sketchOf(raw)
 		if !inferred {
 			a.sig = eventSig(typ, session, ts)
 		}
@@ -152,6 +208,7 @@ func (db *DB) storedLines(ctx context.Context, gen int64) ([]storedLine, error) 
 			return err
 		}
 		a.key, a.known = key.Int64, key.Valid
+		a.sk = sketchOf(nil)
 		rjs = append(rjs, a)
 		return nil
 	}, gen)
@@ -230,7 +287,7 @@ func matchEdit(old []storedLine, nw []editLine) (pair []int, s watcher.EditSumma
 		s.Removed += d - c
 		s.Added += n - c
 		for k := range c {
-			if o, w := old[ai[ia+k]], nw[bj[jb+k]]; o.sig != 0 && o.sig == w.sig {
+			if o, w := &old[ai[ia+k]], &nw[bj[jb+k]]; o.sig != 0 && o.sig == w.sig || o.sk.similar(&w.sk) {
 				s.Matched++
 			}
 		}

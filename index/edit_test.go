@@ -1,6 +1,8 @@
 package index
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"testing"
 
@@ -75,15 +77,20 @@ func editFixture(old, nw string) ([]storedLine, []editLine) {
 		}
 		return keys, ids
 	}
+	// Lines of other keys share no text.
+	text := func(k int64) sketch {
+		sum := sha256.Sum256([]byte(fmt.Sprint(k)))
+		return sketchOf([]byte(hex.EncodeToString(sum[:])))
+	}
 	var o []storedLine
 	ks, ids := parse(old)
 	for i, k := range ks {
-		o = append(o, storedLine{event: true, row: int64(i + 1), key: k, known: true, id: ids[i]})
+		o = append(o, storedLine{event: true, row: int64(i + 1), key: k, known: true, id: ids[i], sk: text(k)})
 	}
 	var n []editLine
 	ks, ids = parse(nw)
 	for i, k := range ks {
-		n = append(n, editLine{start: int64(10 * i), end: int64(10*i + 10), number: int64(i + 1), key: k, id: ids[i]})
+		n = append(n, editLine{start: int64(10 * i), end: int64(10*i + 10), number: int64(i + 1), key: k, id: ids[i], sk: text(k)})
 	}
 	return o, n
 }
@@ -204,5 +211,34 @@ func TestApplyEdit(t *testing.T) {
 	}
 	if rs, _ := db.Rejects(ctx, 0); len(rs) != 1 || rs[0].Generation != id || rs[0].Line != 4 {
 		t.Errorf("the kept reject: %+v", rs)
+	}
+}
+
+// TestSketchSimilar: a line edited by a substitution is similar to what
+// it was; another line of the same format is not.
+func TestSketchSimilar(t *testing.T) {
+	line := func(user, ai string) []byte {
+		return []byte(fmt.Sprintf(`{"type":"exchange","user":%q,"ai":%q}`, user, ai))
+	}
+	tests := []struct {
+		name    string
+		a, b    []byte
+		similar bool
+	}{
+		{"word inserted", line("question 3: Sessions or JWT?", "answer 3"), line("question 3: Sessions or JWT tokens?", "answer 3"), true},
+		{"secret removed", line("my key is hunter2-very-long-password, why does login fail?", "check the config"),
+			line("my key is [removed], why does login fail?", "check the config"), true},
+		{"two words replaced", line("the build fails on the CI runner because cgo needs gcc installed", "install gcc"),
+			line("the build fails on the CI machine because cgo needs clang installed", "install gcc"), true},
+		{"another exchange", line("question 3: Sessions or JWT?", "answer 3"), line("how do I rotate the logs?", "use logrotate"), false},
+		{"another short exchange", line("hi", "hello"), line("ok", "fine"), false},
+		{"same shape, other texts", line("why does the build fail?", "cgo needs gcc"), line("what does the daemon log?", "its rejects"), false},
+		{"too short to tell", []byte(`{"a":1}`), []byte(`{"a":1}`), false},
+	}
+	for _, tt := range tests {
+		a, b := sketchOf(tt.a), sketchOf(tt.b)
+		if got := a.similar(&b); got != tt.similar {
+			t.Errorf("%s: similar %v, want %v", tt.name, got, tt.similar)
+		}
 	}
 }

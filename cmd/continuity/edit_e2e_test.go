@@ -94,6 +94,8 @@ func TestEditInPlace(t *testing.T) {
 	}{
 		{name: "sed -i", edit: `sed -i 's/Sessions or JWT? cookiejar/Sessions or JWT tokens? biscuitjar/' ` + file,
 			exchanges: 11, changed: 1, gone: "cookiejar", found: "biscuitjar"},
+		{name: "sed -i on every line", edit: `sed -i 's/about the login flow/about the login page/' ` + file,
+			exchanges: 11, changed: 10, gone: "flow", found: ""},
 		{name: "editor save by rename", edit: `sed 's/cookiejar/biscuitjar/' ` + file + ` > .project.jsonl.swp && mv .project.jsonl.swp ` + file,
 			exchanges: 11, changed: 1, gone: "cookiejar", found: "biscuitjar"},
 		{name: "delete a line", edit: `sed -i '3d' ` + file, exchanges: 10, removed: 1, gone: "cookiejar"},
