@@ -18,11 +18,14 @@ Show whether a daemon runs (it answers on its socket; else who holds the
 index), and what the index holds: per log file its generation, committed
 offset, size and lag (bytes not indexed yet; a file no daemon has seen yet,
 new or replaced while none ran, counts whole); counts of events by type,
-exchanges, sessions, rejected lines and duplicates skipped; what waits for
-the full-text index and for a vector; the daemon's bm25 engine (ready, or
-building while FTS5 answers; the exchanges it holds, the queries it
-answered); files skipped as a whole (symlinks, FIFOs, unreadable) with the
-reason.`)
+exchanges, sessions, rejected lines, duplicates skipped (and ids reused with
+other content), byte order marks skipped; the logs edited in place and what
+their edits changed, removed and added; what waits for the full-text index
+and for a vector; the daemon's bm25 engine (ready, or building while FTS5
+answers; the exchanges it holds, the queries it answered); files skipped as
+a whole (symlinks, FIFOs, unreadable, compressed logs that cannot be read)
+with the reason. A compressed rotated log (x.jsonl.1.gz) shows its size on
+disk and the offset reached in its content.`)
 	asJSON := fs.Bool("json", false, "print JSON")
 	var ef embedFlags
 	ef.register(fs)
@@ -130,7 +133,7 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 
 // editLines says what edits did to lines.
 func editLines(e engine.EditStatus) string {
-	return fmt.Sprintf("%d %s changed, %d removed, %d added, %d kept", e.Changed, plural(int(e.Changed), "line", "lines"), e.Removed, e.Added, e.Kept)
+	return fmt.Sprintf("%d %s changed, %d removed, %d added", e.Changed, plural(int(e.Changed), "line", "lines"), e.Removed, e.Added)
 }
 
 // lexiconLine renders the engine's state for the status table.
