@@ -285,6 +285,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	e.log.Info("continuity daemon started", "workspace", e.ws.Root, "logs", e.ws.Logs, "index", e.ws.Cache,
 		"socket", server.SocketPath(e.ws.Cache), "pid", os.Getpid(), "fsnotify", !e.opts.Watch.NoNotify, "rescan", e.opts.Watch.Rescan)
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	runs := []func(context.Context) error{e.w.Run, e.guard}
@@ -303,10 +304,17 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	var first error
 	for range runs {
-		if err := <-errc; err != nil && first == nil {
-			first = err
-			cancel()
+		err := <-errc
+		if err == nil || first != nil {
+			continue
 		}
+		if errors.Is(err, context.Canceled) && parent.Err() != nil {
+			// Stopped while this part was still at work (a
+			// signal during the start): a normal end, not a failure.
+			continue
+		}
+		first = err
+		cancel()
 	}
 	if first != nil {
 		return first

@@ -232,3 +232,28 @@ func TestReadBuild(t *testing.T) {
 		t.Errorf("ReadBuild: %+v", b)
 	}
 }
+
+// TestRunStoppedWhileStarting: a daemon stopped (SIGTERM) while it is
+// still starting ends normally: the context errors of its parts that were
+// interrupted are not failures (the daemon used to exit 1 with "watcher:
+// load generations: ... context canceled").
+func TestRunStoppedWhileStarting(t *testing.T) {
+	ws := newLayout(t)
+	openIngested(t, ws, Options{}).Close()
+	for i := range 5 {
+		e, err := Open(ws, Options{Embedder: hashEmbedder(t), Socket: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rctx, stop := context.WithCancel(ctx)
+		if i > 0 {
+			time.AfterFunc(time.Duration(i)*time.Millisecond, stop)
+		} else {
+			stop()
+		}
+		if err := e.Run(rctx); err != nil {
+			t.Fatalf("Run stopped %d ms after its start: %v, want a normal end", i, err)
+		}
+		stop()
+	}
+}

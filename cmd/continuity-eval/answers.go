@@ -386,75 +386,20 @@ func runAnswers(ctx context.Context, c *config, t task, o answerOptions) error {
 	var checks []sideCheck
 	var abst []codingQuestion
 	if o.wants(partTranscripts) || o.wants(partIncidents) {
-		cqs, err := loadAnswerQuestions(o.questions)
+		sp, err := openSharedParts(ctx, c, o)
 		if err != nil {
 			return err
 		}
-		incs, err := loadIncidents(o.incidents)
-		if err != nil {
-			return err
-		}
-		if _, err := os.Stat(c.data); err != nil {
-			return fmt.Errorf("transcripts folder: %w", err)
-		}
-		// The incidents are in the workspace whichever parts are asked:
-		// the haystack is the same for both.
-		if h, err = openHaystack(ctx, c.data, convertTranscript(), c.emb, writeIncidents(incs)); err != nil {
-			return err
-		}
-		defer h.ws.close()
-		var shared []question
-		if o.wants(partTranscripts) {
-			tq, err := h.questions(cqs)
-			if err != nil {
-				return err
-			}
-			for i := range tq {
-				tq[i].Type = partTranscripts
-			}
-			shared = append(shared, tq...)
-			for _, cq := range cqs {
-				if cq.Abstention {
-					abst = append(abst, cq)
-				}
-			}
-		}
-		if o.wants(partIncidents) {
-			iq, err := h.incidentQuestions(incs)
-			if err != nil {
-				return err
-			}
-			shared = append(shared, iq...)
-			for _, in := range incs {
-				if in.Abstention {
-					abst = append(abst, codingQuestion{QID: in.ID, Question: in.Question, Abstention: true})
-				}
-			}
-		}
-		if len(h.leftOut) > 0 {
-			h.reportLeftOut(c.stderr)
-		}
-		checks = h.checkAnswerSide(shared)
-		qs = append(qs, shared...)
+		defer sp.h.ws.close()
+		h, checks, abst = sp.h, sp.checks, sp.abstentions
+		qs = append(qs, sp.questions...)
 	}
-	lme := map[string]bool{}
-	if o.wants(partLongMemEval) {
-		lq, err := loadQuestions(o.longMemEval)
-		switch {
-		case err != nil && len(o.types) > 0:
-			return fmt.Errorf("part %s: %w", partLongMemEval, err)
-		case err != nil:
-			fmt.Fprintf(c.stderr, "continuity-eval: part %s left out: %v\n", partLongMemEval, err)
-		}
-		for _, q := range lq {
-			if q.Type == lmeAssistantType {
-				q.Type = partLongMemEval
-				lme[q.QID] = true
-				qs = append(qs, q)
-			}
-		}
+	lq, lme, err := lmeAssistantQuestions(c, o)
+	if err != nil {
+		return err
 	}
-	qs, err := filterSplit(qs, o.split)
+	qs = append(qs, lq...)
+	qs, err = filterSplit(qs, o.split)
 	if err != nil {
 		return err
 	}
@@ -503,6 +448,102 @@ func runAnswers(ctx context.Context, c *config, t task, o answerOptions) error {
 		return nil
 	}
 	return reportAbstention(ctx, c, h.ws, shared, abst, o.split)
+}
+
+// sharedParts are the answers set's parts asked in one workspace (the
+// transcripts and the incidents): the workspace, the questions, the
+// answer-side checks and the abstention questions.
+type sharedParts struct {
+	h           *codingHaystack
+	questions   []question
+	checks      []sideCheck
+	abstentions []codingQuestion
+}
+
+// openSharedParts imports the transcripts and writes the incidents into one
+// workspace, then resolves the questions of the parts asked in it. The
+// caller closes sp.h.ws.
+func openSharedParts(ctx context.Context, c *config, o answerOptions) (sp sharedParts, err error) {
+	cqs, err := loadAnswerQuestions(o.questions)
+	if err != nil {
+		return sp, err
+	}
+	incs, err := loadIncidents(o.incidents)
+	if err != nil {
+		return sp, err
+	}
+	if _, err := os.Stat(c.data); err != nil {
+		return sp, fmt.Errorf("transcripts folder: %w", err)
+	}
+	// The incidents are in the workspace whichever parts are asked: the
+	// haystack is the same for both.
+	if sp.h, err = openHaystack(ctx, c.data, convertTranscript(), c.emb, writeIncidents(incs)); err != nil {
+		return sp, err
+	}
+	defer func() {
+		if err != nil {
+			sp.h.ws.close()
+		}
+	}()
+	if o.wants(partTranscripts) {
+		tq, err := sp.h.questions(cqs)
+		if err != nil {
+			return sp, err
+		}
+		for i := range tq {
+			tq[i].Type = partTranscripts
+		}
+		sp.questions = append(sp.questions, tq...)
+		for _, cq := range cqs {
+			if cq.Abstention {
+				sp.abstentions = append(sp.abstentions, cq)
+			}
+		}
+	}
+	if o.wants(partIncidents) {
+		iq, err := sp.h.incidentQuestions(incs)
+		if err != nil {
+			return sp, err
+		}
+		sp.questions = append(sp.questions, iq...)
+		for _, in := range incs {
+			if in.Abstention {
+				sp.abstentions = append(sp.abstentions, codingQuestion{QID: in.ID, Question: in.Question, Abstention: true})
+			}
+		}
+	}
+	if len(sp.h.leftOut) > 0 {
+		sp.h.reportLeftOut(c.stderr)
+	}
+	sp.checks = sp.h.checkAnswerSide(sp.questions)
+	return sp, nil
+}
+
+// lmeAssistantQuestions are the LongMemEval dev set's assistant-side
+// questions, when that part is asked, and the set of their ids. A dev set
+// that cannot be read leaves the part out with a note, unless --types
+// asked for it.
+func lmeAssistantQuestions(c *config, o answerOptions) ([]question, map[string]bool, error) {
+	lme := map[string]bool{}
+	if !o.wants(partLongMemEval) {
+		return nil, lme, nil
+	}
+	lq, err := loadQuestions(o.longMemEval)
+	switch {
+	case err != nil && len(o.types) > 0:
+		return nil, nil, fmt.Errorf("part %s: %w", partLongMemEval, err)
+	case err != nil:
+		fmt.Fprintf(c.stderr, "continuity-eval: part %s left out: %v\n", partLongMemEval, err)
+	}
+	var qs []question
+	for _, q := range lq {
+		if q.Type == lmeAssistantType {
+			q.Type = partLongMemEval
+			lme[q.QID] = true
+			qs = append(qs, q)
+		}
+	}
+	return qs, lme, nil
 }
 
 // answersNote is what the report says of the set: questions per part, the

@@ -167,43 +167,78 @@ func readPipeline(dir string, def *Known) (*pipeline, error) {
 	if def != nil {
 		p.pooling = def.Pooling
 	}
+	poolingPath, err := p.readModules(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.readPooling(dir, poolingPath); err != nil {
+		return nil, err
+	}
+	if err := p.readSBertConfig(dir); err != nil {
+		return nil, err
+	}
+	var stc struct {
+		Prompts map[string]string `json:"prompts"`
+	}
+	switch err := readJSON(filepath.Join(dir, fileSTConfig), &stc); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, err
+	default:
+		p.prompts = stc.Prompts
+	}
+	return p, nil
+}
+
+// readModules reads modules.json, when there is one: a Transformer, then a
+// Pooling, then an optional Normalize module, in that order. It returns the
+// path of the pooling configuration to read (1_Pooling/config.json
+// without modules.json).
+func (p *pipeline) readModules(dir string) (poolingPath string, err error) {
 	var modules []struct {
 		Name string `json:"name"`
 		Path string `json:"path"`
 		Type string `json:"type"`
 	}
-	poolingPath := filepath.Join(dir, filepath.FromSlash(filePooling))
+	poolingPath = filepath.Join(dir, filepath.FromSlash(filePooling))
 	switch err := readJSON(filepath.Join(dir, fileModules), &modules); {
 	case errors.Is(err, fs.ErrNotExist):
+		return poolingPath, nil
 	case err != nil:
-		return nil, err
-	default:
-		p.hasModules = true
-		p.normalize = false
-		sawPooling, sawTransformer := false, false
-		for i, m := range modules {
-			typ := m.Type[strings.LastIndex(m.Type, ".")+1:]
-			sub, err := insideDir(dir, m.Path)
-			if err != nil {
-				return nil, fmt.Errorf("%s: module %s: %w", filepath.Join(dir, fileModules), m.Name, err)
-			}
-			switch {
-			case typ == "Transformer" && i == 0:
-				p.transformerDir = sub
-				sawTransformer = true
-			case typ == "Pooling" && sawTransformer && !sawPooling:
-				poolingPath = filepath.Join(sub, "config.json")
-				sawPooling = true
-			case typ == "Normalize" && sawPooling:
-				p.normalize = true
-			default:
-				return nil, fmt.Errorf("%s: module %d (%s, %s): continuity's hf embedder reads a Transformer, then a Pooling, then an optional Normalize module", filepath.Join(dir, fileModules), i, m.Path, m.Type)
-			}
+		return "", err
+	}
+	p.hasModules = true
+	p.normalize = false
+	sawPooling, sawTransformer := false, false
+	for i, m := range modules {
+		typ := m.Type[strings.LastIndex(m.Type, ".")+1:]
+		sub, err := insideDir(dir, m.Path)
+		if err != nil {
+			return "", fmt.Errorf("%s: module %s: %w", filepath.Join(dir, fileModules), m.Name, err)
 		}
-		if !sawPooling {
-			return nil, fmt.Errorf("%s: no Pooling module", filepath.Join(dir, fileModules))
+		switch {
+		case typ == "Transformer" && i == 0:
+			p.transformerDir = sub
+			sawTransformer = true
+		case typ == "Pooling" && sawTransformer && !sawPooling:
+			poolingPath = filepath.Join(sub, "config.json")
+			sawPooling = true
+		case typ == "Normalize" && sawPooling:
+			p.normalize = true
+		default:
+			return "", fmt.Errorf("%s: module %d (%s, %s): continuity's hf embedder reads a Transformer, then a Pooling, then an optional Normalize module", filepath.Join(dir, fileModules), i, m.Path, m.Type)
 		}
 	}
+	if !sawPooling {
+		return "", fmt.Errorf("%s: no Pooling module", filepath.Join(dir, fileModules))
+	}
+	return poolingPath, nil
+}
+
+// readPooling reads the pooling configuration at poolingPath, when there
+// is one (a folder without modules.json may have none: the known model's
+// pooling, else mean, applies).
+func (p *pipeline) readPooling(dir, poolingPath string) error {
 	var pc struct {
 		Mode          string `json:"pooling_mode"`
 		CLS           bool   `json:"pooling_mode_cls_token"`
@@ -217,73 +252,65 @@ func readPipeline(dir string, def *Known) (*pipeline, error) {
 	switch err := readJSON(poolingPath, &pc); {
 	case errors.Is(err, fs.ErrNotExist):
 		if p.hasModules {
-			return nil, fmt.Errorf("%s: missing (modules.json names a Pooling module)", poolingPath)
+			return fmt.Errorf("%s: missing (modules.json names a Pooling module)", poolingPath)
 		}
+		return nil
 	case err != nil:
-		return nil, err
-	default:
-		p.hasPooling = true
-		if rel, err := filepath.Rel(dir, poolingPath); err == nil {
-			p.poolingFile = filepath.ToSlash(rel)
-		}
-		if pc.WeightedMean || pc.LastToken {
-			return nil, fmt.Errorf("%s: weighted-mean and last-token pooling are not supported (CLS, mean, max and mean_sqrt_len are)", poolingPath)
-		}
-		if pc.IncludePrompt != nil && !*pc.IncludePrompt {
-			return nil, fmt.Errorf("%s: include_prompt false is not supported", poolingPath)
-		}
-		var mode Pooling
-		if pc.Mode != "" {
-			m, ok := poolingNames[pc.Mode]
-			if !ok {
-				return nil, fmt.Errorf("%s: pooling_mode %q is not supported (cls, mean, max, mean_sqrt_len_tokens are)", poolingPath, pc.Mode)
-			}
-			mode = m
-		} else {
-			if pc.CLS {
-				mode |= PoolCLS
-			}
-			if pc.Max {
-				mode |= PoolMax
-			}
-			if pc.Mean {
-				mode |= PoolMean
-			}
-			if pc.MeanSqrt {
-				mode |= PoolMeanSqrtLen
-			}
-		}
-		if mode == 0 {
-			return nil, fmt.Errorf("%s: no pooling mode set", poolingPath)
-		}
-		p.pooling = mode
+		return err
 	}
+	p.hasPooling = true
+	if rel, err := filepath.Rel(dir, poolingPath); err == nil {
+		p.poolingFile = filepath.ToSlash(rel)
+	}
+	if pc.WeightedMean || pc.LastToken {
+		return fmt.Errorf("%s: weighted-mean and last-token pooling are not supported (CLS, mean, max and mean_sqrt_len are)", poolingPath)
+	}
+	if pc.IncludePrompt != nil && !*pc.IncludePrompt {
+		return fmt.Errorf("%s: include_prompt false is not supported", poolingPath)
+	}
+	var mode Pooling
+	if pc.Mode != "" {
+		m, ok := poolingNames[pc.Mode]
+		if !ok {
+			return fmt.Errorf("%s: pooling_mode %q is not supported (cls, mean, max, mean_sqrt_len_tokens are)", poolingPath, pc.Mode)
+		}
+		mode = m
+	} else {
+		for _, f := range []struct {
+			set  bool
+			mode Pooling
+		}{{pc.CLS, PoolCLS}, {pc.Max, PoolMax}, {pc.Mean, PoolMean}, {pc.MeanSqrt, PoolMeanSqrtLen}} {
+			if f.set {
+				mode |= f.mode
+			}
+		}
+	}
+	if mode == 0 {
+		return fmt.Errorf("%s: no pooling mode set", poolingPath)
+	}
+	p.pooling = mode
+	return nil
+}
+
+// readSBertConfig reads sentence_bert_config.json's max_seq_length, when
+// the folder has one.
+func (p *pipeline) readSBertConfig(dir string) error {
 	var sb struct {
 		MaxSeqLength *int `json:"max_seq_length"`
 	}
 	switch err := readJSON(filepath.Join(dir, fileSBert), &sb); {
 	case errors.Is(err, fs.ErrNotExist):
+		return nil
 	case err != nil:
-		return nil, err
-	default:
-		if sb.MaxSeqLength != nil {
-			if *sb.MaxSeqLength <= 0 {
-				return nil, fmt.Errorf("%s: max_seq_length %d", filepath.Join(dir, fileSBert), *sb.MaxSeqLength)
-			}
-			p.maxSeqLength = *sb.MaxSeqLength
+		return err
+	}
+	if sb.MaxSeqLength != nil {
+		if *sb.MaxSeqLength <= 0 {
+			return fmt.Errorf("%s: max_seq_length %d", filepath.Join(dir, fileSBert), *sb.MaxSeqLength)
 		}
+		p.maxSeqLength = *sb.MaxSeqLength
 	}
-	var stc struct {
-		Prompts map[string]string `json:"prompts"`
-	}
-	switch err := readJSON(filepath.Join(dir, fileSTConfig), &stc); {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return nil, err
-	default:
-		p.prompts = stc.Prompts
-	}
-	return p, nil
+	return nil
 }
 
 // insideDir returns dir/rel, refusing a path that leaves dir.
