@@ -182,17 +182,7 @@ func (db *DB) Status(ctx context.Context) (st Status, err error) {
 	}); err != nil {
 		return Status{}, err
 	}
-	if err := eachRow(ctx, tx, `SELECT coalesce(g.path, e.file) AS name, count(*), sum(kept), sum(changed), sum(removed), sum(added), max(at)
-		FROM edits e LEFT JOIN generations g ON g.id = e.generation GROUP BY name ORDER BY name`, func(rows *sql.Rows) error {
-		var e EditStatus
-		var at int64
-		if err := rows.Scan(&e.File, &e.Edits, &e.Kept, &e.Changed, &e.Removed, &e.Added, &at); err != nil {
-			return err
-		}
-		e.Last = time.Unix(0, at).UTC()
-		st.Edits = append(st.Edits, e)
-		return nil
-	}); err != nil {
+	if st.Edits, err = readEdits(ctx, tx); err != nil {
 		return Status{}, err
 	}
 	if err := eachRow(ctx, tx, `SELECT name, reason FROM skipped_files ORDER BY name`, func(rows *sql.Rows) error {
@@ -206,6 +196,23 @@ func (db *DB) Status(ctx context.Context) (st Status, err error) {
 		return Status{}, err
 	}
 	return st, nil
+}
+
+// readEdits sums up the edits in place per file (the file's name now).
+func readEdits(ctx context.Context, q queryer) ([]EditStatus, error) {
+	var out []EditStatus
+	err := eachRow(ctx, q, `SELECT coalesce(g.path, e.file) AS name, count(*), sum(kept), sum(changed), sum(removed), sum(added), max(at)
+		FROM edits e LEFT JOIN generations g ON g.id = e.generation GROUP BY name ORDER BY name`, func(rows *sql.Rows) error {
+		var e EditStatus
+		var at int64
+		if err := rows.Scan(&e.File, &e.Edits, &e.Kept, &e.Changed, &e.Removed, &e.Added, &at); err != nil {
+			return err
+		}
+		e.Last = time.Unix(0, at).UTC()
+		out = append(out, e)
+		return nil
+	})
+	return out, err
 }
 
 // Counter returns the value of the named counter, 0 when never counted.
