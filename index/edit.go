@@ -28,14 +28,15 @@ import (
 // crash leaves the old generation or the new one, never a mix: a file
 // read again after a crash is compared again.
 //
-// The file is the same log, edited, when the lines found again (kept, or
-// changed but recognisably the same line: the same id; the same type,
-// session and explicit timestamp; or, in the place of the old line, text
-// that is mostly the same, as a substitution leaves it) are at least half
-// of the lines stored from it, or at least half of its lines now, and at
-// least one. Otherwise it is another log (a truncated log written anew,
-// another log moved over it): it is read as new, and the old lines stay
-// indexed.
+// The file is the same log, edited, when at least one line is kept
+// unchanged, and the lines found again (kept, or changed but recognisably
+// the same line: the same id; the same type, session and explicit
+// timestamp; or, in the place of the old line, text that is mostly the
+// same, as a substitution leaves it) are at least half of the lines
+// stored from it, or the kept lines at least half of its lines now.
+// Otherwise it is another log (a truncated log written anew, another log
+// moved over it, even with lines much like the old ones): it is read as
+// new, and the old lines stay indexed.
 
 var _ watcher.Editor = (*DB)(nil)
 
@@ -299,7 +300,7 @@ func matchEdit(old []storedLine, nw []editLine) (pair []int, s watcher.EditSumma
 		s.Matched += m.Size
 		ia, jb = m.A+m.Size, m.B+m.Size
 	}
-	s.Same = s.Matched > 0 && (2*s.Matched >= s.Stored || 2*s.Matched >= s.Lines)
+	s.Same = s.Kept > 0 && (2*s.Matched >= s.Stored || 2*s.Kept >= s.Lines)
 	s.KeptTo = -1
 	for j, n := range nw {
 		if !kept[j] {
@@ -419,7 +420,41 @@ func (p *editPlan) Apply(ctx context.Context, g watcher.Generation) (id int64, r
 	return id, removed, nil
 }
 
-// replaceGeneration records g in the place of generation prev, which ends.
+// Restore implements watcher.EditPlan.Restore.
+func (p *editPlan) Restore(ctx context.Context, g watcher.Generation, replaces int64) (id int64, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("index: record %s as an older copy: %w", g.Path, err)
+		}
+	}()
+	if p.sum.Lines == 0 || p.sum.Kept != p.sum.Lines {
+		return 0, errors.New("not every line is a stored one")
+	}
+	w, err := p.db.writer()
+	if err != nil {
+		return 0, err
+	}
+	tx, err := w.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	now := p.db.now().UnixNano()
+	if id, err = replaceGeneration(ctx, tx, g, replaces, now); err != nil {
+		return 0, err
+	}
+	for i, o := range p.old {
+		if j := p.pair[i]; j >= 0 {
+			if err := moveLine(ctx, tx, o, p.nw[j], id, g.Path); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return id, tx.Commit()
+}
+
+// replaceGeneration records g in the place of generation prev, which ends
+// (none when prev is 0).
 func replaceGeneration(ctx context.Context, tx *sql.Tx, g watcher.Generation, prev, now int64) (int64, error) {
 	res, err := tx.ExecContext(ctx, `INSERT INTO generations
 		(path, dev, ino, "offset", line, head_len, head_sum, tail_len, tail_sum, gone, ended, created_at, updated_at)
@@ -430,8 +465,8 @@ func replaceGeneration(ctx context.Context, tx *sql.Tx, g watcher.Generation, pr
 		return 0, err
 	}
 	id, err := res.LastInsertId()
-	if err != nil {
-		return 0, err
+	if err != nil || prev == 0 {
+		return id, err
 	}
 	if res, err = tx.ExecContext(ctx, `UPDATE generations SET ended = 1, updated_at = ? WHERE id = ? AND ended = 0`, now, prev); err != nil {
 		return 0, err

@@ -34,7 +34,8 @@ func TestMatchEdit(t *testing.T) {
 		{"pruned to a third", "abcdef", "ab", true, 2, 0, 4, 0, -1},
 		{"id edited", "A1B1C1", "A1B2C1", true, 2, 1, 0, 0, 1},
 		{"ids reordered", "A1B1C1", "C1A1B1", true, 3, 0, 0, 0, -1},
-		{"ids all edited", "A1B1C1", "A2B2C2", true, 0, 3, 0, 0, 0},
+		{"ids all edited", "A1B1C1", "A2B2C2", false, 0, 3, 0, 0, 0}, // no line unchanged
+		{"ids all edited but one", "A1B1C1D1", "A2B2C2D1", true, 1, 3, 0, 0, 0},
 		{"nothing stored", "", "abc", false, 0, 0, 0, 3, 0},
 	}
 	for _, tt := range tests {

@@ -30,8 +30,9 @@ type EditSummary struct {
 	// changed line replaces a stored one (the same id with other content,
 	// or a line in the place of another); removed lines are gone, added
 	// lines are new. Matched counts the kept lines and the changed ones
-	// recognisably the same event (the same id, or the same type,
-	// session and explicit timestamp): what decides Same.
+	// recognisably the same line (the same id; the same type, session
+	// and explicit timestamp; mostly the same text): with Kept, what
+	// decides Same.
 	Kept, Changed, Removed, Added, Matched int
 	// KeptTo is the offset before which every non-blank line of the file
 	// is kept, KeptLines the lines before it (blank ones included): the
@@ -51,6 +52,12 @@ type EditPlan interface {
 	// read on (a line already stored at its offset is skipped). It
 	// returns g's ID and the row ids of the events it deleted.
 	Apply(ctx context.Context, g Generation) (id int64, removed []int64, err error)
+	// Restore records g (its ID ignored), a restored older copy of the
+	// old generation whose every line is kept (Kept == Lines), ending
+	// generation replaces if not 0, and moves the kept lines' events and
+	// rejects to it; what the old generation holds besides stays. It
+	// returns g's ID.
+	Restore(ctx context.Context, g Generation, replaces int64) (id int64, err error)
 }
 
 // Editor is implemented by stores that can carry a log's index through an
@@ -80,30 +87,12 @@ type Edit struct {
 // error means the edit could not be recorded: the file is left unread,
 // to be tried again.
 func (w *Watcher) reconcile(ctx context.Context, f source, k fileKey, name string, prev Generation) (*tail, error) {
-	ed, ok := w.store.(Editor)
-	if !ok {
+	if _, ok := w.store.(Editor); !ok {
 		return nil, nil
 	}
-	probe := &tail{gen: Generation{Path: name, Dev: k.dev, Ino: k.ino}, f: f, name: name}
-	buf := make([]byte, 64<<10)
-	read := func(yield func([]Line) error) error {
-		for {
-			b, more, err := probe.readBatch(buf, w.cfg.MaxLineBytes, w.cfg.BatchLines, w.cfg.BatchBytes)
-			if err != nil {
-				return err
-			}
-			if err := yield(b.Lines); err != nil {
-				return err
-			}
-			probe.gen = b.Gen
-			if !more {
-				return nil
-			}
-		}
-	}
-	plan, err := ed.PlanEdit(ctx, prev, name, read)
+	probe, plan, err := w.planEdit(ctx, f, k, name, prev)
 	if err != nil {
-		return nil, fmt.Errorf("compare %s with what was indexed from it: %w", name, err)
+		return nil, err
 	}
 	s := plan.Summary()
 	if !s.Same {
@@ -137,6 +126,35 @@ func (w *Watcher) reconcile(ctx context.Context, f source, k fileKey, name strin
 		return nil, fmt.Errorf("read %s after its edit: %w", name, err)
 	}
 	return t, nil
+}
+
+// planEdit reads f's complete lines and has the store compare them with
+// generation prev's. probe is left past them: its gen is committed up to
+// their end.
+func (w *Watcher) planEdit(ctx context.Context, f source, k fileKey, name string, prev Generation) (probe *tail, plan EditPlan, err error) {
+	ed := w.store.(Editor)
+	probe = &tail{gen: Generation{Path: name, Dev: k.dev, Ino: k.ino}, f: f, name: name}
+	buf := make([]byte, 64<<10)
+	read := func(yield func([]Line) error) error {
+		for {
+			b, more, err := probe.readBatch(buf, w.cfg.MaxLineBytes, w.cfg.BatchLines, w.cfg.BatchBytes)
+			if err != nil {
+				return err
+			}
+			if err := yield(b.Lines); err != nil {
+				return err
+			}
+			probe.gen = b.Gen
+			if !more {
+				return nil
+			}
+		}
+	}
+	plan, err = ed.PlanEdit(ctx, prev, name, read)
+	if err != nil {
+		return nil, nil, fmt.Errorf("compare %s with what was indexed from it: %w", name, err)
+	}
+	return probe, plan, nil
 }
 
 // committedAt is g committed up to offset (lines complete lines before
