@@ -72,8 +72,9 @@ type editLine struct {
 
 // storedLine is an event or a reject of the old generation.
 type storedLine struct {
-	event bool
-	row   int64 // events.id or rejects.id
+	event           bool
+	row             int64 // events.id or rejects.id
+	start, end, num int64 // where it was: offsets, line number
 	key   int64
 	known bool // key known (a reject stored before schema 6 has none)
 	id    string
@@ -137,18 +138,22 @@ func (db *DB) PlanEdit(ctx context.Context, prev watcher.Generation, name string
 			err = fmt.Errorf("index: compare %s with generation %d: %w", name, prev.ID, err)
 		}
 	}()
+	old, err := db.storedLines(ctx, prev.ID)
+	if err != nil {
+		return nil, err
+	}
+	stored := make(map[int64]bool, len(old))
+	for _, o := range old {
+		stored[o.key] = true
+	}
 	now := db.now()
 	var nw []editLine
 	if err := read(func(lines []watcher.Line) error {
 		for i := range lines {
-			nw = append(nw, db.editLine(&lines[i], name, now))
+			nw = append(nw, db.editLine(&lines[i], name, now, stored))
 		}
 		return ctx.Err()
 	}); err != nil {
-		return nil, err
-	}
-	old, err := db.storedLines(ctx, prev.ID)
-	if err != nil {
 		return nil, err
 	}
 	p := &editPlan{db: db, prev: prev, old: old, nw: nw}
@@ -156,10 +161,18 @@ func (db *DB) PlanEdit(ctx context.Context, prev watcher.Generation, name string
 	return p, nil
 }
 
-// editLine reads what an edit compares of a line.
-func (db *DB) editLine(l *watcher.Line, name string, now time.Time) editLine {
-	red := db.redactBytes(l.Data)
-	e := editLine{start: l.Start, end: l.End, number: l.Number, key: storedKey(l, red)}
+// editLine reads what an edit compares of a line. A line whose bytes are
+// those of a stored line (stored: the stored keys) is that line as it was
+// stored: a stored line is already redacted, and redacting it again
+// changes nothing. The others are redacted first, as Commit would store
+// them.
+func (db *DB) editLine(l *watcher.Line, name string, now time.Time, stored map[int64]bool) editLine {
+	e := editLine{start: l.Start, end: l.End, number: l.Number, key: storedKey(l, l.Data)}
+	red := l.Data
+	if !stored[e.key] {
+		red = db.redactBytes(l.Data)
+		e.key = storedKey(l, red)
+	}
 	if l.Oversize {
 		return e
 	}
@@ -176,18 +189,17 @@ func (db *DB) editLine(l *watcher.Line, name string, now time.Time) editLine {
 // storedLines reads the events and rejects of generation gen, by offset.
 func (db *DB) storedLines(ctx context.Context, gen int64) ([]storedLine, error) {
 	type at struct {
-		start int64
 		storedLine
 	}
 	var evs, rjs []at
-	err := eachRow(ctx, db.r, `SELECT id, start_offset, raw, coalesce(producer_id, ''), type, coalesce(session_id, ''), ts, ts_inferred
+	err := eachRow(ctx, db.r, `SELECT id, start_offset, end_offset, line, raw, coalesce(producer_id, ''), type, coalesce(session_id, ''), ts, ts_inferred
 		FROM events WHERE generation = ? ORDER BY start_offset`, func(rows *sql.Rows) error {
 		var a at
 		var raw []byte
 		var typ, session string
 		var ts int64
 		var inferred bool
-		if err := rows.Scan(&a.row, &a.start, &raw, &a.id, &typ, &session, &ts, &inferred); err != nil {
+		if err := rows.Scan(&a.row, &a.start, &a.end, &a.num, &raw, &a.id, &typ, &session, &ts, &inferred); err != nil {
 			return err
 		}
 		a.event, a.known = true, true
@@ -202,10 +214,10 @@ func (db *DB) storedLines(ctx context.Context, gen int64) ([]storedLine, error) 
 	if err != nil {
 		return nil, err
 	}
-	err = eachRow(ctx, db.r, `SELECT id, start_offset, hash FROM rejects WHERE generation = ? ORDER BY start_offset`, func(rows *sql.Rows) error {
+	err = eachRow(ctx, db.r, `SELECT id, start_offset, end_offset, line, hash FROM rejects WHERE generation = ? ORDER BY start_offset`, func(rows *sql.Rows) error {
 		var a at
 		var key sql.NullInt64
-		if err := rows.Scan(&a.row, &a.start, &key); err != nil {
+		if err := rows.Scan(&a.row, &a.start, &a.end, &a.num, &key); err != nil {
 			return err
 		}
 		a.key, a.known = key.Int64, key.Valid
@@ -393,15 +405,16 @@ func (p *editPlan) Apply(ctx context.Context, g watcher.Generation) (id int64, r
 	if id, err = replaceGeneration(ctx, tx, g, p.prev.ID, now); err != nil {
 		return 0, nil, err
 	}
+	if err := p.moveKept(ctx, tx, id, g.Path); err != nil {
+		return 0, nil, err
+	}
 	var rejects []int64
 	for i, o := range p.old {
-		if j := p.pair[i]; j >= 0 {
-			if err := moveLine(ctx, tx, o, p.nw[j], id, g.Path); err != nil {
-				return 0, nil, err
-			}
-		} else if o.event {
+		switch {
+		case p.pair[i] >= 0:
+		case o.event:
 			removed = append(removed, o.row)
-		} else {
+		default:
 			rejects = append(rejects, o.row)
 		}
 	}
@@ -443,12 +456,8 @@ func (p *editPlan) Restore(ctx context.Context, g watcher.Generation, replaces i
 	if id, err = replaceGeneration(ctx, tx, g, replaces, now); err != nil {
 		return 0, err
 	}
-	for i, o := range p.old {
-		if j := p.pair[i]; j >= 0 {
-			if err := moveLine(ctx, tx, o, p.nw[j], id, g.Path); err != nil {
-				return 0, err
-			}
-		}
+	if err := p.moveKept(ctx, tx, id, g.Path); err != nil {
+		return 0, err
 	}
 	return id, tx.Commit()
 }
@@ -479,19 +488,67 @@ func replaceGeneration(ctx context.Context, tx *sql.Tx, g watcher.Generation, pr
 	return id, nil
 }
 
-// moveLine moves a kept line's event or reject to generation gen, at the
-// line's new place in file.
-func moveLine(ctx context.Context, tx *sql.Tx, o storedLine, n editLine, gen int64, file string) error {
-	table := "rejects"
-	if o.event {
-		table = "events"
+// moveKept moves the kept lines' events and rejects to generation gen,
+// at their new places in file. Kept lines come in runs that moved by the
+// same number of bytes and lines (all of them, when the edit is at the
+// end of the log): one statement moves a run of a table's rows.
+func (p *editPlan) moveKept(ctx context.Context, tx *sql.Tx, gen int64, file string) error {
+	type run struct {
+		lo, hi, dStart, dLine int64
+		n                     int
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE `+table+` SET generation = ?, start_offset = ?, end_offset = ?, line = ?, file = ? WHERE id = ?`,
-		gen, n.start, n.end, n.number, file, o.row)
-	if err != nil {
-		return fmt.Errorf("move line %d: %w", n.number, err)
+	flush := func(table string, r *run) error {
+		if r.n == 0 {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE `+table+` SET generation = ?, start_offset = start_offset + ?, end_offset = end_offset + ?,
+			line = line + ?, file = ? WHERE generation = ? AND start_offset BETWEEN ? AND ?`,
+			gen, r.dStart, r.dStart, r.dLine, file, p.prev.ID, r.lo, r.hi)
+		if err != nil {
+			return fmt.Errorf("move lines %d to %d of %s: %w", r.lo, r.hi, table, err)
+		}
+		*r = run{}
+		return nil
 	}
-	return nil
+	// A run of each table is open at a time; a row of that table that
+	// does not continue it (not kept, or moved otherwise) ends it.
+	var events, rejects run
+	for i, o := range p.old {
+		table, r := "rejects", &rejects
+		if o.event {
+			table, r = "events", &events
+		}
+		j := p.pair[i]
+		if j < 0 {
+			if err := flush(table, r); err != nil {
+				return err
+			}
+			continue
+		}
+		n := p.nw[j]
+		dStart, dLine := n.start-o.start, n.number-o.num
+		if r.n > 0 && (dStart != r.dStart || dLine != r.dLine || n.end-o.end != dStart) {
+			if err := flush(table, r); err != nil {
+				return err
+			}
+		}
+		if n.end-o.end != dStart { // its bytes differ (a secret redacted alike)
+			if _, err := tx.ExecContext(ctx, `UPDATE `+table+` SET generation = ?, start_offset = ?, end_offset = ?, line = ?, file = ? WHERE id = ?`,
+				gen, n.start, n.end, n.number, file, o.row); err != nil {
+				return fmt.Errorf("move line %d: %w", n.number, err)
+			}
+			continue
+		}
+		if r.n == 0 {
+			*r = run{lo: o.start, dStart: dStart, dLine: dLine}
+		}
+		r.hi = o.start
+		r.n++
+	}
+	if err := flush("events", &events); err != nil {
+		return err
+	}
+	return flush("rejects", &rejects)
 }
 
 // deleteEvents deletes events (their full-text entries through the
