@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/engine"
+	"github.com/praxis-os/continuity/importer"
 )
 
 func runStatus(ctx context.Context, e *env, args []string) error {
@@ -77,6 +78,7 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 		fmt.Fprintf(w, "full-text index\tnot built yet\n")
 	}
 	fmt.Fprintf(w, "bm25 engine\t%s\n", lexiconLine(r.BM25, r.Daemon.Running))
+	printFollowed(w, r.Import)
 	fmt.Fprintf(w, "embedder\t%s\n", r.Embedder)
 	if r.EmbedPending >= 0 {
 		fmt.Fprintf(w, "  waiting for a vector\t%d\n", r.EmbedPending)
@@ -111,6 +113,8 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 				state = "(not seen yet)"
 			case f.Missing:
 				state = "(missing from the folder)"
+			case f.Compressed:
+				state = "(compressed: the offset is in its content, read whole)"
 			}
 			fmt.Fprintf(w, "  %s\t%d\t%d\t%d\t%d\t%s\n", f.Path, f.Generation, f.Offset, f.Size, f.Lag, state)
 		}
@@ -134,6 +138,33 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 // editLines says what edits did to lines.
 func editLines(e engine.EditStatus) string {
 	return fmt.Sprintf("%d %s changed, %d removed, %d added", e.Changed, plural(int(e.Changed), "line", "lines"), e.Removed, e.Added)
+}
+
+// printFollowed lists the agents the daemon follows (daemon --import):
+// those with transcripts of this workspace, then those it waits for.
+func printFollowed(w io.Writer, r *importer.FollowReport) {
+	if r == nil {
+		return
+	}
+	var waiting []string
+	fmt.Fprintf(w, "importing live	\n")
+	for _, a := range r.Agents {
+		if a.Files == 0 && a.Events == 0 {
+			waiting = append(waiting, a.Agent)
+			continue
+		}
+		line := fmt.Sprintf("%d %s", a.Files, plural(a.Files, "file", "files"))
+		if a.Events > 0 {
+			line += fmt.Sprintf(", %d %s imported since the daemon started (last %s)", a.Events, plural(a.Events, "event", "events"), a.LastImport.Local().Format("2006-01-02 15:04:05"))
+		}
+		if a.Error != "" {
+			line += "; cannot write the logs (retrying): " + a.Error
+		}
+		fmt.Fprintf(w, "  %s\t%s\n", a.Agent, line)
+	}
+	if len(waiting) > 0 {
+		fmt.Fprintf(w, "  no transcripts of this workspace yet\t%s\n", strings.Join(waiting, ", "))
+	}
 }
 
 // lexiconLine renders the engine's state for the status table.
