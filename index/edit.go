@@ -75,11 +75,11 @@ type storedLine struct {
 	event           bool
 	row             int64 // events.id or rejects.id
 	start, end, num int64 // where it was: offsets, line number
-	key   int64
-	known bool // key known (a reject stored before schema 6 has none)
-	id    string
-	sig   int64
-	sk    sketch // of an event's raw line; empty for a reject
+	key             int64
+	known           bool // key known (a reject stored before schema 6 has none)
+	id              string
+	sig             int64
+	sk              sketch // of an event's raw line; empty for a reject
 }
 
 // sketchBins is the size of a sketch.

@@ -971,11 +971,11 @@ func (w *Watcher) reload(t *tail) {
 	}
 }
 
-// restart ends t's generation (the file was truncated or rewritten) and
-// starts a new one from offset 0 on the same file.
+// restart ends t's generation (the file was truncated or rewritten): the
+// same log edited goes on as the edit says (reconcile), another log starts
+// a new generation from offset 0 on the same file.
 func (w *Watcher) restart(ctx context.Context, t *tail) error {
 	old := t.gen
-	// Edited in place: the index follows the edit.
 	if p, err := w.reconcile(ctx, t.f, fileKey{old.Dev, old.Ino}, t.name, old); err != nil {
 		return err
 	} else if p != nil {
@@ -983,12 +983,15 @@ func (w *Watcher) restart(ctx context.Context, t *tail) error {
 		*t = *p
 		return nil
 	}
-	// An older copy written over it (cp of a backup): its lines were
-	// indexed; only what comes after them is new.
-	if p := w.olderVersion(ctx, t.f, fileKey{old.Dev, old.Ino}, t.name, old.ID, old.ID); p != nil {
-		p.vanishedAt = t.vanishedAt
-		*t = *p
-		return nil
+	// A store that cannot follow edits: an older copy written over it
+	// (cp of a backup) holds lines that were indexed; only what comes
+	// after them is new. (For an Editor, such a copy is an edit.)
+	if _, editor := w.store.(Editor); !editor {
+		if p := w.olderVersion(ctx, t.f, fileKey{old.Dev, old.Ino}, t.name, old.ID, old.ID); p != nil {
+			p.vanishedAt = t.vanishedAt
+			*t = *p
+			return nil
+		}
 	}
 	g := Generation{Path: t.name, Dev: old.Dev, Ino: old.Ino}
 	id, err := w.store.CreateGeneration(ctx, g, old.ID)
