@@ -50,13 +50,14 @@ func TestPowerShellBOM(t *testing.T) {
 // a count said "duplicate ids skipped 2".
 func TestReusedIDs(t *testing.T) {
 	w := newWorkspace(t)
+	d := w.startDaemon()
+	eventually(t, 30*time.Second, "the daemon answers", func() bool { return w.status().Daemon.Running })
 	for _, s := range []string{"a", "b"} {
 		for i := 1; i <= 2; i++ {
 			w.shellAppend("numbered.jsonl", exchangeLine(s, fmt.Sprint(i), fmt.Sprintf("session %s event %d", s, i), "ok"))
 		}
 	}
 	w.shellAppend("numbered.jsonl", exchangeLine("a", "2", "session a event 2", "ok")) // a's retry: line 2 again
-	d := w.startDaemon()
 	w.waitExchanges(2, 30*time.Second)
 	eventually(t, 30*time.Second, "3 rejects", func() bool { return len(w.rejects()) == 3 })
 	rs := w.rejects()
@@ -86,8 +87,10 @@ func TestReusedIDs(t *testing.T) {
 		t.Errorf("doctor: %+v", r)
 	}
 	// The daemon warned of the reused ids, not of the replay.
-	log := d.stderr.String()
-	if strings.Count(log, `msg="line rejected"`) != 2 {
+	eventually(t, 30*time.Second, "the daemon warns of the 2 reused ids", func() bool {
+		return strings.Count(d.stderr.String(), `msg="line rejected"`) == 2
+	})
+	if log := d.stderr.String(); strings.Contains(log, `msg="line rejected" at=numbered.jsonl:5`) || !strings.Contains(log, "line replayed; indexed once") {
 		t.Errorf("daemon log:\n%s", log)
 	}
 }
