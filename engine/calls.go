@@ -39,6 +39,9 @@ type ResumeRequest struct {
 	IncludeCurrent bool   `json:"include_current,omitempty"`
 	MaxDepth       int    `json:"max_depth,omitempty"`
 	Tokenizer      string `json:"tokenizer,omitempty"`
+	// Explain adds the pack's "explain": why each exchange is in, cut
+	// or left out (resume.Explanation).
+	Explain bool `json:"explain,omitempty"`
 }
 
 // SearchRequest asks for a search (see search.Query). Times are RFC 3339
@@ -270,6 +273,7 @@ func (q *queries) resume(ctx context.Context, req ResumeRequest) (*resume.Pack, 
 	pack, err := resume.Build(ctx, q.resumeSource(), resume.Options{
 		Session: req.Session, Latest: req.Latest, Query: req.Query, Budget: req.Budget,
 		IncludeCurrent: req.IncludeCurrent, MaxDepth: req.MaxDepth, Encoding: req.Tokenizer,
+		Explain: req.Explain,
 	})
 	switch {
 	case errors.Is(err, resume.ErrUnknownSession):
