@@ -174,7 +174,9 @@ func (p *plan) explain(ctx context.Context, src Source, pack *Pack) (*Explanatio
 		return nil, err
 	}
 	ds = append(ds, inCtx...)
-	x.Counts[ReasonInContext] += p.inCtx
+	if p.inCtx > 0 {
+		x.Counts[ReasonInContext] += p.inCtx
+	}
 	for i := range ds {
 		ds[i].Depth = depth[ds[i].SessionID]
 		if ds[i].Included {
