@@ -559,7 +559,6 @@ const rejectsShown = 100
 type healthView struct {
 	base
 	St      engine.StatusReport
-	Doc     engine.DoctorReport
 	Rejects []engine.Reject
 }
 
@@ -576,7 +575,22 @@ func (s *Server) healthPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	slices.Reverse(rej) // newest first
-	s.render(w, r, http.StatusOK, "health", healthView{base: s.base("Health", "health"), St: st, Doc: s.b.Doctor(ctx), Rejects: rej})
+	s.render(w, r, http.StatusOK, "health", healthView{base: s.base("Health", "health"), St: st, Rejects: rej})
+}
+
+type doctorView struct {
+	base
+	Doc  engine.DoctorReport
+	Took time.Duration
+}
+
+// doctorPage runs `continuity doctor`'s checks: apart from the health
+// page, which loads it after showing (app.js), because checking the
+// index's integrity reads all of it (seconds at 100k exchanges).
+func (s *Server) doctorPage(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	doc := s.b.Doctor(r.Context())
+	s.render(w, r, http.StatusOK, "doctor", doctorView{base: s.base("Doctor", "health"), Doc: doc, Took: time.Since(start).Round(time.Millisecond)})
 }
 
 // ---- forget ----

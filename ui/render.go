@@ -18,7 +18,7 @@ var assets embed.FS
 // pages are the parsed templates: one set per page, each with the layout.
 type pages map[string]*template.Template
 
-var pageNames = []string{"sessions", "session", "exchange", "search", "resume", "health", "forget", "forgot", "error"}
+var pageNames = []string{"sessions", "session", "exchange", "search", "resume", "health", "doctor", "forget", "forgot", "error"}
 
 func parsePages() (pages, error) {
 	p := pages{}

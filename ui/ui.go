@@ -202,6 +202,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /search", s.searchPage)
 	mux.HandleFunc("GET /resume", s.resumePage)
 	mux.HandleFunc("GET /health", s.healthPage)
+	mux.HandleFunc("GET /doctor", s.doctorPage)
 	mux.HandleFunc("GET /forget", s.forgetConfirm)
 	mux.HandleFunc("POST /forget", s.forgetDo)
 	static, _ := fs.Sub(assets, "static")

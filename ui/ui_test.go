@@ -289,7 +289,7 @@ var (
 func TestEscapedAndNoInlineScript(t *testing.T) {
 	f := newFixture(t)
 	c := f.browser()
-	for _, p := range []string{"/", "/session?id=c", "/exchange?id=c1", "/search?q=render+this&mode=bm25", "/resume?session=c&include_current=1", "/health", "/forget?session=c", "/session?id=nope"} {
+	for _, p := range []string{"/", "/session?id=c", "/exchange?id=c1", "/search?q=render+this&mode=bm25", "/resume?session=c&include_current=1", "/health", "/doctor", "/forget?session=c", "/session?id=nope"} {
 		req, _ := http.NewRequest("GET", f.ts.URL+p, nil)
 		resp, err := c.Do(req)
 		if err != nil {
@@ -367,7 +367,8 @@ func TestPages(t *testing.T) {
 		{"/search?q=sqlite+lock&mode=bm25", []string{"<mark>sqlite</mark>", "<mark>lock</mark>", `class="score"`, "a.jsonl:1"}, []string{`id="nothing"`}},
 		{"/search?q=sqlite&session=b&mode=bm25", []string{`id="nothing"`, "Nothing relevant found"}, nil},
 		{"/resume?session=b&budget=2000", []string{`id="tokens"`, "# Resume context for session b", "in: chain", "out: in context", "why is the sqlite database locked"}, nil},
-		{"/health", []string{"c.jsonl:2", "invalid JSON", `id="doctor"`, "exchanges in 3 sessions"}, nil},
+		{"/health", []string{"c.jsonl:2", "invalid JSON", `data-load="/doctor"`, "exchanges in 3 sessions"}, nil},
+		{"/doctor", []string{`id="doctor"`, "rejects", "WARN"}, nil},
 		{"/forget?session=b&chain=1", []string{`name="chain" value="1"`, "2 sessions", `name="csrf" value="` + f.srv.csrf + `"`}, nil},
 	}
 	for _, tc := range tests {

@@ -49,4 +49,22 @@
       refresh();
     });
   }
+
+  // Health: the doctor's checks take a while on a large index; the page
+  // shows first and fetches them (the link runs them without JS).
+  document.querySelectorAll("section[data-load]").forEach(function (sec) {
+    const pending = sec.querySelector("p");
+    if (pending) {
+      pending.textContent = "Running the doctor's checks…";
+    }
+    fetch(sec.dataset.load, { credentials: "same-origin" })
+      .then(function (r) { return r.text(); })
+      .then(function (html) {
+        const doc = new DOMParser().parseFromString(html, "text/html");
+        const fresh = doc.getElementById(sec.id);
+        if (fresh) {
+          sec.replaceWith(document.importNode(fresh, true));
+        }
+      });
+  });
 })();
