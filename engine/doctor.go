@@ -140,6 +140,7 @@ func (d *doctor) run(ctx context.Context) {
 	d.checkRejects()
 	d.checkClock(ctx)
 	d.checkEmbedder(ctx)
+	d.checkRetention()
 }
 
 func (d *doctor) checkLogsFolder() {

@@ -352,6 +352,12 @@ func (e *Engine) register(srv *server.Server) {
 			return v.Report(ctx), nil
 		})
 	}
+	if imp := e.opts.Import; imp != nil {
+		// what `status` lists as followed (daemon --import)
+		srv.Handle("import_status", func(context.Context, json.RawMessage) (any, error) {
+			return imp.Report(), nil
+		})
+	}
 }
 
 // PingReply answers "ping": who is serving.

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/praxis-os/continuity/importer"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/server"
@@ -41,9 +42,12 @@ type StatusReport struct {
 	FullTextPending int64 `json:"fulltext_pending"`
 	// BM25: the daemon's bm25 engine (search.Lexicon); null when no
 	// daemon answers.
-	BM25    *BM25Status         `json:"bm25"`
-	Files   []FileStatus        `json:"files"`
-	Skipped []index.SkippedFile `json:"skipped_files"`
+	BM25 *BM25Status `json:"bm25"`
+	// Import: the agents whose transcripts the daemon follows (daemon
+	// --import); null when no daemon answers or it follows none.
+	Import  *importer.FollowReport `json:"import"`
+	Files   []FileStatus           `json:"files"`
+	Skipped []index.SkippedFile    `json:"skipped_files"`
 
 	ProducerCounts
 }
@@ -148,6 +152,10 @@ func (c *Client) Status(ctx context.Context) (StatusReport, error) {
 		var bm BM25Status
 		if c.viewReport(ctx, "bm25", &bm) == nil {
 			r.BM25 = &bm
+		}
+		var imp importer.FollowReport
+		if c.viewReport(ctx, "import", &imp) == nil && len(imp.Agents) > 0 {
+			r.Import = &imp
 		}
 	}
 	r.Files = fileLags(c.ws.Logs, st.Files)

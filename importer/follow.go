@@ -6,8 +6,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -20,28 +22,45 @@ const (
 	DefaultQuiet = 30 * time.Second
 )
 
-// FollowAgents are the agents whose native folders can be followed live.
-var FollowAgents = []string{ClaudeCode, Codex, Gemini, Aider}
+// FollowAll, given to ParseAgents (daemon --import all), follows every
+// agent of FollowAgents.
+const FollowAll = "all"
+
+// FollowAgents are the agents whose native folders can be followed live:
+// every agent with an importer. Cursor's database, rewritten all the time
+// and without turn markers, is imported once it has been unchanged for
+// the quiet time.
+var FollowAgents = Agents
 
 // Follower imports, as they grow, the native transcripts of the given
 // agents that belong to a workspace: Claude Code's project folder, the
 // Codex rollouts whose cwd is the workspace, Gemini CLI's project folder,
-// Aider's history file. It only writes protocol files into the logs
-// folder; the daemon's tailer indexes them like any log. Every native
-// file is re-read when its size or time changes; the store skips what the
-// logs already hold, so each event is written once, across restarts too.
+// Aider's history file, Cursor's workspace database, and the sessions of
+// the stores shared by all projects (Cline, Roo Code, Kilo Code, OpenCode,
+// Copilot CLI, Goose) that ran in the workspace. It only writes protocol
+// files into the logs folder; the daemon's tailer indexes them like any
+// log. Every native file is re-read when its size or time changes; the
+// store skips what the logs already hold, so each event is written once,
+// across restarts too. An agent whose folder does not exist yet is looked
+// for at every poll, so a session of an agent installed later is found.
 type Follower struct {
 	Agents    []string
 	Workspace string
-	Logs      string
-	Home      Home
-	Poll      time.Duration // default DefaultPoll
-	Quiet     time.Duration // default DefaultQuiet
-	Log       *slog.Logger
+	// Dirs are the other folders the workspace covers (the other
+	// worktrees of its repository): their transcripts are followed too.
+	Dirs  []string
+	Logs  string
+	Home  Home
+	Poll  time.Duration // default DefaultPoll
+	Quiet time.Duration // default DefaultQuiet
+	Log   *slog.Logger
 
 	importers map[string]*Importer
 	files     map[string]*followed
-	codexSeen map[string]bool // rollout path -> belongs to the workspace
+	member    map[string]bool // unit path -> belongs to the workspace (decided once)
+
+	mu     sync.Mutex
+	report map[string]*FollowedAgent
 }
 
 type followed struct {
@@ -50,7 +69,28 @@ type followed struct {
 	held  bool // imported with the last turn held back
 }
 
-// ParseAgents reads a comma-separated list of agents to follow.
+// FollowReport is what a Follower follows (`continuity status`).
+type FollowReport struct {
+	// Agents: per agent followed, what it found for the workspace.
+	Agents []FollowedAgent `json:"agents"`
+}
+
+// FollowedAgent is one followed agent in FollowReport.
+type FollowedAgent struct {
+	Agent string `json:"agent"`
+	// Files: the native files (sessions, tasks, databases) of the
+	// workspace it follows now; 0 while none exists yet.
+	Files int `json:"files"`
+	// Events written since the daemon started, and when the last ones
+	// were.
+	Events     int       `json:"events"`
+	LastImport time.Time `json:"last_import,omitzero"`
+	// Error: the last failure to write the logs, if any (retried).
+	Error string `json:"error,omitempty"`
+}
+
+// ParseAgents reads a comma-separated list of agents to follow; "all"
+// stands for every agent that can be followed.
 func ParseAgents(list string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
@@ -59,16 +99,17 @@ func ParseAgents(list string) ([]string, error) {
 		if a == "" {
 			continue
 		}
-		ok := false
-		for _, f := range FollowAgents {
-			ok = ok || f == a
+		names := []string{a}
+		if a == FollowAll {
+			names = FollowAgents
+		} else if !slices.Contains(FollowAgents, a) {
+			return nil, fmt.Errorf("cannot follow %q: want %s, or a comma-separated list of %s", a, FollowAll, strings.Join(FollowAgents, ", "))
 		}
-		if !ok {
-			return nil, fmt.Errorf("cannot follow %q: want a comma-separated list of %s", a, strings.Join(FollowAgents, ", "))
-		}
-		if !seen[a] {
-			seen[a] = true
-			out = append(out, a)
+		for _, n := range names {
+			if !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
 		}
 	}
 	return out, nil
@@ -78,27 +119,10 @@ func ParseAgents(list string) ([]string, error) {
 // that cannot be read, or logs that cannot be written, are logged and
 // tried again at the next poll, so the daemon keeps indexing.
 func (f *Follower) Run(ctx context.Context) error {
-	if f.Poll <= 0 {
-		f.Poll = DefaultPoll
+	if err := f.init(); err != nil {
+		return err
 	}
-	if f.Quiet <= 0 {
-		f.Quiet = DefaultQuiet
-	}
-	if f.Log == nil {
-		f.Log = slog.New(slog.DiscardHandler)
-	}
-	f.importers = map[string]*Importer{}
-	f.files = map[string]*followed{}
-	f.codexSeen = map[string]bool{}
-	for _, a := range f.Agents {
-		im, err := New(a, f.Logs, Options{Workspace: f.Workspace})
-		if err != nil {
-			return err
-		}
-		f.importers[a] = im
-	}
-	f.Log.Info("following agent transcripts", "agents", strings.Join(f.Agents, ","), "claude-code", f.Home.ClaudeProjectDir(f.Workspace),
-		"codex", f.Home.CodexSessionsDir(), "gemini", f.Home.GeminiProjectDir(f.Workspace))
+	f.Log.Info("following agent transcripts", "agents", strings.Join(f.Agents, ","), "workspace", f.Workspace, "worktrees", strings.Join(f.Dirs, ","))
 	t := time.NewTicker(f.Poll)
 	defer t.Stop()
 	for {
@@ -113,48 +137,122 @@ func (f *Follower) Run(ctx context.Context) error {
 	}
 }
 
+// init sets the defaults and the importers.
+func (f *Follower) init() error {
+	if f.Poll <= 0 {
+		f.Poll = DefaultPoll
+	}
+	if f.Quiet <= 0 {
+		f.Quiet = DefaultQuiet
+	}
+	if f.Log == nil {
+		f.Log = slog.New(slog.DiscardHandler)
+	}
+	f.importers = map[string]*Importer{}
+	f.files = map[string]*followed{}
+	f.member = map[string]bool{}
+	f.mu.Lock()
+	f.report = map[string]*FollowedAgent{}
+	f.mu.Unlock()
+	for _, a := range f.Agents {
+		im, err := New(a, f.Logs, Options{Workspace: f.Workspace, Roots: f.dirs()})
+		if err != nil {
+			return err
+		}
+		f.importers[a] = im
+		f.mu.Lock()
+		f.report[a] = &FollowedAgent{Agent: a}
+		f.mu.Unlock()
+	}
+	return nil
+}
+
+// dirs are the workspace and the other folders it covers.
+func (f *Follower) dirs() []string {
+	return append([]string{f.Workspace}, f.Dirs...)
+}
+
 // Once looks at every native file once and imports what changed.
 func (f *Follower) Once(ctx context.Context) error {
-	now := time.Now()
+	if f.importers == nil {
+		if err := f.init(); err != nil {
+			return err
+		}
+	}
 	for _, a := range f.Agents {
 		im := f.importers[a]
 		if err := im.refresh(); err != nil {
 			f.Log.Error("import: cannot read the logs folder; retrying", "agent", a, "err", err)
 			continue
 		}
-		for _, path := range f.nativeFiles(a) {
+		files := f.nativeFiles(a)
+		f.note(a, func(r *FollowedAgent) { r.Files = len(files) })
+		for _, path := range files {
 			if ctx.Err() != nil {
 				return nil
 			}
-			fi, err := os.Stat(path)
-			if err != nil || !fi.Mode().IsRegular() {
-				continue
-			}
-			st := f.files[path]
-			changed := st == nil || st.size != fi.Size() || !st.mtime.Equal(fi.ModTime())
-			quiet := now.Sub(fi.ModTime()) >= f.Quiet
-			if !changed && !(st.held && quiet) {
-				continue
-			}
-			o := im.Options
-			o.HoldOpenTurn = !quiet
-			res, err := im.ImportFile(path, o)
-			if err != nil {
-				// cannot write the logs (disk full, permissions): the daemon
-				// goes on indexing; this file is tried again next time
-				f.Log.Error("import: cannot write the logs; retrying", "agent", a, "file", path, "err", err)
-				continue
-			}
-			f.files[path] = &followed{size: fi.Size(), mtime: fi.ModTime(), held: o.HoldOpenTurn}
-			for _, p := range res.Problems {
-				f.Log.Warn("import: unreadable record skipped", "agent", a, "record", p)
-			}
-			if n := res.Exchanges + res.Resets + res.Links; n > 0 {
-				f.Log.Info("imported", "agent", a, "file", path, "exchanges", res.Exchanges, "resets", res.Resets, "links", res.Links)
-			}
+			f.follow(a, im, path)
 		}
 	}
 	return nil
+}
+
+// follow imports one native file of agent a when it changed since it was
+// last imported (or its held turn has become quiet).
+func (f *Follower) follow(a string, im *Importer, path string) {
+	size, mtime, ok := unitStamp(a, path)
+	if !ok {
+		return
+	}
+	st := f.files[path]
+	changed := st == nil || st.size != size || !st.mtime.Equal(mtime)
+	quiet := time.Since(mtime) >= f.Quiet
+	if !changed && !(st.held && quiet) {
+		return
+	}
+	if a == Cursor && !quiet {
+		return // rewritten all the time: read once it is quiet
+	}
+	o := im.Options
+	o.HoldOpenTurn = !quiet
+	res, err := im.ImportFile(path, o)
+	if err != nil {
+		// cannot write the logs (disk full, permissions): the daemon
+		// goes on indexing; this file is tried again next time
+		f.Log.Error("import: cannot write the logs; retrying", "agent", a, "file", path, "err", err)
+		f.note(a, func(r *FollowedAgent) { r.Error = err.Error() })
+		return
+	}
+	f.files[path] = &followed{size: size, mtime: mtime, held: o.HoldOpenTurn}
+	for _, p := range res.Problems {
+		f.Log.Warn("import: unreadable record skipped", "agent", a, "record", p)
+	}
+	if n := res.Exchanges + res.Resets + res.Links; n > 0 {
+		f.Log.Info("imported", "agent", a, "file", path, "exchanges", res.Exchanges, "resets", res.Resets, "links", res.Links)
+		f.note(a, func(r *FollowedAgent) { r.Events += n; r.LastImport = time.Now().UTC(); r.Error = "" })
+	}
+}
+
+// note updates the report of agent a.
+func (f *Follower) note(a string, update func(*FollowedAgent)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if r := f.report[a]; r != nil {
+		update(r)
+	}
+}
+
+// Report says what the follower follows, agents in the order given.
+func (f *Follower) Report() FollowReport {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := FollowReport{Agents: []FollowedAgent{}}
+	for _, a := range f.Agents {
+		if r := f.report[a]; r != nil {
+			out.Agents = append(out.Agents, *r)
+		}
+	}
+	return out
 }
 
 // nativeFiles lists the agent's native files for the workspace, oldest
@@ -167,28 +265,95 @@ func (f *Follower) nativeFiles(agent string) []string {
 			if err != nil || !d.Type().IsRegular() || !strings.HasSuffix(path, ".jsonl") {
 				return nil
 			}
-			in, ok := f.codexSeen[path]
-			if !ok {
-				in = CodexRolloutIn(path, f.Workspace)
-				if fi, err := d.Info(); err == nil && fi.Size() > 0 {
-					f.codexSeen[path] = in // decided once its session_meta is there
-				}
-			}
-			if in {
+			if f.belongs(path, func() (string, bool) {
+				fi, err := d.Info()
+				return codexCwd(path), err == nil && fi.Size() > 0 // decided once its session_meta is there
+			}) {
 				paths = append(paths, path)
 			}
 			return nil
 		})
 		sort.Strings(paths)
 		return paths
-	default:
-		roots := f.Home.NativePaths(agent, f.Workspace)
-		files, err := f.importers[agent].Files(roots)
+	case ClaudeCode, Gemini, Aider, Cursor:
+		files, err := f.importers[agent].Files(f.Home.NativePaths(agent, f.dirs()...))
 		if err != nil {
 			return nil
 		}
 		return files
 	}
+	for _, u := range f.Home.Units(agent) {
+		if isDatabase(u) || f.belongs(u, func() (string, bool) {
+			cwd := UnitCwd(agent, u)
+			return cwd, cwd != ""
+		}) {
+			paths = append(paths, u)
+		}
+	}
+	sort.SliceStable(paths, func(i, j int) bool { return rank(agent, paths[i]) < rank(agent, paths[j]) })
+	return paths
+}
+
+// belongs reports whether the session of a unit file ran in the
+// workspace; cwd reads its folder and whether that is final (the answer
+// is kept then, else asked again at the next poll).
+func (f *Follower) belongs(path string, cwd func() (string, bool)) bool {
+	if in, ok := f.member[path]; ok {
+		return in
+	}
+	dir, final := cwd()
+	in := within(dir, f.dirs())
+	if final {
+		f.member[path] = in
+	}
+	return in
+}
+
+// codexCwd is the session_meta cwd of a rollout.
+func codexCwd(path string) string {
+	fh, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer fh.Close()
+	m, _ := ReadCodexMeta(fh)
+	return m.Cwd
+}
+
+// unitStamp is what tells that a unit file changed: its size and time,
+// with those of the files beside it that grow with it (a database's
+// write-ahead log, an OpenCode session's messages, a Cline session's
+// compaction).
+func unitStamp(agent, path string) (int64, time.Time, bool) {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return 0, time.Time{}, false
+	}
+	size, mtime := fi.Size(), fi.ModTime()
+	add := func(p string) {
+		if fi, err := os.Stat(p); err == nil {
+			size += fi.Size()
+			if fi.ModTime().After(mtime) {
+				mtime = fi.ModTime()
+			}
+		}
+	}
+	switch {
+	case isDatabase(path) || filepath.Base(path) == "state.vscdb":
+		add(path + "-wal")
+	case agent == Cline && strings.HasSuffix(path, clineSessionSuffix):
+		add(strings.TrimSuffix(path, clineSessionSuffix) + ".compaction.json")
+	case agent == OpenCode:
+		var s ocSession
+		if b, err := readCapped(path, 16<<20); err == nil && jsonUnmarshal(b, &s) && s.ID != "" {
+			msgDir, _ := openCodeDirs(path, s.ID)
+			msgs, _ := filepath.Glob(filepath.Join(msgDir, "*.json"))
+			for _, m := range msgs {
+				add(m)
+			}
+		}
+	}
+	return size, mtime, true
 }
 
 // refresh makes the importer's store see events written to the logs by

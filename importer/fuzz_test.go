@@ -82,3 +82,67 @@ func FuzzParseCursorJSON(f *testing.F) {
 		checkRender(t, ParseCursorComposers(data, "composers", nil))
 	})
 }
+
+func seed2(f *testing.F, glob string) {
+	dir := os.Getenv("CONTINUITY_SHARED")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "..", "shared")
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "data", "agent-transcripts-2", glob))
+	for _, n := range names {
+		if b, err := os.ReadFile(n); err == nil && len(b) < 64<<10 {
+			f.Add(b)
+		}
+	}
+}
+
+func FuzzParseClineUI(f *testing.F) {
+	f.Add([]byte(`[{"ts":1767300000000,"type":"say","say":"task","text":"hi"},{"ts":1767300001000,"type":"ask","ask":"tool","text":"{\"tool\":\"newTask\",\"content\":\"go\"}"},
+{"ts":1767300002000,"type":"say","say":"condense_context","contextCondense":{"prevContextTokens":9}},{"ts":1767300003000,"type":"say","say":"text","text":"ok","conversationHistoryDeletedRange":[2,5]},
+{"ts":1767300004000,"type":"ask","ask":"new_task","text":"{\"context\":\"c\"}"},{"ts":1767300005000,"type":"say","say":"subtask_result","text":"r"}]`))
+	seed2(f, "roo-code/*/*/*/ui_messages.json")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkRender(t, ParseClineUI(data, "ui_messages.json", Roo, "t1"))
+	})
+}
+
+func FuzzParseAnthropicMessages(f *testing.F) {
+	f.Add([]byte(`[{"role":"user","content":[{"type":"text","text":"<task>\nx\n</task>"}]},{"role":"assistant","content":"<read_file><path>a</path></read_file><attempt_completion><result>done</result></attempt_completion>"},
+{"role":"assistant","isSummary":true,"content":"s"},{"role":"user","content":[{"type":"tool_result"},{"type":"text","text":"<feedback>more</feedback>"}]},{"role":"assistant","content":[{"type":"tool_use","name":"new_task","input":{"message":"m"}}]}]`))
+	seed2(f, "cline/*/cline/legacy/tasks/*/api_conversation_history.json")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkRender(t, ParseAnthropicMessages(data, "api_conversation_history.json", Cline, "t1", time.Unix(1700000000, 0)))
+	})
+}
+
+func FuzzParseOpenCodeExport(f *testing.F) {
+	f.Add([]byte(`{"info":{"id":"ses_1","directory":"/w","parentID":"ses_0"},"messages":[{"info":{"id":"msg_1","role":"user","time":{"created":1700000000000}},"parts":[{"id":"p1","type":"text","text":"hi"},{"id":"p2","type":"compaction","auto":true}]},
+{"info":{"id":"msg_2","role":"assistant","finish":"stop","summary":true},"parts":[{"id":"p3","type":"tool","tool":"edit","state":{"input":{"filePath":"/w/a"}}}]}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkRender(t, ParseOpenCodeExport(data, "export.json"))
+	})
+}
+
+func FuzzParseCopilot(f *testing.F) {
+	f.Add([]byte(`{"type":"session.start","data":{"sessionId":"s1","context":{"cwd":"/w"}},"id":"e1","timestamp":"2026-01-01T00:00:00Z"}
+{"type":"user.message","data":{"content":"hi"},"id":"e2","timestamp":"2026-01-01T00:00:01Z"}
+{"type":"assistant.message","data":{"content":"yo","toolRequests":[{"name":"bash","arguments":"{\"command\":\"ls\"}"}]},"id":"e3"}
+{"type":"session.compaction_complete","data":{},"id":"e4"}
+`))
+	seed2(f, "copilot-cli/*/copilot/*.jsonl")
+	seed2(f, "copilot-cli/*/copilot/*/*/events.jsonl")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkRender(t, ParseCopilot(bytes.NewReader(data), "events.jsonl"))
+	})
+}
+
+func FuzzParseGoose(f *testing.F) {
+	f.Add([]byte(`{"working_dir":"/w","description":"d"}
+{"id":"m1","role":"user","created":1700000000,"content":[{"type":"text","text":"hi"}]}
+{"id":"m2","role":"assistant","created":1700000001,"content":[{"type":"toolRequest","toolCall":{"value":{"name":"shell","arguments":{"command":"ls"}}}},{"type":"conversationCompacted","msg":"x"}]}
+`))
+	seed2(f, "goose/*/goose/sessions/*.jsonl")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkRender(t, ParseGoose(bytes.NewReader(data), "20250101_1.jsonl"))
+	})
+}

@@ -1,8 +1,10 @@
 package importer
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,6 +20,9 @@ type Importer struct {
 	Options Options
 
 	store *Store
+	// listed: files of the folders walked that look like the agent's
+	// but were left out, with why (Files fills it; Import reports it).
+	listed []string
 }
 
 // New returns an importer of agent's transcripts into logs.
@@ -42,6 +47,7 @@ func known(agent string) bool {
 // so that a resumed session's copied history is found in its original.
 // Symbolic links inside folders are not followed.
 func (im *Importer) Files(paths []string) ([]string, error) {
+	im.listed = nil
 	var out []string
 	seen := map[string]bool{}
 	for _, p := range paths {
@@ -64,7 +70,10 @@ func (im *Importer) Files(paths []string) ([]string, error) {
 			if d.Type()&fs.ModeSymlink != 0 || !d.Type().IsRegular() {
 				return nil
 			}
-			if im.wants(path) && !seen[path] {
+			if seen[path] {
+				return nil
+			}
+			if im.wants(path) || im.Agent == Aider && im.sniffAider(path) {
 				seen[path] = true
 				found = append(found, path)
 			}
@@ -83,7 +92,7 @@ func (im *Importer) Files(paths []string) ([]string, error) {
 func (im *Importer) wants(path string) bool {
 	b := filepath.Base(path)
 	switch im.Agent {
-	case ClaudeCode, Codex:
+	case ClaudeCode, Codex, Copilot:
 		return strings.HasSuffix(b, ".jsonl")
 	case Gemini:
 		return b == "logs.json" || strings.HasPrefix(b, "session-") && (strings.HasSuffix(b, ".json") || strings.HasSuffix(b, ".jsonl")) ||
@@ -91,13 +100,52 @@ func (im *Importer) wants(path string) bool {
 	case Cursor:
 		return b == "state.vscdb"
 	case Aider:
-		return b == ".aider.chat.history.md"
+		return aiderName(b)
+	case Cline, Roo, Kilo:
+		return b == clineUIFile || b == clineAPIFile && !regular(filepath.Join(filepath.Dir(path), clineUIFile)) ||
+			im.Agent == Cline && strings.HasSuffix(b, clineSessionSuffix)
+	case OpenCode:
+		return strings.HasSuffix(b, ".json") && filepath.Base(filepath.Dir(filepath.Dir(path))) == "session" ||
+			strings.HasPrefix(b, "opencode") && strings.HasSuffix(b, ".db")
+	case Goose:
+		return strings.HasSuffix(b, ".jsonl") || b == "sessions.db"
 	}
 	return false
 }
 
+// aiderName reports whether a file name is an Aider chat history's:
+// .aider.chat.history.md (Aider's default), any *.chat.history.md
+// (--chat-history-file), or a copy named *chat-history.md.
+func aiderName(b string) bool {
+	return strings.HasSuffix(b, ".chat.history.md") || strings.HasSuffix(b, "chat-history.md")
+}
+
+// sniffAider reports whether a markdown file of a folder walk not named
+// like an Aider history is one anyway (it has a "# aider chat started
+// at" line near its start); a markdown file that is not is listed as
+// left out, so that a folder import says what it did not read.
+func (im *Importer) sniffAider(path string) bool {
+	if !strings.HasSuffix(strings.ToLower(path), ".md") {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		im.listed = append(im.listed, path+": "+err.Error())
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, head)
+	if bytes.Contains(head[:n], []byte(aiderStart)) {
+		return true
+	}
+	im.listed = append(im.listed, path+": not an aider chat history (no '"+strings.TrimSpace(aiderStart)+"' line)")
+	return false
+}
+
 // rank orders files: Gemini chat recordings before logs.json (which only
-// repeats their prompts); Claude Code sessions by modification time.
+// repeats their prompts); Claude Code sessions, and the sessions of the
+// agents whose stores are shared by all projects, by modification time.
 func rank(agent, path string) int64 {
 	b := filepath.Base(path)
 	switch agent {
@@ -109,10 +157,11 @@ func rank(agent, path string) int64 {
 			return 1
 		}
 		return 0
-	case ClaudeCode:
-		if fi, err := os.Stat(path); err == nil {
-			return fi.ModTime().UnixNano()
-		}
+	case Codex, Cursor, Aider:
+		return 0
+	}
+	if fi, err := os.Stat(path); err == nil {
+		return fi.ModTime().UnixNano()
 	}
 	return 0
 }
@@ -126,6 +175,8 @@ func (im *Importer) Import(ctx context.Context, paths []string) (Result, error) 
 	if err != nil {
 		return res, err
 	}
+	res.Skipped += len(im.listed)
+	res.Skips = append(res.Skips, im.listed...)
 	if err := im.open(); err != nil {
 		return res, err
 	}
@@ -161,7 +212,7 @@ func (im *Importer) ImportFile(path string, o Options) (Result, error) {
 		return res, err
 	}
 	res.Files = 1
-	p, size, err := parseFile(im.Agent, path)
+	p, size, err := parseFile(im.Agent, path, o.Roots)
 	res.Bytes = size
 	if err != nil {
 		res.Errors++
@@ -185,6 +236,11 @@ func (im *Importer) ImportFile(path string, o Options) (Result, error) {
 			res.Skips = append(res.Skips, path+": session "+s.ID+": prompts already imported from its chat recording")
 			continue
 		}
+		if len(o.Roots) > 0 && s.Cwd != "" && !within(s.Cwd, o.Roots) {
+			res.Skipped++
+			res.Skips = append(res.Skips, path+": session "+s.ID+": ran in "+s.Cwd+", not in this workspace")
+			continue
+		}
 		res.Sessions++
 		if err := im.store.Import(s, o, &res); err != nil {
 			return res, err
@@ -193,8 +249,9 @@ func (im *Importer) ImportFile(path string, o Options) (Result, error) {
 	return res, nil
 }
 
-// parseFile reads one native file of agent.
-func parseFile(agent, path string) (Parsed, int64, error) {
+// parseFile reads one native file of agent; a database's sessions are
+// those that ran in one of roots (all when roots is empty).
+func parseFile(agent, path string, roots []string) (Parsed, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Parsed{}, 0, err
@@ -220,8 +277,56 @@ func parseFile(agent, path string) (Parsed, int64, error) {
 		return p, fi.Size(), err
 	case Aider:
 		return ParseAider(f, path, fi.ModTime()), fi.Size(), nil
+	case Cline, Roo, Kilo:
+		f.Close()
+		if strings.HasSuffix(path, clineSessionSuffix) {
+			return ParseClineSession(path), fi.Size(), nil
+		}
+		return ParseClineTask(agent, path), fi.Size(), nil
+	case OpenCode:
+		f.Close()
+		return parseOpenCodeFile(path, roots, fi.Size())
+	case Copilot:
+		return ParseCopilot(f, path), fi.Size(), nil
+	case Goose:
+		if isSQLite(f) {
+			f.Close()
+			p, err := ParseGooseDB(path, roots)
+			return p, fi.Size(), err
+		}
+		return ParseGoose(f, path), fi.Size(), nil
 	}
 	return Parsed{}, 0, fmt.Errorf("unknown agent %q", agent)
+}
+
+// parseOpenCodeFile reads an OpenCode database, a session file of its
+// JSON storage, or an `opencode export`.
+func parseOpenCodeFile(path string, roots []string, size int64) (Parsed, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Parsed{}, size, err
+	}
+	sqlite := isSQLite(f)
+	f.Close()
+	switch {
+	case sqlite:
+		p, err := ParseOpenCodeDB(path, roots)
+		return p, size, err
+	case filepath.Base(filepath.Dir(filepath.Dir(path))) == "session":
+		return ParseOpenCodeStorage(path), size, nil
+	}
+	data, err := readCapped(path, maxClineFile)
+	if err != nil {
+		return Parsed{}, size, err
+	}
+	return ParseOpenCodeExport(data, path), size, nil
+}
+
+// isSQLite reports whether f starts with SQLite's file header.
+func isSQLite(f *os.File) bool {
+	var head [16]byte
+	n, _ := f.ReadAt(head[:], 0)
+	return n == 16 && string(head[:]) == "SQLite format 3\x00"
 }
 
 // mtimeOr is t, or now when t is zero.

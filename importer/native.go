@@ -17,11 +17,27 @@ type Home struct {
 	ClaudeDir string // default $CLAUDE_CONFIG_DIR, else <Dir>/.claude
 	CodexDir  string // default $CODEX_HOME, else <Dir>/.codex
 	GeminiDir string // default <Dir>/.gemini
+	// ClineDataDir is Cline's own data folder (its CLI, JetBrains and
+	// SDK builds): $CLINE_DATA_DIR, else $CLINE_DIR/data, else
+	// <Dir>/.cline/data; ClineSessionsDir is $CLINE_SESSION_DATA_DIR
+	// ("": <ClineDataDir>/sessions).
+	ClineDataDir     string
+	ClineSessionsDir string
+	// XDGDataHome is $XDG_DATA_HOME, else <Dir>/.local/share (OpenCode's
+	// and Goose's data on every platform but Goose's Windows one).
+	XDGDataHome string
+	// CopilotDir is $COPILOT_HOME, else <Dir>/.copilot.
+	CopilotDir string
+	// GooseSessionsDir is $GOOSE_PATH_ROOT/data/sessions, else
+	// <XDGDataHome>/goose/sessions.
+	GooseSessionsDir string
 }
 
 // DefaultHome reads the environment: home (else $CONTINUITY_AGENT_HOME)
 // replaces $HOME (tests, another user's folders) and then also the agents'
-// own variables; otherwise $CLAUDE_CONFIG_DIR and $CODEX_HOME are honoured.
+// own variables; otherwise $CLAUDE_CONFIG_DIR, $CODEX_HOME,
+// $CLINE_DATA_DIR, $CLINE_DIR, $CLINE_SESSION_DATA_DIR, $XDG_DATA_HOME,
+// $COPILOT_HOME and $GOOSE_PATH_ROOT are honoured.
 func DefaultHome(home string) Home {
 	if home == "" {
 		home = os.Getenv("CONTINUITY_AGENT_HOME")
@@ -30,16 +46,36 @@ func DefaultHome(home string) Home {
 	if h.Dir == "" {
 		h.Dir, _ = os.UserHomeDir()
 	}
-	h.ClaudeDir = os.Getenv("CLAUDE_CONFIG_DIR")
-	if h.ClaudeDir == "" || home != "" {
-		h.ClaudeDir = filepath.Join(h.Dir, ".claude")
+	env := func(name string) string {
+		if home != "" {
+			return "" // another home: its agents' folders, not this user's
+		}
+		return os.Getenv(name)
 	}
-	h.CodexDir = os.Getenv("CODEX_HOME")
-	if h.CodexDir == "" || home != "" {
-		h.CodexDir = filepath.Join(h.Dir, ".codex")
-	}
+	h.ClaudeDir = nonEmpty(env("CLAUDE_CONFIG_DIR"), filepath.Join(h.Dir, ".claude"))
+	h.CodexDir = nonEmpty(env("CODEX_HOME"), filepath.Join(h.Dir, ".codex"))
 	h.GeminiDir = filepath.Join(h.Dir, ".gemini")
+	h.ClineDataDir = env("CLINE_DATA_DIR")
+	if h.ClineDataDir == "" {
+		h.ClineDataDir = filepath.Join(nonEmpty(env("CLINE_DIR"), filepath.Join(h.Dir, ".cline")), "data")
+	}
+	h.ClineSessionsDir = env("CLINE_SESSION_DATA_DIR")
+	h.XDGDataHome = nonEmpty(absOrEmpty(env("XDG_DATA_HOME")), filepath.Join(h.Dir, ".local", "share"))
+	h.CopilotDir = nonEmpty(env("COPILOT_HOME"), filepath.Join(h.Dir, ".copilot"))
+	h.GooseSessionsDir = filepath.Join(h.XDGDataHome, "goose", "sessions")
+	if root := absOrEmpty(env("GOOSE_PATH_ROOT")); root != "" {
+		h.GooseSessionsDir = filepath.Join(root, "data", "sessions")
+	}
 	return h
+}
+
+// absOrEmpty is p when it is an absolute path (the XDG rule, and
+// Goose's: a relative one is ignored), else "".
+func absOrEmpty(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return ""
 }
 
 // ClaudeProjectDir is Claude Code's folder for a workspace:
@@ -68,22 +104,48 @@ func (h Home) GeminiProjectDir(workspace string) string {
 	return filepath.Join(h.GeminiDir, "tmp", hex.EncodeToString(sum[:]))
 }
 
-// NativePaths are the native locations of agent's transcripts for
-// workspace, those that exist. Codex rollouts are filtered by their cwd:
-// only those whose session_meta.cwd is the workspace (or inside it).
-func (h Home) NativePaths(agent, workspace string) []string {
+// NativePaths are the native locations of agent's transcripts for the
+// workspace dirs[0] (and the other folders of dirs: the other worktrees
+// of its repository), those that exist. Codex rollouts and the sessions
+// of the stores shared by all projects (Cline, Roo Code, Kilo Code,
+// OpenCode, Copilot CLI, Goose) are filtered by the folder they ran in:
+// the workspace or one inside it. A database of many sessions is listed
+// whole; its sessions are filtered when it is read (Options.Roots).
+func (h Home) NativePaths(agent string, dirs ...string) []string {
 	var cands []string
 	switch agent {
 	case ClaudeCode:
-		cands = []string{h.ClaudeProjectDir(workspace)}
+		for _, d := range dirs {
+			cands = append(cands, h.ClaudeProjectDir(d))
+		}
 	case Codex:
-		return CodexRollouts(h.CodexSessionsDir(), workspace)
+		var out []string
+		for _, d := range dirs {
+			out = append(out, CodexRollouts(h.CodexSessionsDir(), d)...)
+		}
+		return out
 	case Gemini:
-		cands = []string{h.GeminiProjectDir(workspace)}
+		for _, d := range dirs {
+			cands = append(cands, h.GeminiProjectDir(d))
+		}
 	case Aider:
-		cands = []string{filepath.Join(workspace, ".aider.chat.history.md")}
+		for _, d := range dirs {
+			cands = append(cands, filepath.Join(d, ".aider.chat.history.md"))
+		}
 	case Cursor:
-		return h.CursorWorkspaceDBs(workspace)
+		var out []string
+		for _, d := range dirs {
+			out = append(out, h.CursorWorkspaceDBs(d)...)
+		}
+		return out
+	default:
+		var out []string
+		for _, u := range h.Units(agent) {
+			if isDatabase(u) || within(UnitCwd(agent, u), dirs) {
+				out = append(out, u)
+			}
+		}
+		return out
 	}
 	var out []string
 	for _, c := range cands {

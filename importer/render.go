@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -31,6 +32,11 @@ type Options struct {
 	PartBytes    int    // default DefaultPartBytes
 	MaxUserBytes int    // default DefaultMaxUserBytes
 	Workspace    string // file paths under it are made relative to it
+	// Roots, when set, keeps only the native sessions that ran in one of
+	// these folders (or below): the workspace and the other worktrees
+	// of its repository. A session whose folder is unknown is kept.
+	// Paths under a root are made relative to it, like Workspace.
+	Roots []string
 	// HoldOpenTurn leaves out the last turn of a session when no native
 	// end marker closes it (live following: the agent is still working;
 	// it is imported once closed or once the file has been quiet).
@@ -69,6 +75,34 @@ type meta struct {
 	Native  string `json:"native,omitempty"`
 	Turn    string `json:"turn,omitempty"`
 	Through string `json:"through,omitempty"`
+	// Handoffs: the texts (handoffKey) this exchange hands to new tasks;
+	// Opening: the session's first prompt (handoffKey), on its exchange.
+	// The store links a task to the one that handed it its prompt.
+	Handoffs []string `json:"handoffs,omitempty"`
+	Opening  string   `json:"opening,omitempty"`
+}
+
+// handoffKey identifies a text handed from one task to the next (a
+// subtask's instructions, a new task's context): its words, hashed, so
+// that the same text met as a handoff and as a first prompt matches
+// whatever the whitespace around it.
+func handoffKey(text string) string {
+	f := strings.Fields(text)
+	if len(f) == 0 {
+		return ""
+	}
+	return shortHash(strings.Join(f, " "))
+}
+
+// stepHandoffs are the handoffs of steps, in order, once each.
+func stepHandoffs(steps []Item) []string {
+	var out []string
+	for _, st := range steps {
+		if st.Handoff != "" && !slices.Contains(out, st.Handoff) {
+			out = append(out, st.Handoff)
+		}
+	}
+	return out
 }
 
 // turnID is the id of the turn a prompt opens: derived from the prompt's
@@ -119,6 +153,9 @@ type renderer struct {
 	cur   *turnAcc  // the turn the items go to
 	seen  map[string]bool
 	slots []slot
+	// firstPrompt is the key of the session's first prompt (whose
+	// exchange carries the session's Opening).
+	firstPrompt string
 }
 
 // turnAcc is a turn being grouped: its prompt, and its steps cut into
@@ -150,6 +187,12 @@ func newRenderer(s *Session, o Options) *renderer {
 	for _, it := range s.Items {
 		if inRange(it.Time) {
 			r.last = it.Time
+			break
+		}
+	}
+	for _, it := range s.Items {
+		if it.Kind == ItemPrompt {
+			r.firstPrompt = it.Key
 			break
 		}
 	}
@@ -335,7 +378,7 @@ func (r *renderer) exchange(t *turnAcc, part int) (planned, bool) {
 			user = "[continued] " + capText(t.prompt.Text, continuedPrompt)
 		}
 	}
-	ai, files := renderSteps(steps, r.o.Workspace)
+	ai, files := renderSteps(steps, r.o.relRoots())
 	if strings.TrimSpace(user) == "" && strings.TrimSpace(ai) == "" {
 		return planned{}, false
 	}
@@ -353,12 +396,16 @@ func (r *renderer) exchange(t *turnAcc, part int) (planned, bool) {
 	}
 	s := r.s
 	p.srcLine = line
+	m := meta{Source: s.Agent, Native: nativeRef(s.Source, line), Turn: t.id, Through: through, Handoffs: stepHandoffs(steps)}
+	if s.Opening != "" && t.has && part == 0 && t.prompt.Key == r.firstPrompt {
+		m.Opening = s.Opening
+	}
 	p.ev = logformat.Event{
 		Type: logformat.TypeExchange, SessionID: s.ID,
 		ID:        partID(t.id, first, part),
 		Timestamp: r.timeOf(ts),
 		User:      user, AI: ai, Files: files,
-		Metadata: metaJSON(meta{Source: s.Agent, Native: nativeRef(s.Source, line), Turn: t.id, Through: through}),
+		Metadata: metaJSON(m),
 	}
 	return p, true
 }
@@ -384,7 +431,7 @@ func rerender(p planned, s *Session, o Options, stepsByKey map[string]Item) plan
 	}
 	q := p
 	q.steps = p.steps
-	ai, files := renderSteps(steps, o.Workspace)
+	ai, files := renderSteps(steps, o.relRoots())
 	user := ""
 	if p.prompt != "" {
 		user = "[continued] " + capText(p.prompt, continuedPrompt)
@@ -398,7 +445,7 @@ func rerender(p planned, s *Session, o Options, stepsByKey map[string]Item) plan
 		ID:        partID(p.turn, steps[0].Key, 1),
 		Timestamp: ts.UTC(),
 		User:      user, AI: ai, Files: files,
-		Metadata: metaJSON(meta{Source: s.Agent, Native: nativeRef(s.Source, steps[0].Line), Turn: p.turn, Through: steps[len(steps)-1].Key}),
+		Metadata: metaJSON(meta{Source: s.Agent, Native: nativeRef(s.Source, steps[0].Line), Turn: p.turn, Through: steps[len(steps)-1].Key, Handoffs: stepHandoffs(steps)}),
 	}
 	return q
 }
@@ -491,7 +538,7 @@ func stepSize(it Item) int {
 // texts in order, each run of consecutive tool calls summarised on one
 // line ("[tools] Read a.go · Edit b.go · Bash: go test ./..."), and the
 // files the steps touched.
-func renderSteps(steps []Item, workspace string) (string, []string) {
+func renderSteps(steps []Item, roots []string) (string, []string) {
 	var b strings.Builder
 	var tools []string
 	flush := func() {
@@ -516,7 +563,7 @@ func renderSteps(steps []Item, workspace string) (string, []string) {
 		}
 		tools = append(tools, st.Tools...)
 		for _, f := range st.Files {
-			f = relPath(f, workspace)
+			f = relPathIn(f, roots)
 			if f == "" || seen[f] || len(files) >= logformat.DefaultLimits.MaxFiles || len(f) > logformat.DefaultLimits.MaxFileLen || strings.IndexByte(f, 0) >= 0 {
 				continue
 			}
@@ -557,6 +604,26 @@ func toolLine(tools []string) string {
 		b.WriteString(sep + s)
 	}
 	return b.String()
+}
+
+// relRoots are the folders file paths are made relative to: the
+// workspace, then the other roots.
+func (o Options) relRoots() []string {
+	if o.Workspace == "" {
+		return o.Roots
+	}
+	return append([]string{o.Workspace}, o.Roots...)
+}
+
+// relPathIn makes p relative to the first of roots holding it.
+func relPathIn(p string, roots []string) string {
+	p = strings.TrimSpace(p)
+	for _, r := range roots {
+		if q := relPath(p, r); q != p {
+			return q
+		}
+	}
+	return p
 }
 
 // relPath makes p relative to the workspace when it lies inside it.

@@ -1,14 +1,18 @@
 // Package importer turns the transcripts coding agents already write
-// (Claude Code, Codex, Gemini CLI, Cursor, Aider) into protocol events
+// (Claude Code, Codex, Gemini CLI, Cursor, Aider, Cline and its forks Roo
+// Code and Kilo Code, OpenCode, GitHub Copilot CLI, Goose) into protocol events
 // (protocol.md) appended to <workspace>/.praxis-os/.conversations/, so that
 // the tailer stays the single way into the index.
 //
 // One file per concern: session.go is the agent-neutral model every parser
-// produces, claudecode.go, codex.go, gemini.go, cursor.go and aider.go read
-// one native format each, render.go turns a session into events (turn
-// splitting, tool summaries, stable ids), store.go knows what is already in
-// the logs folder and appends only what is new, importer.go walks the paths
-// a user gives, follow.go follows native folders as they grow.
+// produces, claudecode.go, codex.go, gemini.go, cursor.go, aider.go,
+// cline.go (Cline, Roo Code, Kilo Code tasks), clinesdk.go (Cline's newer
+// sessions), opencode.go, copilot.go and goose.go read one native format
+// each, render.go turns a session into events (turn splitting, tool
+// summaries, stable ids), store.go knows what is already in the logs folder
+// and appends only what is new, importer.go walks the paths a user gives,
+// native.go and places.go say where each agent keeps its files and which of
+// them belong to a workspace, follow.go follows native folders as they grow.
 package importer
 
 import (
@@ -22,10 +26,16 @@ const (
 	Gemini     = "gemini"
 	Cursor     = "cursor"
 	Aider      = "aider"
+	Cline      = "cline"
+	Roo        = "roo-code"
+	Kilo       = "kilo-code"
+	OpenCode   = "opencode"
+	Copilot    = "copilot-cli"
+	Goose      = "goose"
 )
 
 // Agents lists the agents with an importer, in the order of the help text.
-var Agents = []string{ClaudeCode, Codex, Gemini, Cursor, Aider}
+var Agents = []string{ClaudeCode, Codex, Gemini, Cursor, Aider, Cline, Roo, Kilo, OpenCode, Copilot, Goose}
 
 // Session is one native session read from one file, in the agent-neutral
 // form the renderer turns into events. Items are in native order.
@@ -40,6 +50,15 @@ type Session struct {
 	Source string
 	// Time stands in for items without a time of their own.
 	Time time.Time
+	// Cwd is the folder the native session ran in, when the native files
+	// say ("" when they do not): a session of a store shared by every
+	// project (a database, a tasks folder) belongs to the workspace
+	// holding it (Options.Roots).
+	Cwd string
+	// Opening identifies the session's first prompt (handoffKey of its
+	// text) for agents whose tasks may start from a handoff of another
+	// task (Cline's new_task, Roo's subtasks): the store links the two.
+	Opening string
 }
 
 // ItemKind tells what an Item is.
@@ -75,6 +94,10 @@ type Item struct {
 	// and text: for formats without per-message times, where two equal
 	// prompts would otherwise be one.
 	KeyedTurn bool
+	// Handoff identifies (handoffKey) the text this step hands to a new
+	// task (Cline's new_task, Roo's new_task subtasks): a session whose
+	// Opening is the same continues this one.
+	Handoff string
 }
 
 // Problem is a native record that could not be read: reported with its

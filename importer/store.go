@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/praxis-os/continuity/logformat"
 )
@@ -59,6 +60,10 @@ type Store struct {
 	sessions map[string]bool                // sessions with events in the logs
 	offsets  map[string]int64               // per log file, how far it was read
 	files    map[string]*logformat.Appender // open during one Import
+	// handoffs and openings: per handoffKey, the session that handed the
+	// text to a new task, and the session whose first prompt it is.
+	handoffs map[string]string
+	openings map[string]string
 }
 
 type turnState struct {
@@ -68,7 +73,8 @@ type turnState struct {
 
 // OpenStore reads what logsDir already holds from agent's imports.
 func OpenStore(logsDir, agent string) (*Store, error) {
-	st := &Store{dir: logsDir, agent: agent, ids: map[string]string{}, turns: map[string]*turnState{}, sessions: map[string]bool{}, offsets: map[string]int64{}}
+	st := &Store{dir: logsDir, agent: agent, ids: map[string]string{}, turns: map[string]*turnState{}, sessions: map[string]bool{}, offsets: map[string]int64{},
+		handoffs: map[string]string{}, openings: map[string]string{}}
 	if err := st.refresh(); err != nil {
 		return nil, err
 	}
@@ -96,8 +102,10 @@ type storedLine struct {
 	SessionID string `json:"session_id"`
 	NewSess   string `json:"new_session"`
 	Metadata  struct {
-		Turn    string `json:"turn"`
-		Through string `json:"through"`
+		Turn     string   `json:"turn"`
+		Through  string   `json:"through"`
+		Handoffs []string `json:"handoffs"`
+		Opening  string   `json:"opening"`
 	} `json:"metadata"`
 }
 
@@ -139,6 +147,7 @@ func (st *Store) load(path string) error {
 					sess = s.NewSess
 				}
 				st.note(s.ID, sess, s.Metadata.Turn, s.Metadata.Through)
+				st.noteHandoffs(sess, s.Metadata.Handoffs, s.Metadata.Opening)
 			}
 		}
 		if err != nil {
@@ -166,8 +175,25 @@ func (st *Store) note(id, session, turn, through string) {
 	ts.throughs = append(ts.throughs, through)
 }
 
+// noteHandoffs records the handoffs and the opening of a stored exchange
+// of session (the first one met wins).
+func (st *Store) noteHandoffs(session string, handoffs []string, opening string) {
+	for _, h := range handoffs {
+		if _, ok := st.handoffs[h]; !ok && h != "" {
+			st.handoffs[h] = session
+		}
+	}
+	if _, ok := st.openings[opening]; !ok && opening != "" {
+		st.openings[opening] = session
+	}
+}
+
 // hasSession reports whether the logs hold events of session.
 func (st *Store) hasSession(session string) bool { return st.sessions[session] }
+
+// HasSession reports whether the logs hold events of the agent's
+// session (it was imported, at least in part).
+func (st *Store) HasSession(session string) bool { return st.hasSession(session) }
 
 // Has reports whether an event with id is in the logs.
 func (st *Store) Has(id string) bool { _, ok := st.ids[id]; return ok }
@@ -288,24 +314,72 @@ func (st *Store) Import(s *Session, o Options, res *Result) (err error) {
 			}
 		}
 	}
-	return nil
+	return st.linkHandoffs(s, plans, res)
 }
 
 // link records that s continues prev (history copied from prev).
 func (st *Store) link(prev string, s *Session, p planned, res *Result) error {
-	if prev == s.ID || logformat.ValidSessionID(prev) != nil {
+	return st.linkSessions(prev, s.ID, p.ev.Timestamp, s.Source, res)
+}
+
+// linkSessions records that session next continues prev, in next's log
+// file, once (nor when prev already continues next).
+func (st *Store) linkSessions(prev, next string, ts time.Time, source string, res *Result) error {
+	if prev == next || logformat.ValidSessionID(prev) != nil || logformat.ValidSessionID(next) != nil {
 		return nil
 	}
-	id := s.Agent + ":resume:" + prev + ":" + s.ID
-	if st.Has(id) || st.Has(s.Agent+":resume:"+s.ID+":"+prev) {
+	id := st.agent + ":resume:" + prev + ":" + next
+	if st.Has(id) || st.Has(st.agent+":resume:"+next+":"+prev) {
 		return nil
 	}
 	ev := logformat.Event{
-		Type: logformat.TypeSessionResume, SessionID: s.ID, PreviousSession: prev, NewSession: s.ID,
-		ID: id, Timestamp: p.ev.Timestamp,
-		Metadata: metaJSON(meta{Source: s.Agent, Native: filepath.Base(s.Source)}),
+		Type: logformat.TypeSessionResume, SessionID: next, PreviousSession: prev, NewSession: next,
+		ID: id, Timestamp: ts.UTC(),
+		Metadata: metaJSON(meta{Source: st.agent, Native: filepath.Base(source)}),
 	}
 	return st.write(planned{ev: ev}, res)
+}
+
+// countLink reports whether the link from prev to next is still to
+// write, counting it as a duplicate when the logs hold it (once per
+// import of next, the session it belongs to).
+func (st *Store) countLink(prev, next string, res *Result) bool {
+	if st.Has(st.agent + ":resume:" + prev + ":" + next) {
+		res.Duplicates++
+		return false
+	}
+	return true
+}
+
+// linkHandoffs links s to the task that handed it its first prompt, and
+// the tasks s handed a text to, when the logs hold them (the two may be
+// imported in either order).
+func (st *Store) linkHandoffs(s *Session, plans []planned, res *Result) error {
+	if s.Opening != "" {
+		if parent := st.handoffs[s.Opening]; parent != "" && parent != s.ID && st.countLink(parent, s.ID, res) {
+			ts := time.Time{}
+			if len(plans) > 0 {
+				ts = plans[0].ev.Timestamp
+			}
+			if ts.IsZero() {
+				ts = mtimeOr(firstTime(s.Items))
+			}
+			if err := st.linkSessions(parent, s.ID, ts, s.Source, res); err != nil {
+				return err
+			}
+		}
+	}
+	for _, it := range s.Items {
+		if it.Handoff == "" {
+			continue
+		}
+		if child := st.openings[it.Handoff]; child != "" && child != s.ID {
+			if err := st.linkSessions(s.ID, child, mtimeOr(it.Time), s.Source, res); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // write appends one event to its session's file.
@@ -335,6 +409,12 @@ func (st *Store) write(p planned, res *Result) error {
 		through = p.steps[len(p.steps)-1]
 	}
 	st.note(p.ev.ID, p.ev.SessionID, p.turn, through)
+	if p.ev.Type == logformat.TypeExchange {
+		var m meta
+		if json.Unmarshal(p.ev.Metadata, &m) == nil {
+			st.noteHandoffs(p.ev.SessionID, m.Handoffs, m.Opening)
+		}
+	}
 	switch p.ev.Type {
 	case logformat.TypeExchange:
 		res.Exchanges++

@@ -39,18 +39,21 @@ func At(root string) Layout {
 // holding .git, a folder or, in a worktree or submodule, a file); else dir
 // itself. A command run in a repository's subfolder thus uses one
 // workspace for the whole repository instead of creating one per folder.
+//
+// The top folder of a linked git worktree shares the memory of its
+// repository's main worktree (Shared; worktree.go).
 func Find(dir string) string {
 	if d, ok := nearest(dir, func(d string) bool {
 		fi, err := os.Stat(filepath.Join(d, Dir))
 		return err == nil && fi.IsDir()
 	}); ok {
-		return d
+		return Shared(d)
 	}
 	if d, ok := nearest(dir, func(d string) bool {
 		_, err := os.Lstat(filepath.Join(d, ".git"))
 		return err == nil
 	}); ok {
-		return d
+		return Shared(d)
 	}
 	return dir
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/engine"
 	"github.com/praxis-os/continuity/importer"
+	wspace "github.com/praxis-os/continuity/workspace"
 )
 
 // watchFlags are the ingest settings shared by daemon and ingest.
@@ -77,13 +78,18 @@ Logs go to stderr. With --wait-lock, a daemon started while another process
 holds the workspace waits and takes over when that process exits (what the
 systemd unit in recipes/ does).
 
-With --import claude-code,codex (or CONTINUITY_IMPORT), the daemon also
-follows those agents' own transcripts for this workspace (Claude Code's
-~/.claude/projects/<encoded workspace>/, the Codex rollouts whose cwd is the
-workspace, Gemini CLI's ~/.gemini/tmp/<hash>/, Aider's history file) and
-imports them as they grow, exactly once, as 'continuity import' does: into
-.praxis-os/.conversations/<agent>-<session>.jsonl, which it then indexes. A
-turn still in progress is imported when it ends (or after --import-quiet).
+With --import all (or a list such as claude-code,cline; or CONTINUITY_IMPORT),
+the daemon also follows those agents' own transcripts of this workspace (and of
+the other worktrees of its repository): Claude Code's ~/.claude/projects/<encoded
+workspace>/, the Codex rollouts and Copilot CLI sessions whose cwd is the
+workspace, Gemini CLI's ~/.gemini/tmp/<hash>/, Aider's history file, Cursor's
+workspace database (once it has been quiet), the Cline, Roo Code and Kilo Code
+tasks, OpenCode and Goose sessions that ran in the workspace. It imports them as
+they grow, exactly once, as 'continuity import' does: into
+.praxis-os/.conversations/<agent>-<session>.jsonl, which it then indexes. An
+agent whose folder does not exist yet is looked for at every poll. A turn still
+in progress is imported when it ends (or after --import-quiet). 'continuity
+status' lists what is followed.
 
 With --ui, the daemon also serves the web viewer of 'continuity ui' (its
 URL with the access token is the first line of stdout; --ui-addr, --no-open).`)
@@ -92,8 +98,8 @@ URL with the access token is the first line of stdout; --ui-addr, --no-open).`)
 	var ef embedFlags
 	ef.register(fs)
 	waitLock := fs.Bool("wait-lock", false, "when another process holds the workspace (a daemon, an MCP server indexing in-process), wait and take over when it exits, instead of failing")
-	importList := fs.String("import", os.Getenv("CONTINUITY_IMPORT"), "follow these agents' own transcripts and import them live: a comma-separated list of "+strings.Join(importer.FollowAgents, ", ")+" (env CONTINUITY_IMPORT)")
-	agentHome := fs.String("agent-home", "", "the home folder holding the agents' folders (.claude, .codex, .gemini) (default $HOME; env CONTINUITY_AGENT_HOME)")
+	importList := fs.String("import", os.Getenv("CONTINUITY_IMPORT"), "follow these agents' own transcripts and import them live: all, or a comma-separated list of "+strings.Join(importer.FollowAgents, ", ")+" (env CONTINUITY_IMPORT)")
+	agentHome := fs.String("agent-home", "", "the home folder holding the agents' folders (.claude, .codex, .gemini, .cline, .copilot, .config, .local/share, ...) in place of $HOME; the agents' own variables are then ignored (env CONTINUITY_AGENT_HOME)")
 	importPoll := fs.Duration("import-poll", importer.DefaultPoll, "how often the agents' folders are looked at (--import)")
 	importQuiet := fs.Duration("import-quiet", importer.DefaultQuiet, "a turn with no end marker is imported once its transcript was unchanged this long (--import)")
 	withUI := fs.Bool("ui", false, "also serve the web viewer (see 'continuity ui --help')")
@@ -122,7 +128,7 @@ URL with the access token is the first line of stdout; --ui-addr, --no-open).`)
 	log := e.logger(level)
 	opts := wf.options(log, emb)
 	if len(agents) > 0 {
-		opts.Import = &importer.Follower{Agents: agents, Workspace: p.root, Logs: p.logs,
+		opts.Import = &importer.Follower{Agents: agents, Workspace: p.root, Dirs: wspace.Worktrees(p.root)[1:], Logs: p.logs,
 			Home: importer.DefaultHome(*agentHome), Poll: *importPoll, Quiet: *importQuiet, Log: log}
 	}
 	if !*withUI {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 )
 
 func runDoctor(ctx context.Context, e *env, args []string) error {
@@ -10,12 +11,23 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 Check the workspace and say what to fix: the logs folder (a private real
 folder), the log files and those skipped, the privacy of the index files,
 whether a daemon runs and answers on its socket, the integrity and schema of
-the index, what is not indexed yet, rejected lines, and whether the
-configured embedder answers. One line per check: OK, WARN or FAIL, with the
-fix. Exits 1 if a check fails, 0 otherwise (warnings included).`)
+the index, what is not indexed yet, rejected lines, whether the configured
+embedder answers, and (retention) whether an agent's own cleanup is about to
+delete transcripts of this workspace that were never imported: Claude Code
+deletes those older than cleanupPeriodDays (default 30) at each start. One line
+per check: OK, WARN or FAIL, with the fix. Exits 1 if a check fails, 0
+otherwise (warnings included).`)
 	asJSON := fs.Bool("json", false, "print JSON: {\"workspace\", \"checks\": [{\"name\",\"status\",\"message\",\"fix\"}], \"ok\", \"warnings\", \"failures\"}")
+	home := fs.String("agent-home", "", "home folder holding the agents' folders (.claude, ...) in place of $HOME (env CONTINUITY_AGENT_HOME)")
 	if _, err := parse(e, fs, args); err != nil {
 		return err
+	}
+	if *home != "" {
+		// the retention check reads the agents' folders through the
+		// environment, as every command does
+		if err := os.Setenv("CONTINUITY_AGENT_HOME", *home); err != nil {
+			return err
+		}
 	}
 	c, err := e.client(nil)
 	if err != nil {

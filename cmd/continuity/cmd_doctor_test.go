@@ -430,8 +430,8 @@ func TestDoctorText(t *testing.T) {
 			checks++
 		}
 	}
-	if checks != 12 { // with disk space and event times
-		t.Errorf("%d check lines, doctorWant 12:\n%s", checks, out.String())
+	if checks != 13 { // with disk space, event times and retention
+		t.Errorf("%d check lines, doctorWant 13:\n%s", checks, out.String())
 	}
 	for _, s := range []string{"WARN  logs folder", "chmod 700 " + ws.logs, "FAIL  embedder", "ollama serve", "1 failure"} {
 		if !strings.Contains(out.String(), s) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/engine"
+	"github.com/praxis-os/continuity/importer"
 )
 
 func runStatus(ctx context.Context, e *env, args []string) error {
@@ -74,6 +75,7 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 		fmt.Fprintf(w, "full-text index\tnot built yet\n")
 	}
 	fmt.Fprintf(w, "bm25 engine\t%s\n", lexiconLine(r.BM25, r.Daemon.Running))
+	printFollowed(w, r.Import)
 	fmt.Fprintf(w, "embedder\t%s\n", r.Embedder)
 	if r.EmbedPending >= 0 {
 		fmt.Fprintf(w, "  waiting for a vector\t%d\n", r.EmbedPending)
@@ -112,6 +114,33 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 		for _, s := range r.Skipped {
 			fmt.Fprintf(out, "  %s: %s\n", s.Name, s.Reason)
 		}
+	}
+}
+
+// printFollowed lists the agents the daemon follows (daemon --import):
+// those with transcripts of this workspace, then those it waits for.
+func printFollowed(w io.Writer, r *importer.FollowReport) {
+	if r == nil {
+		return
+	}
+	var waiting []string
+	fmt.Fprintf(w, "importing live	\n")
+	for _, a := range r.Agents {
+		if a.Files == 0 && a.Events == 0 {
+			waiting = append(waiting, a.Agent)
+			continue
+		}
+		line := fmt.Sprintf("%d %s", a.Files, plural(a.Files, "file", "files"))
+		if a.Events > 0 {
+			line += fmt.Sprintf(", %d %s imported since the daemon started (last %s)", a.Events, plural(a.Events, "event", "events"), a.LastImport.Local().Format("2006-01-02 15:04:05"))
+		}
+		if a.Error != "" {
+			line += "; cannot write the logs (retrying): " + a.Error
+		}
+		fmt.Fprintf(w, "  %s\t%s\n", a.Agent, line)
+	}
+	if len(waiting) > 0 {
+		fmt.Fprintf(w, "  no transcripts of this workspace yet\t%s\n", strings.Join(waiting, ", "))
 	}
 }
 

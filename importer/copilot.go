@@ -1,0 +1,195 @@
+package importer
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// GitHub Copilot CLI keeps one event log per session in
+// ~/.copilot/session-state/<sessionId>/events.jsonl ($COPILOT_HOME
+// replaces ~/.copilot; older builds wrote session-state/<id>.jsonl). Each
+// line is an event {type, data, id, timestamp, parentId}: session.start
+// {sessionId, context{cwd, gitRoot, ...}}, user.message {content,
+// attachments}, assistant.message {content, toolRequests[{name,
+// arguments}], parentToolCallId for a subagent's}, assistant.turn_start/
+// turn_end, tool.execution_start/complete, session.compaction_complete,
+// session.truncation, session.resume, session.shutdown, and more.
+//
+// Reading rules: user.message is a prompt; assistant.message's content is
+// the answer and its toolRequests are summarised (tool outputs and
+// reasoning left out); a subagent's messages (parentToolCallId) are left
+// out like Claude Code's sidechains; a compaction or a truncation is a
+// context reset; assistant.turn_end and session.shutdown end the turn; a
+// finished background agent (system.notification agent_completed) opens
+// a new exchange of the turn, like Claude Code's task notices.
+
+type copilotEvent struct {
+	Type      string          `json:"type"`
+	ID        string          `json:"id"`
+	Timestamp string          `json:"timestamp"`
+	Data      json.RawMessage `json:"data"`
+}
+
+type copilotData struct {
+	SessionID string `json:"sessionId"`
+	Content   string `json:"content"`
+	Context   *struct {
+		Cwd     string `json:"cwd"`
+		GitRoot string `json:"gitRoot"`
+	} `json:"context"`
+	ToolRequests []struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"toolRequests"`
+	ParentToolCall string `json:"parentToolCallId"`
+	Removed        int    `json:"messagesRemovedDuringTruncation"`
+	Kind           *struct {
+		Type        string `json:"type"`
+		Description string `json:"description"`
+	} `json:"kind"`
+}
+
+// ParseCopilot reads one Copilot CLI event log; name is used in messages
+// and for the session id when no session.start names it.
+func ParseCopilot(r io.Reader, name string) Parsed {
+	var out Parsed
+	s := &Session{Agent: Copilot, Source: name}
+	keys := map[string]bool{}
+	sidechain := 0
+	lines := newRecords(r, name, &out.Problems)
+	for lines.Next() {
+		n := lines.Line()
+		var ev copilotEvent
+		if err := json.Unmarshal(lines.Bytes(), &ev); err != nil {
+			out.Problems = append(out.Problems, Problem{File: name, Line: n, Reason: "not a JSON event: " + shortErr(err)})
+			continue
+		}
+		var d copilotData
+		if len(ev.Data) > 0 && string(ev.Data) != "null" {
+			if err := json.Unmarshal(ev.Data, &d); err != nil {
+				out.Problems = append(out.Problems, Problem{File: name, Line: n, Reason: ev.Type + ": " + shortErr(err)})
+				continue
+			}
+		}
+		key := ev.ID
+		if key == "" || keys[key] {
+			key = "L" + itoa(n) // ids missing or repeated: the line is stable in an append-only log
+		}
+		keys[key] = true
+		if d.ParentToolCall != "" {
+			sidechain++
+			continue
+		}
+		copilotItem(s, &ev, &d, Item{Key: key, Time: parseTime(ev.Timestamp), Line: n})
+	}
+	if s.ID == "" {
+		s.ID = copilotIDFromName(name)
+	}
+	switch {
+	case s.ID == "":
+		out.Problems = append(out.Problems, Problem{File: name, Reason: "no session id (no session.start, and the file name holds none)"})
+	case !hasConversation(s):
+		out.Skipped++
+		out.SkipReasons = append(out.SkipReasons, name+": no conversation (no prompt or answer)")
+	default:
+		out.Sessions = append(out.Sessions, s)
+	}
+	return out
+}
+
+// copilotItem reads one event into s.
+func copilotItem(s *Session, ev *copilotEvent, d *copilotData, it Item) {
+	switch ev.Type {
+	case "session.start", "session.resume":
+		if s.ID == "" && validID(d.SessionID) {
+			s.ID = d.SessionID
+		}
+		if d.Context != nil && s.Cwd == "" && filepath.IsAbs(d.Context.Cwd) {
+			s.Cwd = d.Context.Cwd
+		}
+	case "user.message":
+		if t := strings.TrimSpace(d.Content); t != "" {
+			it.Kind, it.Text = ItemPrompt, t
+			s.Items = append(s.Items, it)
+		}
+	case "assistant.message":
+		it.Kind, it.Text = ItemStep, strings.TrimSpace(d.Content)
+		for _, tr := range d.ToolRequests {
+			args := tr.Arguments
+			var str string
+			if json.Unmarshal(args, &str) == nil {
+				args = json.RawMessage(str) // arguments written as a JSON string
+			}
+			sum, files := summariseTool(tr.Name, args)
+			it.Tools = append(it.Tools, sum)
+			it.Files = append(it.Files, files...)
+		}
+		if it.Text != "" || len(it.Tools) > 0 {
+			s.Items = append(s.Items, it)
+		}
+	case "session.compaction_complete", "session.truncation":
+		it.Kind, it.Reason = ItemReset, "context compacted"
+		if ev.Type == "session.truncation" {
+			it.Reason = "context truncated"
+			if d.Removed > 0 {
+				it.Reason += " (" + itoa(d.Removed) + " messages removed)"
+			}
+		}
+		s.Items = append(s.Items, it)
+	case "assistant.turn_end", "session.shutdown":
+		it.Kind = ItemEnd
+		s.Items = append(s.Items, it)
+	case "system.notification":
+		if d.Kind != nil && d.Kind.Type == "agent_completed" {
+			it.Kind, it.Break = ItemStep, true
+			it.Text = "[task notification] " + oneLine(nonEmpty(d.Kind.Description, "background agent finished"), 500)
+			s.Items = append(s.Items, it)
+		}
+	}
+}
+
+// copilotIDFromName is the session id of an event log's path:
+// <id>/events.jsonl, or <id>.jsonl.
+func copilotIDFromName(name string) string {
+	b := filepath.Base(name)
+	if b == "events.jsonl" {
+		b = filepath.Base(filepath.Dir(name))
+	} else {
+		b = strings.TrimSuffix(b, filepath.Ext(b))
+	}
+	if validID(b) {
+		return b
+	}
+	return ""
+}
+
+// copilotCwd reads the folder a Copilot CLI session ran in from its
+// first events.
+func copilotCwd(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<16)
+	for i := 0; i < 20; i++ {
+		line, tooLong, err := readLine(br, 4<<20)
+		if err != nil && len(line) == 0 {
+			return ""
+		}
+		if tooLong {
+			continue
+		}
+		var ev copilotEvent
+		var d copilotData
+		if json.Unmarshal(line, &ev) != nil || ev.Type != "session.start" && ev.Type != "session.resume" || json.Unmarshal(ev.Data, &d) != nil || d.Context == nil {
+			continue
+		}
+		return d.Context.Cwd
+	}
+	return ""
+}
