@@ -246,7 +246,11 @@ func (p *plan) explainPick(k int, pk *pick, final map[string]Exchange) Decision 
 	d.Tokens = p.counter.Count(x.render(e.User, e.AI))
 	d.Reason, d.Why = p.stageOf(k, pk)
 	if p.cands[pk.cand].window {
-		d.Why += "; it is after the session's latest context reset, included as asked (--include-current)"
+		if p.reset {
+			d.Why += "; it is after the session's latest context reset, included as asked (--include-current, or --latest)"
+		} else {
+			d.Why += "; it is of the session itself (which has no context reset), included as asked (--include-current, or --latest)"
+		}
 	}
 	if e.Truncated {
 		d.Why += fmt.Sprintf("; cut to %d of its %d tokens", d.Tokens, d.Whole)

@@ -323,7 +323,6 @@ func (p *plan) choose(ctx context.Context, src Source) error {
 	}
 
 	p.mark()
-
 	// 3 and 4, then again on the exact count.
 	recent := p.recent
 	for round := 0; round < 3; round++ {

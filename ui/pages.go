@@ -59,6 +59,17 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	s.render(w, r, code, "error", errorView{base: s.base("Error", ""), Message: err.Error()})
 }
 
+// sessions lists the sessions; on failure it has answered with the error
+// page (ok false).
+func (s *Server) sessions(w http.ResponseWriter, r *http.Request) (rows []engine.SessionRow, ok bool) {
+	resp, err := s.b.Sessions(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return nil, false
+	}
+	return resp.Sessions, true
+}
+
 // ---- sessions ----
 
 // sessionsPerPage is how many sessions a page of the list shows (a chain
@@ -94,9 +105,8 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	qv := r.URL.Query()
 	v := sessionsView{base: s.base("Sessions", "sessions"), Agent: qv.Get("agent"), Since: qv.Get("since"), Until: qv.Get("until"), Q: strings.TrimSpace(qv.Get("q"))}
-	resp, err := s.b.Sessions(ctx)
-	if err != nil {
-		s.fail(w, r, err)
+	all, ok := s.sessions(w, r)
+	if !ok {
 		return
 	}
 	since, until, err := timeRange(v.Since, v.Until)
@@ -122,7 +132,7 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	agents := map[string]bool{}
 	keep := map[string]bool{}
-	for _, row := range resp.Sessions {
+	for _, row := range all {
 		agents[cmp.Or(row.Agent, noAgent)] = true
 		if v.Agent != "" && cmp.Or(row.Agent, noAgent) != v.Agent {
 			continue
@@ -139,7 +149,7 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
 		v.Agents = append(v.Agents, a)
 	}
 	slices.Sort(v.Agents)
-	chains := groupChains(resp.Sessions, keep, hits)
+	chains := groupChains(all, keep, hits)
 	v.Total = len(keep)
 	v.Page = intParam(r, "page", 1, 1, 1<<30)
 	// Pages hold whole chains, about sessionsPerPage sessions each.
@@ -303,19 +313,18 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
+	all, ok := s.sessions(w, r)
+	if !ok {
+		return
+	}
 	page := intParam(r, "page", 1, 1, 1<<30)
 	sp, err := s.b.SessionPage(ctx, id, (page-1)*eventsPerPage, eventsPerPage)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	all, err := s.b.Sessions(ctx)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	v := sessionPageView{base: s.base("Session "+id, "sessions"), S: sp.Session, Files: sp.Files, FilesTotal: sp.FilesTotal, Page: page}
-	v.Back, v.Fwd, v.More = chainColumns(all.Sessions, id)
+	v.Back, v.Fwd, v.More = chainColumns(all, id)
 	v.Pages = max(1, int((sp.Session.Events+eventsPerPage-1)/eventsPerPage))
 	v.Prev, v.Next = pageLinks(r, page, v.Pages)
 	for _, ev := range sp.Events {
@@ -511,12 +520,11 @@ func (s *Server) resumePage(w http.ResponseWriter, r *http.Request) {
 	v := resumeView{base: s.base("Resume preview", "resume"), Session: q.Get("session"), Query: q.Get("query"),
 		Budget: intParam(r, "budget", 2000, minBudget, maxBudget), IncludeCurrent: q.Get("include_current") == "1",
 		MinBudget: minBudget, MaxBudget: maxBudget}
-	all, err := s.b.Sessions(ctx)
-	if err != nil {
-		s.fail(w, r, err)
+	all, ok := s.sessions(w, r)
+	if !ok {
 		return
 	}
-	rows := slices.Clone(all.Sessions)
+	rows := slices.Clone(all)
 	slices.SortStableFunc(rows, func(a, b engine.SessionRow) int { return b.Last.Compare(a.Last) })
 	for _, row := range rows {
 		v.Sessions = append(v.Sessions, row.ID)
@@ -605,9 +613,9 @@ type forgetView struct {
 
 func (s *Server) forgetConfirm(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	req := engine.ForgetRequest{Session: r.URL.Query().Get("session"), Chain: r.URL.Query().Get("chain") == "1"}
-	if req.Session == "" {
-		s.fail(w, r, badRequest(errors.New("which session? open a session and choose Forget")))
+	req, err := forgetRequest(r.URL.Query().Get)
+	if err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	plan, err := s.b.PlanForget(ctx, req)
@@ -615,13 +623,12 @@ func (s *Server) forgetConfirm(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	all, err := s.b.Sessions(ctx)
-	if err != nil {
-		s.fail(w, r, err)
+	all, ok := s.sessions(w, r)
+	if !ok {
 		return
 	}
 	v := forgetView{base: s.base("Forget "+req.Session, "sessions"), Session: req.Session, Chain: req.Chain, Plan: plan}
-	for _, row := range all.Sessions {
+	for _, row := range all {
 		if slices.Contains(plan.Sessions, row.ID) {
 			v.Rows = append(v.Rows, row)
 		}
@@ -629,14 +636,22 @@ func (s *Server) forgetConfirm(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "forget", v)
 }
 
+// forgetRequest reads what to forget from a form or the query.
+func forgetRequest(get func(string) string) (engine.ForgetRequest, error) {
+	req := engine.ForgetRequest{Session: get("session"), Chain: get("chain") == "1"}
+	if req.Session == "" {
+		return req, badRequest(errors.New("which session? open a session and choose Forget"))
+	}
+	return req, nil
+}
+
 func (s *Server) forgetDo(w http.ResponseWriter, r *http.Request) {
-	req := engine.ForgetRequest{Session: r.PostFormValue("session"), Chain: r.PostFormValue("chain") == "1"}
-	switch {
-	case req.Session == "":
-		s.fail(w, r, badRequest(errors.New("which session? open a session and choose Forget")))
-		return
-	case r.PostFormValue("confirm") != "1":
-		s.fail(w, r, badRequest(errors.New("not confirmed: nothing was forgotten; tick the confirmation first")))
+	req, err := forgetRequest(r.PostFormValue)
+	if err == nil && r.PostFormValue("confirm") != "1" {
+		err = badRequest(errors.New("not confirmed: nothing was forgotten; tick the confirmation first"))
+	}
+	if err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	resp, err := s.b.Forget(r.Context(), req)

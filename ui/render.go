@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/praxis-os/continuity/analyze"
+	"github.com/praxis-os/continuity/engine"
 )
 
 //go:embed templates/*.html static/*
@@ -39,7 +40,7 @@ var funcs = template.FuncMap{
 	"clock":    func(t time.Time) string { return t.UTC().Format("15:04:05") },
 	"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"score":    func(f float64) string { return fmt.Sprintf("%.3f", f) },
-	"bytes":    humanBytes,
+	"bytes":    engine.HumanBytes,
 	"duration": humanDuration,
 	"reason":   func(r string) string { return strings.ReplaceAll(r, "_", " ") },
 	"add":      func(a, b int) int { return a + b },
@@ -249,18 +250,6 @@ func highlights(query string) map[string]bool {
 		}
 	}
 	return hl
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 func humanDuration(seconds float64) string {

@@ -119,10 +119,10 @@ const DefaultAddr = "127.0.0.1:0"
 func (s *Server) Listen(addr string) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, fmt.Errorf("ui: --addr %q: want HOST:PORT on loopback, such as 127.0.0.1:8421: %w", addr, err)
+		return nil, fmt.Errorf("--addr %q: want HOST:PORT on loopback, such as 127.0.0.1:8421: %w", addr, err)
 	}
 	if !isLoopback(host) {
-		return nil, fmt.Errorf("ui: --addr %q: the viewer listens on loopback only (127.0.0.1, ::1 or localhost): it shows every conversation", addr)
+		return nil, fmt.Errorf("--addr %q: the viewer listens on loopback only (127.0.0.1, ::1 or localhost): it shows every conversation", addr)
 	}
 	if host == "localhost" {
 		// Resolve to the IPv4 loopback: localhost may name other

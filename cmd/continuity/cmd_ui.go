@@ -43,12 +43,8 @@ the daemon when one runs (fast on large workspaces: 'continuity daemon
 	uf.register(fs, "")
 	var ef embedFlags
 	ef.register(fs)
-	pos, err := parse(e, fs, args)
-	if err != nil {
+	if err := parseFlagsOnly(e, fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usageError("unexpected arguments %q", pos)
 	}
 	c, err := e.client(&ef)
 	if err != nil {
