@@ -24,7 +24,8 @@ var ctx = context.Background()
 // fixtureLogs are the logs of the tests' workspace: session a (imported
 // from Claude Code: its metadata names the agent), resumed by b, which has
 // a context reset; c, whose exchange holds markup, a code fence and a
-// secret; and a line that is not JSON.
+// secret (split in this source, which must hold none: redact's
+// TestRepoHasNoFalsePositives); and a line that is not JSON.
 var fixtureLogs = map[string]string{
 	"claude-code-a.jsonl": `{"type":"exchange","id":"a1","session_id":"a","timestamp":"2026-03-01T10:00:00Z","user":"why is the sqlite database locked","ai":"a writer holds the lock; use WAL","files":["index/db.go"],"metadata":{"source":"claude-code"}}
 {"type":"exchange","id":"a2","session_id":"a","timestamp":"2026-03-01T10:05:00Z","user":"how do we retry busy errors","ai":"with a busy timeout of 5s","metadata":{"source":"claude-code"}}
@@ -34,7 +35,7 @@ var fixtureLogs = map[string]string{
 {"type":"context_reset","session_id":"b","timestamp":"2026-03-02T09:30:00Z","reason":"window full"}
 {"type":"exchange","id":"b2","session_id":"b","timestamp":"2026-03-02T09:31:00Z","user":"where were we with the probe","ai":"raising initialDelaySeconds"}
 `,
-	"c.jsonl": `{"type":"exchange","id":"c1","session_id":"c","timestamp":"2026-03-03T12:00:00Z","user":"<script>alert('xss')</script> render this","ai":"Here:\n` + "```go" + `\nfmt.Println(\"<b>hi</b>\")\n` + "```" + `\nthe key was OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"}
+	"c.jsonl": `{"type":"exchange","id":"c1","session_id":"c","timestamp":"2026-03-03T12:00:00Z","user":"<script>alert('xss')</script> render this","ai":"Here:\n` + "```go" + `\nfmt.Println(\"<b>hi</b>\")\n` + "```" + `\nthe key was OPENAI_API_KEY=sk-` + `proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"}
 not json at all
 `,
 }

@@ -29,7 +29,8 @@ const (
 // uiLogs are what the browser test logs with real >> appends: an imported
 // Claude Code session about auth, a session resuming it (with a context
 // reset), a billing session whose answers hold a code fence, markup and a
-// secret, and a line that is not JSON.
+// secret (split in this source, which holds none), and a line that is not
+// JSON.
 var uiLogs = []struct{ file, line string }{
 	{"claude-code-auth-refactor.jsonl", `{"type":"exchange","id":"ar1","session_id":"auth-refactor","timestamp":"2026-11-20T09:12:00Z","user":"Why do the login tests fail after the session middleware change?","ai":"The middleware now rotates the session id on login, and the tests reuse the old cookie. Read the new cookie from the response.","files":["auth/middleware.go","auth/login_test.go"],"metadata":{"source":"claude-code"}}`},
 	{"claude-code-auth-refactor.jsonl", `{"type":"exchange","id":"ar2","session_id":"auth-refactor","timestamp":"2026-11-20T09:40:00Z","user":"Decide where the password reset tokens live","ai":"Decision: reset tokens go in the tokens table with a 30 minute expiry, hashed with SHA-256; never in the users table.","files":["auth/reset.go","db/migrations/0042_tokens.sql"],"metadata":{"source":"claude-code"}}`},
@@ -38,7 +39,7 @@ var uiLogs = []struct{ file, line string }{
 	{"auth-tests.jsonl", `{"type":"session_resume","previous_session":"auth-refactor","new_session":"auth-tests","timestamp":"2026-11-21T08:00:00Z"}`},
 	{"auth-tests.jsonl", `{"type":"exchange","id":"at1","session_id":"auth-tests","timestamp":"2026-11-21T08:03:00Z","user":"Write the tests for the reset token expiry","ai":"Tests added: a token used after 30 minutes is refused; a used token cannot be reused.","files":["auth/reset_test.go"]}`},
 	{"auth-tests.jsonl", `{"type":"exchange","id":"at2","session_id":"auth-tests","timestamp":"2026-11-21T08:20:00Z","user":"Run the whole auth suite","ai":"All 48 tests pass."}`},
-	{"billing.jsonl", `{"type":"exchange","id":"b1","session_id":"billing","timestamp":"2026-11-22T14:00:00Z","user":"How do Stripe webhook retries work? <script>alert('xss')</script>","ai":"Stripe retries a failed webhook for up to 3 days with exponential backoff. Make the handler idempotent:\n` + "```go" + `\nif seen(event.ID) {\n\treturn http.StatusOK // already handled\n}\n` + "```" + `\nThe test key was STRIPE_KEY=sk_live_51HqLyjWDarjtT1zdp7dcXYZabcdefghijklmnop.","files":["billing/webhook.go"]}`},
+	{"billing.jsonl", `{"type":"exchange","id":"b1","session_id":"billing","timestamp":"2026-11-22T14:00:00Z","user":"How do Stripe webhook retries work? <script>alert('xss')</script>","ai":"Stripe retries a failed webhook for up to 3 days with exponential backoff. Make the handler idempotent:\n` + "```go" + `\nif seen(event.ID) {\n\treturn http.StatusOK // already handled\n}\n` + "```" + `\nThe test key was STRIPE_KEY=sk_` + `live_51HqLyjWDarjtT1zdp7dcXYZabcdefghijklmnop.","files":["billing/webhook.go"]}`},
 	{"billing.jsonl", `{"type":"exchange","id":"b2","session_id":"billing","timestamp":"2026-11-22T14:30:00Z","user":"Partial refunds: what did we decide?","ai":"Refund through the Stripe API with the charge id; record each partial refund as its own ledger row."}`},
 	{"billing.jsonl", `{"type":"exchange","session_id":"billing","user":"this line was cut by a crash`},
 }
