@@ -1,16 +1,16 @@
 package ui
 
 import (
-	"context"
 	"os/exec"
 	"runtime"
-	"time"
 )
 
 // OpenBrowser asks the desktop to open url in the user's browser
 // (xdg-open, open, or start), and reports whether a command for it was
 // found and started. It never fails the caller: without a desktop, the
-// URL printed is enough.
+// URL printed is enough. The opener runs in its own process group, so
+// that the Ctrl-C which stops the viewer does not close the browser it
+// may have started.
 func OpenBrowser(url string) bool {
 	var name string
 	var args []string
@@ -26,15 +26,11 @@ func OpenBrowser(url string) bool {
 	if err != nil {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	cmd := exec.CommandContext(ctx, path, args...)
+	cmd := exec.Command(path, args...)
+	detach(cmd)
 	if err := cmd.Start(); err != nil {
-		cancel()
 		return false
 	}
-	go func() {
-		defer cancel()
-		_ = cmd.Wait()
-	}()
+	go func() { _ = cmd.Wait() }() // reaped, never waited for
 	return true
 }

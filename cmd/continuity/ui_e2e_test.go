@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -294,5 +295,68 @@ func TestViewerInBrowser(t *testing.T) {
 	do("back to the sessions", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.ID("count")))
 	if got := text("#count"); !strings.HasPrefix(got, "2 sessions") {
 		t.Errorf("after forgetting: %q", got)
+	}
+}
+
+// TestUICommand: `continuity ui` beside no daemon prints its URL first,
+// answers with the token only, refuses a foreign Host, and reads the index
+// itself.
+func TestUICommand(t *testing.T) {
+	w := newWorkspace(t)
+	w.shellAppend("s.jsonl", exchangeLine("s1", "x1", "why is the sqlite database locked?", "a writer holds the lock"))
+	if _, errs, code := w.cli("ingest", "--no-embed"); code != 0 {
+		t.Fatalf("ingest: %s", errs)
+	}
+	if _, errs, code := w.cli("ui", "--addr", "0.0.0.0:0", "--no-open"); code != 2 || !strings.Contains(errs, "loopback only") {
+		t.Errorf("ui --addr 0.0.0.0:0: exit %d, %s", code, errs)
+	}
+	cmd := exec.Command(binPath, "ui", "--root", w.root, "--no-open")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.start(cmd)
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "http://127.0.0.1:") {
+		t.Fatalf("first line %q: %v", line, err)
+	}
+	u := strings.TrimSpace(line)
+	base := u[:strings.Index(u, "/?token=")]
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(target, host string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", target, nil)
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	if resp, body := get(base+"/", ""); resp.StatusCode != http.StatusUnauthorized || strings.Contains(body, "sqlite") {
+		t.Errorf("no token: %d", resp.StatusCode)
+	}
+	if resp, _ := get(u, "rebound.example:80"); resp.StatusCode != http.StatusMisdirectedRequest {
+		t.Errorf("foreign Host: %d", resp.StatusCode)
+	}
+	resp, _ := get(u, "")
+	cookies := resp.Cookies()
+	if resp.StatusCode != http.StatusSeeOther || len(cookies) != 1 || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteStrictMode {
+		t.Fatalf("with the token: %d, cookies %v", resp.StatusCode, cookies)
+	}
+	req, _ := http.NewRequest("GET", base+"/search?q=sqlite+lock&mode=bm25", nil)
+	req.AddCookie(cookies[0])
+	sr, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(sr.Body)
+	sr.Body.Close()
+	if sr.StatusCode != http.StatusOK || !strings.Contains(string(b), "<mark>sqlite</mark>") {
+		t.Errorf("search through the cookie: %d\n%s", sr.StatusCode, b)
 	}
 }
