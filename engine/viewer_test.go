@@ -59,7 +59,7 @@ func TestViewerCalls(t *testing.T) {
 	if len(ids) != 2 || ids[0] != "i2/exchange" || p.Events[1].Type != "context_reset" || p.Session.Agent != "claude-code" || p.Session.Events != 4 {
 		t.Errorf("page from 1: %v, session %+v", ids, p.Session)
 	}
-	if want := []FileCount{{"x.go", 2}, {"y.go", 1}}; !slices.Equal(p.Files, want) || p.FilesTotal != 2 {
+	if want := []FileCount{{Path: "x.go", Events: 2}, {Path: "y.go", Events: 1}}; !slices.Equal(p.Files, want) || p.FilesTotal != 2 {
 		t.Errorf("files %v (%d), want %v", p.Files, p.FilesTotal, want)
 	}
 	for _, bad := range [][2]int{{0, 0}, {-1, 10}, {0, MaxPage + 1}} {
