@@ -39,6 +39,9 @@ type ResumeRequest struct {
 	IncludeCurrent bool   `json:"include_current,omitempty"`
 	MaxDepth       int    `json:"max_depth,omitempty"`
 	Tokenizer      string `json:"tokenizer,omitempty"`
+	// Explain adds the pack's "explain": why each exchange is in, cut
+	// or left out (resume.Explanation).
+	Explain bool `json:"explain,omitempty"`
 }
 
 // SearchRequest asks for a search (see search.Query). Times are RFC 3339
@@ -122,6 +125,9 @@ type SessionRow struct {
 	// back), newest link first; ResumedBy the sessions that resume it.
 	Resumes   []string `json:"resumes"`
 	ResumedBy []string `json:"resumed_by"`
+	// Agent is the agent that wrote it, when its events say (an imported
+	// session's metadata "source", a producer's "agent"); "" otherwise.
+	Agent string `json:"agent,omitempty"`
 }
 
 // queries answers the calls on one index: the daemon's (with its bm25
@@ -325,6 +331,7 @@ func (q *queries) resume(ctx context.Context, req ResumeRequest) (*resume.Pack, 
 	pack, err := resume.Build(ctx, q.resumeSource(), resume.Options{
 		Session: req.Session, Latest: req.Latest, Query: req.Query, Budget: req.Budget,
 		IncludeCurrent: req.IncludeCurrent, MaxDepth: req.MaxDepth, Encoding: req.Tokenizer,
+		Explain: req.Explain,
 	})
 	switch {
 	case errors.Is(err, resume.ErrUnknownSession):
@@ -349,20 +356,31 @@ func UnknownSession(id string) error {
 
 // sessions lists the sessions with their resume links, newest link first.
 func (q *queries) sessions(ctx context.Context) (SessionsResponse, error) {
-	ss, err := q.db.Sessions(ctx)
+	rows, err := sessionRows(ctx, q.db)
+	return SessionsResponse{Sessions: rows}, err
+}
+
+// sessionRows are the sessions of db with their agents and resume links,
+// newest link first.
+func sessionRows(ctx context.Context, db *index.DB) ([]SessionRow, error) {
+	ss, err := db.Sessions(ctx)
 	if err != nil {
-		return SessionsResponse{}, err
+		return nil, err
 	}
-	links, err := q.db.AllLinks(ctx)
+	links, err := db.AllLinks(ctx)
 	if err != nil {
-		return SessionsResponse{}, err
+		return nil, err
+	}
+	agents, err := db.SessionAgents(ctx)
+	if err != nil {
+		return nil, err
 	}
 	rows := make([]SessionRow, 0, len(ss))
 	byID := map[string]int{}
 	for _, s := range ss {
 		byID[s.ID] = len(rows)
 		rows = append(rows, SessionRow{ID: s.ID, First: s.First, Last: s.Last, Exchanges: s.Exchanges,
-			Resets: s.Resets, Events: s.Events, Resumes: []string{}, ResumedBy: []string{}})
+			Resets: s.Resets, Events: s.Events, Resumes: []string{}, ResumedBy: []string{}, Agent: agents[s.ID]})
 	}
 	// AllLinks is oldest first; list the newest link first.
 	for i := len(links) - 1; i >= 0; i-- {
@@ -374,5 +392,5 @@ func (q *queries) sessions(ctx context.Context) (SessionsResponse, error) {
 			rows[k].ResumedBy = append(rows[k].ResumedBy, l.New)
 		}
 	}
-	return SessionsResponse{Sessions: rows}, nil
+	return rows, nil
 }

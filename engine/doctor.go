@@ -20,6 +20,7 @@ import (
 	"github.com/mattn/go-sqlite3"
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/logformat"
 	"github.com/praxis-os/continuity/server"
 	"github.com/praxis-os/continuity/workspace"
 )
@@ -180,7 +181,7 @@ func (d *doctor) checkLogFiles() {
 	d.logFiles = map[string]int64{}
 	var total int64
 	for _, en := range entries {
-		if !strings.HasSuffix(en.Name(), ".jsonl") || !en.Type().IsRegular() {
+		if _, ok := logformat.ParseLogName(en.Name()); !ok || !en.Type().IsRegular() {
 			continue
 		}
 		if fi, err := en.Info(); err == nil {
@@ -600,9 +601,9 @@ func (d *doctor) checkRejects() {
 	if d.status == nil {
 		return
 	}
-	// Lines of forgotten sessions are listed by `rejects` but are no
-	// agent's mistake.
-	if n := d.status.Rejects - d.status.RejectsForgotten; n > 0 {
+	// Lines of forgotten sessions and identical replays of a line with
+	// an id are listed by `rejects` but are no agent's mistake.
+	if n := d.status.Rejects - d.status.RejectsForgotten - d.status.RejectsReplayed; n > 0 {
 		d.add(name, StatusWarn, fmt.Sprintf("%d log %s rejected", n, plural(int(n), "line was", "lines were")),
 			"run `continuity rejects` to see each file:line and reason, then fix the agent that wrote them")
 		return

@@ -178,8 +178,28 @@ func (e *Engine) assemble() error {
 			v.Notify()
 		}
 	}
+	wc.OnEdit = e.edited
 	e.w, err = watcher.New(wc, withTestFaults(e.db))
 	return err
+}
+
+// edited makes every view follow an edit of a log in place: the events
+// of its changed and removed lines are gone from the index, their text,
+// words and vectors leave the views too. (After a crash before this, the
+// views learn it from the index: the full-text index from its queue of
+// deletions, the bm25 engine and the vector snapshots from the deletion
+// epoch, the vector space by loading again.)
+func (e *Engine) edited(ed watcher.Edit) {
+	if len(ed.Removed) == 0 {
+		return
+	}
+	ctx := context.Background()
+	for _, v := range e.views {
+		if err := v.Remove(ctx, follow.Removal{Rows: ed.Removed}); err != nil {
+			e.log.Error("a view could not follow the edit of a log", "view", v.Name(), "file", ed.File, "err", err)
+		}
+		v.Notify()
+	}
 }
 
 // newWorker is the vectors view for emb (nil: a worker that only

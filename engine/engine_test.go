@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/follow"
 	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/server"
 	"github.com/praxis-os/continuity/vectors"
@@ -70,15 +72,17 @@ func openIngested(t *testing.T, ws workspace.Layout, opts Options) *Engine {
 	return e
 }
 
-// recordingView is a view that only records what it is asked to forget.
+// recordingView is a view that only records what it is asked to remove.
 type recordingView struct {
 	*rejectLog
 	forgot []string
+	rows   []int64
 }
 
 func (v *recordingView) Name() string { return "recording" }
-func (v *recordingView) Forget(_ context.Context, sessions []string) error {
-	v.forgot = append(v.forgot, sessions...)
+func (v *recordingView) Remove(_ context.Context, r follow.Removal) error {
+	v.forgot = append(v.forgot, r.Sessions...)
+	v.rows = append(v.rows, r.Rows...)
 	return nil
 }
 
@@ -255,5 +259,45 @@ func TestRunStoppedWhileStarting(t *testing.T) {
 			t.Fatalf("Run stopped %d ms after its start: %v, want a normal end", i, err)
 		}
 		stop()
+	}
+}
+
+// TestEditGoesThroughEveryView: a log edited in place deletes the events
+// of its changed and removed lines; every view is told their rows (the
+// vector space drops their vectors), and the kept exchanges keep theirs.
+func TestEditGoesThroughEveryView(t *testing.T) {
+	ws := newLayout(t)
+	e := openIngested(t, ws, Options{})
+	defer e.Close()
+	rec := &recordingView{rejectLog: newRejectLog(e.db, e.log)}
+	e.views = append(e.views, rec)
+
+	path := filepath.Join(ws.Logs, "s.jsonl")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The resume removed, one exchange's text changed: written whole and
+	// renamed over the log, as an editor saves.
+	edited := strings.Replace(string(data), "the kubernetes pod restarts 2", "the kubernetes pod restarts twice", 1)
+	lines := strings.SplitAfter(edited, "\n")
+	edited = strings.Join(append(lines[:6:6], lines[7:]...), "")
+	if err := os.WriteFile(path+".tmp", []byte(edited), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CatchUp(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.rows) != 2 || len(rec.forgot) != 0 {
+		t.Fatalf("the other view was told rows %v, sessions %v; want the 2 removed", rec.rows, rec.forgot)
+	}
+	if v := e.work.Space(); v == nil || v.Len() != 9 {
+		t.Errorf("vector space after the edit: %d vectors, want 9", v.Len())
+	}
+	if links, _ := e.db.AllLinks(ctx); len(links) != 0 {
+		t.Errorf("the removed resume's link stays: %+v", links)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/praxis-os/continuity/follow"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/logformat"
 	"github.com/praxis-os/continuity/server"
@@ -44,7 +45,7 @@ func (e *Engine) Forget(ctx context.Context, req ForgetRequest) (ForgetResponse,
 		resp.Events += n
 	}
 	for _, v := range e.views {
-		if err := v.Forget(ctx, sessions); err != nil {
+		if err := v.Remove(ctx, follow.Removal{Sessions: sessions}); err != nil {
 			return resp, fmt.Errorf("forget: %s: %w", v.Name(), err)
 		}
 	}

@@ -164,9 +164,8 @@ func (u unindexed) words() string {
 	return fmt.Sprintf("%d bytes of lines", u.bytes)
 }
 
-// unindexedLines is how many bytes (and lines) of complete lines the
-// *.jsonl files of the logs folder hold past what the index has committed
-// of them
+// unindexedLines is how many bytes (and lines) of complete lines the logs
+// (logFiles) hold past what the index has committed of them
 // (generations matched by device and inode; a file no generation follows
 // counts whole). A line still being written (no newline yet) is not
 // counted: it is not written until it ends.
@@ -187,7 +186,16 @@ func unindexedLines(ctx context.Context, db *index.DB, logs string) (unindexed, 
 		return total, err
 	}
 	for k, f := range files {
-		off := offsets[k]
+		off, seen := offsets[k]
+		if f.compressed {
+			// Read whole at once, its offsets of the content: one
+			// not read yet is a backfill (its lines not counted).
+			if !seen {
+				total.bytes += f.size
+				total.lines = -1
+			}
+			continue
+		}
 		if f.size > off {
 			b, l := completeLines(filepath.Join(logs, f.name), off, f.size)
 			total.bytes += b

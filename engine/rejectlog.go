@@ -89,6 +89,11 @@ func (r *rejectLog) step(ctx context.Context) (more bool, err error) {
 		}
 		r.last = next
 		for _, rj := range rs {
+			if rj.Kind == index.KindDuplicate {
+				// A producer's retry: listed by `rejects`, no warning.
+				r.log.Debug("line replayed; indexed once", "at", rj.File+":"+strconv.FormatInt(rj.Line, 10), "reason", rj.Reason)
+				continue
+			}
 			if r.logged >= rejectLogBurst {
 				r.suppressed++
 				continue
@@ -102,9 +107,10 @@ func (r *rejectLog) step(ctx context.Context) (more bool, err error) {
 	}
 }
 
-// Forget: the index keeps the rejects of forgotten sessions' lines
-// (without their text); nothing to remove here.
-func (r *rejectLog) Forget(context.Context, []string) error { return nil }
+// Remove: the index keeps the rejects of forgotten sessions' lines
+// (without their text) and moves or deletes an edited log's rejects with
+// its lines; the log holds nothing to remove.
+func (r *rejectLog) Remove(context.Context, follow.Removal) error { return nil }
 
 // rejectLogReport is the reject log's state.
 type rejectLogReport struct {

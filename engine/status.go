@@ -14,6 +14,7 @@ import (
 
 	"github.com/praxis-os/continuity/importer"
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/logformat"
 	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/server"
 	"github.com/praxis-os/continuity/vectors"
@@ -22,22 +23,25 @@ import (
 // StatusReport is `continuity status`: whether a daemon runs, where the
 // index is in each log, what it holds and what waits.
 type StatusReport struct {
-	Workspace         string           `json:"workspace"`
-	Daemon            DaemonInfo       `json:"daemon"`
-	LagBytes          int64            `json:"lag_bytes"` // bytes of the logs not indexed yet, all files
-	Events            int64            `json:"events"`
-	Exchanges         int64            `json:"exchanges"`
-	Sessions          int64            `json:"sessions"`
-	Rejects           int64            `json:"rejects"`
-	Redactions        int64            `json:"redactions"`
-	DuplicatesSkipped int64            `json:"duplicates_skipped"`
-	UnknownTypes      int64            `json:"unknown_types"`
-	UnknownFields     int64            `json:"unknown_fields"`
-	EventsByType      map[string]int64 `json:"events_by_type"`
-	Embedder          string           `json:"embedder"`
-	Vectors           map[string]int64 `json:"vectors"`
-	EmbedPending      int64            `json:"embed_pending"`
-	Embedding         *EmbedProgress   `json:"embedding,omitempty"`
+	Workspace         string     `json:"workspace"`
+	Daemon            DaemonInfo `json:"daemon"`
+	LagBytes          int64      `json:"lag_bytes"` // bytes of the logs not indexed yet, all files
+	Events            int64      `json:"events"`
+	Exchanges         int64      `json:"exchanges"`
+	Sessions          int64      `json:"sessions"`
+	Rejects           int64      `json:"rejects"`
+	Redactions        int64      `json:"redactions"`
+	DuplicatesSkipped int64      `json:"duplicates_skipped"`
+	// ReusedIDs: of the duplicates, the lines whose id another line
+	// with other content used first (listed by rejects).
+	ReusedIDs     int64            `json:"reused_ids"`
+	UnknownTypes  int64            `json:"unknown_types"`
+	UnknownFields int64            `json:"unknown_fields"`
+	EventsByType  map[string]int64 `json:"events_by_type"`
+	Embedder      string           `json:"embedder"`
+	Vectors       map[string]int64 `json:"vectors"`
+	EmbedPending  int64            `json:"embed_pending"`
+	Embedding     *EmbedProgress   `json:"embedding,omitempty"`
 	// FullTextPending: exchanges not in the full-text index yet (plus
 	// deletions not applied); -1 when it is not built yet.
 	FullTextPending int64 `json:"fulltext_pending"`
@@ -49,9 +53,17 @@ type StatusReport struct {
 	Import  *importer.FollowReport `json:"import"`
 	Files   []FileStatus           `json:"files"`
 	Skipped []index.SkippedFile    `json:"skipped_files"`
+	// Edits: the logs edited in place whose index followed the edit,
+	// per file; EditTotals sums them.
+	Edits      []EditStatus `json:"edits"`
+	EditTotals EditStatus   `json:"edit_totals"`
 
 	ProducerCounts
 }
+
+// EditStatus sums up the edits in place of one log file (protocol.md,
+// section 8): how many, the lines they kept, changed, removed and added.
+type EditStatus = index.EditStatus
 
 // BM25Status is the daemon's bm25 engine's state.
 type BM25Status = search.LexiconStatus
@@ -71,6 +83,9 @@ type FileStatus struct {
 	// Missing: the generation's file is no longer in the folder, and no
 	// daemon has noticed yet.
 	Missing bool `json:"missing,omitempty"`
+	// Compressed: a gzip-compressed rotated log (x.jsonl.1.gz): Offset
+	// and Line are of its content, Size of the file; it is read whole.
+	Compressed bool `json:"compressed,omitempty"`
 }
 
 // DaemonInfo says whether a process indexes the workspace now.
@@ -88,6 +103,7 @@ type DaemonInfo struct {
 type ProducerCounts struct {
 	TimestampsNoOffset int64 `json:"timestamps_without_offset"` // read in the daemon's local time zone
 	AIFromAlias        int64 `json:"ai_from_alias"`             // "assistant" read as "ai"
+	BOMsSkipped        int64 `json:"byte_order_marks_skipped"`  // UTF-8 byte order marks skipped at the start of a file
 	ForgottenSkipped   int64 `json:"forgotten_skipped"`         // lines of forgotten sessions not indexed again
 	Forgotten          int64 `json:"forgotten_sessions"`        // sessions removed by `forget`
 	// UnknownFieldNames: per unknown field of events of known types, how
@@ -127,16 +143,27 @@ func (c *Client) Status(ctx context.Context) (StatusReport, error) {
 	}
 	r := StatusReport{
 		Workspace: c.ws.Root, Events: st.Events, Exchanges: st.Exchanges, Sessions: st.Sessions,
-		Rejects: st.Rejects, Redactions: st.Redactions, DuplicatesSkipped: st.DuplicatesSkipped, UnknownTypes: st.UnknownTypes,
+		Rejects: st.Rejects, Redactions: st.Redactions, DuplicatesSkipped: st.DuplicatesSkipped, ReusedIDs: st.RejectsReusedID, UnknownTypes: st.UnknownTypes,
 		UnknownFields: st.UnknownFields, EventsByType: st.EventsByType, Skipped: st.Skipped,
 		Files: []FileStatus{}, ProducerCounts: ProducerCounts{
-			TimestampsNoOffset: st.TimestampsNoOffset, AIFromAlias: st.AIFromAlias,
+			TimestampsNoOffset: st.TimestampsNoOffset, AIFromAlias: st.AIFromAlias, BOMsSkipped: st.BOMsSkipped,
 			ForgottenSkipped: st.ForgottenSkipped, Forgotten: st.Forgotten,
 			UnknownFieldNames: st.UnknownFieldNames,
 		},
 	}
 	if r.Skipped == nil {
 		r.Skipped = []index.SkippedFile{}
+	}
+	r.Edits = st.Edits
+	if r.Edits == nil {
+		r.Edits = []EditStatus{}
+	}
+	for _, ed := range r.Edits {
+		t := &r.EditTotals
+		t.Edits, t.Kept, t.Changed, t.Removed, t.Added = t.Edits+ed.Edits, t.Kept+ed.Kept, t.Changed+ed.Changed, t.Removed+ed.Removed, t.Added+ed.Added
+		if ed.Last.After(t.Last) {
+			t.Last = ed.Last
+		}
 	}
 	r.Vectors, r.EmbedPending = st.Vectors, -1
 	switch r.FullTextPending, err = db.FullTextPending(ctx); {
@@ -207,15 +234,17 @@ func (c *Client) viewReport(ctx context.Context, view string, resp any) error {
 	return server.NewClient(server.SocketPath(c.ws.Cache)).Call(cctx, view+"_status", struct{}{}, resp)
 }
 
-// logFile is a *.jsonl file of the logs folder: its name and size, by
-// device and inode (logFiles).
+// logFile is a log of the logs folder (logformat.ParseLogName): its name,
+// size and whether it is compressed, by device and inode (logFiles).
 type logFile struct {
-	name string
-	size int64
+	name       string
+	size       int64
+	compressed bool
 }
 
-// logFiles lists the *.jsonl regular files of the logs folder by device
-// and inode; none when the folder does not exist.
+// logFiles lists the logs of the logs folder (regular files named as
+// logformat.ParseLogName reads) by device and inode; none when the folder
+// does not exist.
 func logFiles(logs string) (map[[2]uint64]logFile, error) {
 	entries, err := os.ReadDir(logs)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -226,7 +255,8 @@ func logFiles(logs string) (map[[2]uint64]logFile, error) {
 	}
 	present := map[[2]uint64]logFile{}
 	for _, en := range entries {
-		if !strings.HasSuffix(en.Name(), ".jsonl") || !en.Type().IsRegular() {
+		ln, ok := logformat.ParseLogName(en.Name())
+		if !ok || !en.Type().IsRegular() {
 			continue
 		}
 		fi, err := en.Info()
@@ -234,7 +264,7 @@ func logFiles(logs string) (map[[2]uint64]logFile, error) {
 			continue
 		}
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			present[[2]uint64{uint64(st.Dev), st.Ino}] = logFile{en.Name(), fi.Size()}
+			present[[2]uint64{uint64(st.Dev), st.Ino}] = logFile{en.Name(), fi.Size(), ln.Compressed}
 		}
 	}
 	return present, nil
@@ -253,7 +283,12 @@ func fileLags(logs string, gens []index.FileStatus) []FileStatus {
 		if !g.Gone {
 			k := [2]uint64{g.Dev, g.Ino}
 			if pf, ok := present[k]; ok {
-				f.Path, f.Size, f.Lag = pf.name, pf.size, max(0, pf.size-g.Offset)
+				f.Path, f.Size, f.Lag, f.Compressed = pf.name, pf.size, max(0, pf.size-g.Offset), pf.compressed
+				if pf.compressed {
+					// Offsets are of the content, the size of the
+					// file: a compressed log is read whole at once.
+					f.Lag = 0
+				}
 				delete(present, k)
 			} else {
 				f.Missing = true
@@ -262,7 +297,7 @@ func fileLags(logs string, gens []index.FileStatus) []FileStatus {
 		out = append(out, f)
 	}
 	for _, pf := range present {
-		out = append(out, FileStatus{Path: pf.name, Size: pf.size, Lag: pf.size, NotSeen: true})
+		out = append(out, FileStatus{Path: pf.name, Size: pf.size, Lag: pf.size, NotSeen: true, Compressed: pf.compressed})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Path != out[j].Path {

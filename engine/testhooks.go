@@ -26,26 +26,64 @@ import (
 // machines where they cannot mount a small filesystem (not root).
 const envTestFaultCommit = "CONTINUITY_TEST_FAULT_COMMIT"
 
-// faultStore is a watcher.Store whose commits fail while a flag file
-// exists (see envTestFaultCommit).
-type faultStore struct {
+// envTestEditPause (a duration) pauses the daemon before and after it
+// applies an edit of a log in place (watcher.EditPlan.Apply), logging
+// "test hook: pausing" each time: for the tests that kill it there.
+const envTestEditPause = "CONTINUITY_TEST_EDIT_PAUSE"
+
+// indexStore is what the watcher uses of the index.
+type indexStore interface {
 	watcher.Store
-	flag string
+	watcher.Editor
+	watcher.LineMatcher
+}
+
+// faultStore is the index whose commits fail while a flag file exists
+// (see envTestFaultCommit) and whose edits pause (envTestEditPause).
+type faultStore struct {
+	indexStore
+	flag  string
+	pause time.Duration
 }
 
 func (s faultStore) Commit(ctx context.Context, b watcher.Batch) error {
-	if _, err := os.Stat(s.flag); err == nil {
+	if _, err := os.Stat(s.flag); s.flag != "" && err == nil {
 		return fmt.Errorf("index: commit batch for %s: database or disk is full (injected by %s): %w", b.Gen.Path, envTestFaultCommit, syscall.ENOSPC)
 	}
-	return s.Store.Commit(ctx, b)
+	return s.indexStore.Commit(ctx, b)
 }
 
-// withTestFaults wraps st when the test hook is set.
-func withTestFaults(st watcher.Store) watcher.Store {
-	if flag := os.Getenv(envTestFaultCommit); flag != "" {
-		return faultStore{Store: st, flag: flag}
+func (s faultStore) PlanEdit(ctx context.Context, prev watcher.Generation, name string, read func(func([]watcher.Line) error) error) (watcher.EditPlan, error) {
+	p, err := s.indexStore.PlanEdit(ctx, prev, name, read)
+	if err != nil || s.pause <= 0 {
+		return p, err
 	}
-	return st
+	return pausedEdit{EditPlan: p, pause: s.pause}, nil
+}
+
+// pausedEdit pauses before and after it applies an edit.
+type pausedEdit struct {
+	watcher.EditPlan
+	pause time.Duration
+}
+
+func (p pausedEdit) Apply(ctx context.Context, g watcher.Generation) (int64, []int64, error) {
+	fmt.Fprintf(os.Stderr, "test hook: pausing before applying the edit of %s\n", g.Path)
+	time.Sleep(p.pause)
+	id, removed, err := p.EditPlan.Apply(ctx, g)
+	fmt.Fprintf(os.Stderr, "test hook: pausing after applying the edit of %s (err %v)\n", g.Path, err)
+	time.Sleep(p.pause)
+	return id, removed, err
+}
+
+// withTestFaults wraps db when a test hook is set.
+func withTestFaults(db *index.DB) watcher.Store {
+	flag := os.Getenv(envTestFaultCommit)
+	pause, _ := time.ParseDuration(os.Getenv(envTestEditPause))
+	if flag != "" || pause > 0 {
+		return faultStore{indexStore: db, flag: flag, pause: pause}
+	}
+	return db
 }
 
 // envTestBM25Pause (a duration) slows the daemon's bm25 engine build down,

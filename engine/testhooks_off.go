@@ -13,8 +13,8 @@ import (
 // The shipped binary has no fault injection: see testhooks.go, built
 // with the tag continuity_testhooks by the end-to-end tests only.
 
-// withTestFaults is st.
-func withTestFaults(st watcher.Store) watcher.Store { return st }
+// withTestFaults is db.
+func withTestFaults(db *index.DB) watcher.Store { return db }
 
 // lexiconConfig is the bm25 engine's set-up.
 func lexiconConfig(db *index.DB, log *slog.Logger) search.LexiconConfig {

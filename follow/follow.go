@@ -5,10 +5,11 @@
 // index (index.FullTextIndexer), the bm25 engine (search.Lexicon), the
 // vectors (vectors.Worker) and the daemon's log of rejected lines. Each is
 // a View: told when events are committed (Notify), it takes them in one
-// step at a time (Loop), removes what it holds of forgotten sessions
-// (Forget), and says how it stands (Report). The daemon runs every view
-// the same way and forget goes through every view, so a new view cannot be
-// left out of either.
+// step at a time (Loop), removes what it holds of events the index
+// deleted (Remove: the sessions `forget` removed, the lines an edit of a
+// log changed or removed), and says how it stands (Report). The daemon
+// runs every view the same way, and forget and edits go through every
+// view, so a new view cannot be left out of any of them.
 package follow
 
 import (
@@ -29,12 +30,25 @@ type View interface {
 	// Run follows the events table until ctx ends, then returns nil; an
 	// error means the view cannot go on.
 	Run(ctx context.Context) error
-	// Forget removes what the view holds of sessions, whose events the
-	// index has just deleted: at once, or in its next step.
-	Forget(ctx context.Context, sessions []string) error
+	// Remove removes what the view holds of events the index has just
+	// deleted (see Removal): at once, or in its next step.
+	Remove(ctx context.Context, r Removal) error
 	// Report is how the view stands (what it holds, how far behind it
 	// is, its last failure), JSON-encodable.
 	Report(ctx context.Context) any
+}
+
+// Removal is what the index deleted, for the views to follow.
+type Removal struct {
+	// Sessions were forgotten (`continuity forget`): every event of
+	// theirs is gone, and so must be every trace of them a view keeps,
+	// in memory and in its files.
+	Sessions []string
+	// Rows are the row ids of events deleted because the lines they were
+	// read from were changed or removed by an edit of their log (the
+	// changed lines come back as new events): their text, words and
+	// vectors must leave the view.
+	Rows []int64
 }
 
 // Kick wakes a Loop up; any number of Notify calls before the Loop

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -42,13 +43,16 @@ const (
 	// (names up to 64 bytes): status names them, so that an answer written
 	// as "response" does not go unnoticed.
 	CounterUnknownFieldPrefix = "unknown_field:"
+	// CounterBOMsSkipped counts the UTF-8 byte order marks skipped at
+	// the start of a file (watcher.Line.BOM).
+	CounterBOMsSkipped = "byte_order_marks_skipped"
 	// CounterEventSeq is the highest event row id ever given.
 	CounterEventSeq = "event_seq"
 )
 
 const (
-	insertRejectSQL = `INSERT INTO rejects (generation, file, line, start_offset, end_offset, reason, kind, excerpt, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+	insertRejectSQL = `INSERT INTO rejects (generation, file, line, start_offset, end_offset, reason, kind, excerpt, created_at, hash)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT DO NOTHING`
 	upsertSessionSQL = `INSERT INTO sessions (id, first_ts, last_ts, exchanges, resets, events)
 		VALUES (?, ?, ?, ?, ?, ?)
@@ -158,7 +162,7 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 	// Parsing, validating and redacting the lines runs ahead on another
 	// goroutine (another core) while this one stores them: in a backfill
 	// it is a large share of the work of a commit.
-	cb.prep = db.prepareLines(b, cb.stored, cb.now)
+	cb.prep = db.prepareLines(b, cb.stored, cb.kept, cb.now)
 	defer cb.prep.stop()
 	for i := range b.Lines {
 		if err := cb.storeLine(i); err != nil {
@@ -189,11 +193,16 @@ type commitBatch struct {
 	counts       batchCounts
 	unknownNames map[string]int64 // CounterUnknownFieldPrefix counts
 	forgotten    forgottenSessions
+	// kept are the start offsets, past stored, of lines the generation
+	// already holds: an edit of the log kept them (edit.go). Nil for
+	// nearly every batch.
+	kept map[int64]bool
 }
 
 // batchCounts are a batch's additions to the counters.
 type batchCounts struct {
 	duplicates, unknownTypes, unknownFields, forgottenSkipped, redactions, noOffset, aliases int64
+	boms                                                                                     int64
 }
 
 // forgottenSessions looks up when sessions were forgotten, once each per
@@ -227,6 +236,18 @@ func (c *commitTx) startBatch(ctx context.Context, b watcher.Batch, now time.Tim
 	if err := c.tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM forgotten)`).Scan(&cb.forgotten.any); err != nil {
 		return nil, err
 	}
+	if err := eachRow(ctx, c.tx, `SELECT start_offset FROM events WHERE generation = ?1 AND start_offset >= ?2
+		UNION ALL SELECT start_offset FROM rejects WHERE generation = ?1 AND start_offset >= ?2`, func(rows *sql.Rows) error {
+		var start int64
+		if cb.kept == nil {
+			cb.kept = map[int64]bool{}
+		}
+		err := rows.Scan(&start)
+		cb.kept[start] = true
+		return err
+	}, b.Gen.ID, cb.stored); err != nil {
+		return nil, err
+	}
 	return cb, nil
 }
 
@@ -234,8 +255,11 @@ func (c *commitTx) startBatch(ctx context.Context, b watcher.Batch, now time.Tim
 // it (already committed, a replay, a duplicate, a forgotten session's).
 func (cb *commitBatch) storeLine(i int) error {
 	l := &cb.lines[i]
-	if l.End <= cb.stored {
-		return nil // committed by an earlier batch
+	if l.End <= cb.stored || cb.kept[l.Start] {
+		return nil // committed by an earlier batch, or kept by an edit
+	}
+	if l.BOM {
+		cb.counts.boms++
 	}
 	if l.Oversize {
 		return cb.reject(cb.gen, l, logformat.KindTooLarge,
@@ -265,7 +289,7 @@ func (cb *commitBatch) storeLine(i int) error {
 		return fmt.Errorf("line %d: %w", l.Number, err)
 	}
 	if !inserted {
-		return cb.notInserted(l, ev)
+		return cb.notInserted(l, ev, pl.raw)
 	}
 	cb.count(ev)
 	ts := eventTime(ev.Timestamp, cb.now)
@@ -273,22 +297,50 @@ func (cb *commitBatch) storeLine(i int) error {
 	return cb.link(l, ev, rowID, ts)
 }
 
-// notInserted counts an event the index already holds: a duplicate when
-// another line carries its producer id, nothing when it is this very line
-// (a replay).
-func (cb *commitBatch) notInserted(l *watcher.Line, ev *logformat.Event) error {
+// Kinds of the rejects of lines not stored because their producer id is
+// already stored (protocol.md, section 3).
+const (
+	// KindDuplicate: the line is the same as the one stored under its
+	// id (a producer retrying): an identical replay, listed without
+	// counting against the producer.
+	KindDuplicate = "duplicate"
+	// KindDuplicateID: another line, with other content, already used
+	// the id; this one is not indexed.
+	KindDuplicateID = "duplicate_id"
+)
+
+// notInserted handles an event the index already holds under its
+// producer id: nothing when it is this very line (a replay of the
+// batch), else a reject naming the line that first used the id, of kind
+// KindDuplicate when the stored line is the same (redacted) bytes, of
+// kind KindDuplicateID when it differs. Both count in
+// CounterDuplicatesSkipped.
+func (cb *commitBatch) notInserted(l *watcher.Line, ev *logformat.Event, raw []byte) error {
 	if ev.ID == "" {
 		return nil
 	}
-	var one int
-	switch err := cb.tx.QueryRowContext(cb.ctx, `SELECT 1 FROM events WHERE generation = ? AND start_offset = ?`,
-		cb.gen.ID, l.Start).Scan(&one); {
+	var gen, start, line int64
+	var file string
+	var first []byte
+	switch err := cb.tx.QueryRowContext(cb.ctx, `SELECT e.generation, e.start_offset, coalesce(g.path, e.file), e.line, e.raw
+		FROM events e LEFT JOIN generations g ON g.id = e.generation WHERE e.event_id = ?`, ev.ID).Scan(&gen, &start, &file, &line, &first); {
 	case errors.Is(err, sql.ErrNoRows):
-		cb.counts.duplicates++
+		return nil // another line at this position: a replay
 	case err != nil:
 		return err
 	}
-	return nil
+	if gen == cb.gen.ID && start == l.Start {
+		return nil
+	}
+	cb.counts.duplicates++
+	id := excerpt([]byte(ev.ID))
+	if bytes.Equal(first, raw) {
+		return cb.reject(cb.gen, l, KindDuplicate, fmt.Sprintf(
+			"duplicate of %s:%d (same id %q, same content): a replay, indexed once", file, line, id), cb.nowNano)
+	}
+	return cb.reject(cb.gen, l, KindDuplicateID, fmt.Sprintf(
+		"id %q reused with different content: first used at %s:%d; this line is not indexed (an id names one event in all the logs: give each event its own, such as a UUID)",
+		id, file, line), cb.nowNano)
 }
 
 // count adds a stored event to the counters of producer mistakes and
@@ -434,6 +486,7 @@ func (cb *commitBatch) writeCounters() error {
 		{CounterRedactions, n.redactions},
 		{CounterTimestampsNoOffset, n.noOffset},
 		{CounterAIFromAlias, n.aliases},
+		{CounterBOMsSkipped, n.boms},
 	} {
 		if ctr.n == 0 {
 			continue
@@ -603,7 +656,8 @@ var maxStoredTime = time.Unix(0, math.MaxInt64).UTC()
 
 // reject stores an invalid or oversize line.
 func (c *commitTx) reject(g watcher.Generation, l *watcher.Line, kind, reason string, now int64) error {
-	if _, err := c.exec(insertRejectSQL, g.ID, g.Path, l.Number, l.Start, l.End, reason, kind, excerpt(c.db.redactBytes(l.Data)), now); err != nil {
+	red := c.db.redactBytes(l.Data)
+	if _, err := c.exec(insertRejectSQL, g.ID, g.Path, l.Number, l.Start, l.End, reason, kind, excerpt(red), now, storedKey(l, red)); err != nil {
 		return fmt.Errorf("line %d: store reject: %w", l.Number, err)
 	}
 	return nil
@@ -618,7 +672,8 @@ const KindForgotten = "forgotten"
 func (c *commitTx) forgottenReject(g watcher.Generation, l *watcher.Line, session string, at, now int64) error {
 	reason := fmt.Sprintf("session %q was forgotten at %s ('continuity forget'): this line, from before then, is not indexed again (lines timestamped after it are)",
 		session, time.Unix(0, at).UTC().Format(time.RFC3339))
-	if _, err := c.exec(insertRejectSQL, g.ID, g.Path, l.Number, l.Start, l.End, reason, KindForgotten, "", now); err != nil {
+	if _, err := c.exec(insertRejectSQL, g.ID, g.Path, l.Number, l.Start, l.End, reason, KindForgotten, "", now,
+		storedKey(l, c.db.redactBytes(l.Data))); err != nil {
 		return fmt.Errorf("line %d: store reject: %w", l.Number, err)
 	}
 	return nil
@@ -675,12 +730,13 @@ type linePrep struct {
 const prepPipelineMin = 32
 
 // prepareLines starts preparing the lines of b that a commit will store:
-// those past stored and not oversize (the others are not read).
-func (db *DB) prepareLines(b watcher.Batch, stored int64, now time.Time) *linePrep {
+// those past stored, not kept by an edit and not oversize (the others are
+// not read).
+func (db *DB) prepareLines(b watcher.Batch, stored int64, kept map[int64]bool, now time.Time) *linePrep {
 	p := &linePrep{lines: make([]preparedLine, len(b.Lines))}
 	prepare := func(i int) {
 		l := &b.Lines[i]
-		if l.End <= stored || l.Oversize {
+		if l.End <= stored || l.Oversize || kept[l.Start] {
 			return
 		}
 		pl := &p.lines[i]

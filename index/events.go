@@ -19,7 +19,7 @@ type Event struct {
 	Start             int64           `json:"offset"`
 	End               int64           `json:"end"`
 	Line              int64           `json:"line"`
-	File              string          `json:"file"`
+	File              string          `json:"file"` // its file's name now (rotated: x.jsonl.1), as last seen
 	V                 int             `json:"v"`
 	Type              string          `json:"type"`
 	SessionID         string          `json:"session_id,omitempty"`
@@ -38,7 +38,11 @@ type Event struct {
 	IngestedAt        time.Time       `json:"ingested_at"`
 }
 
-const eventColumns = `id, event_id, coalesce(producer_id, ''), generation, start_offset, end_offset, line, file,
+// eventFileSQL is an event's file as it is called now, by its generation
+// (a rotated log: x.jsonl.1), else as it was read.
+const eventFileSQL = `coalesce((SELECT path FROM generations WHERE id = events.generation), events.file)`
+
+const eventColumns = `id, event_id, coalesce(producer_id, ''), generation, start_offset, end_offset, line, ` + eventFileSQL + `,
 	v, type, coalesce(session_id, ''), session_from_file, ts, ts_inferred, coalesce(user, ''), coalesce(ai, ''),
 	coalesce(reason, ''), coalesce(previous_session, ''), coalesce(new_session, ''),
 	files, metadata, unknown_fields, raw, ingested_at`
@@ -134,7 +138,7 @@ func (db *DB) ExchangesByRows(ctx context.Context, rows []int64) (map[int64]Even
 }
 
 func (db *DB) exchangesByRows(ctx context.Context, chunk []int64, out map[int64]Event) error {
-	rows, err := db.r.QueryContext(ctx, `SELECT id, event_id, file, line, type, coalesce(session_id, ''), ts, coalesce(user, ''), coalesce(ai, ''), coalesce(files, '')
+	rows, err := db.r.QueryContext(ctx, `SELECT id, event_id, `+eventFileSQL+`, line, type, coalesce(session_id, ''), ts, coalesce(user, ''), coalesce(ai, ''), coalesce(files, '')
 		FROM events WHERE id IN (`+placeholders(len(chunk))+`)`, int64Args(chunk)...)
 	if err != nil {
 		return fmt.Errorf("index: exchanges by row: %w", err)

@@ -83,10 +83,11 @@ func (x *FullTextIndexer) step(ctx context.Context) (more bool, err error) {
 	return false, x.Drain(ctx)
 }
 
-// Forget: the index queues a forgotten session's exchanges for removal
-// from the full-text index as it deletes them (DeleteSession); the next
-// step removes them, which Forget asks for at once.
-func (x *FullTextIndexer) Forget(ctx context.Context, sessions []string) error {
+// Remove: the index queues the exchanges it deletes (a forgotten
+// session's, an edited log's) for removal from the full-text index in
+// the deleting transaction; the next step removes them, which Remove asks
+// for at once.
+func (x *FullTextIndexer) Remove(ctx context.Context, _ follow.Removal) error {
 	x.Notify()
 	return nil
 }

@@ -15,7 +15,7 @@ const ExcerptSize = watcher.ExcerptSize
 // Reject is a line that was not indexed, with why.
 type Reject struct {
 	Generation int64     `json:"generation"`
-	File       string    `json:"file"`   // base name when the line was read
+	File       string    `json:"file"`   // the file's name now (rotated: x.jsonl.1), as last seen
 	Line       int64     `json:"line"`   // 1-based line number in the generation
 	Offset     int64     `json:"offset"` // offset of the line's first byte
 	End        int64     `json:"end"`    // offset just past its newline
@@ -25,14 +25,19 @@ type Reject struct {
 	CreatedAt  time.Time `json:"created_at"`
 }
 
+// rejectFileSQL is a reject's file as it is called now, by its
+// generation: a line of x.jsonl that logrotate renamed is in x.jsonl.1
+// (then x.jsonl.1.gz).
+const rejectFileSQL = `coalesce((SELECT path FROM generations WHERE id = rejects.generation), rejects.file)`
+
 // Rejects returns the latest limit rejects (all when limit <= 0) in the
 // order they were found, oldest first, like tail.
 func (db *DB) Rejects(ctx context.Context, limit int) ([]Reject, error) {
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT generation, file, line, start_offset, end_offset, reason, kind, excerpt, created_at
-		FROM (SELECT * FROM rejects ORDER BY id DESC LIMIT ?) ORDER BY id`, limit)
+	rows, err := db.r.QueryContext(ctx, `SELECT generation, `+rejectFileSQL+`, line, start_offset, end_offset, reason, kind, excerpt, created_at
+		FROM (SELECT * FROM rejects ORDER BY id DESC LIMIT ?) AS rejects ORDER BY id`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("index: list rejects: %w", err)
 	}
@@ -80,7 +85,7 @@ func (db *DB) RejectsSince(ctx context.Context, after int64, limit int) ([]Rejec
 		}
 		return nil, top, nil
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT id, generation, file, line, start_offset, end_offset, reason, kind, excerpt, created_at
+	rows, err := db.r.QueryContext(ctx, `SELECT id, generation, `+rejectFileSQL+`, line, start_offset, end_offset, reason, kind, excerpt, created_at
 		FROM rejects WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, after, fmt.Errorf("index: list new rejects: %w", err)

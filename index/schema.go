@@ -262,6 +262,31 @@ DROP INDEX IF EXISTS events_type;
 DROP INDEX IF EXISTS events_producer_id;
 CREATE INDEX IF NOT EXISTS events_other ON events(type) WHERE type != 'exchange';
 `,
+
+	// 6: logs edited in place (watcher.Editor, edit.go). An edited log's
+	// new content is compared line by line with what was stored from
+	// it: an event by its stored (redacted) line, a reject by hash, the
+	// key of the same bytes (a reject keeps only an excerpt, and a
+	// forgotten session's line none). Rejects stored before have no hash:
+	// they are not compared, only replaced. edits records each edit: what
+	// status reports, and where the edited content ended (end_offset):
+	// an edit taken up again after a crash is not counted twice.
+	`
+ALTER TABLE rejects ADD COLUMN hash INTEGER;
+CREATE TABLE edits (
+	id         INTEGER PRIMARY KEY,
+	generation INTEGER NOT NULL, -- the generation the edited file continues as
+	replaced   INTEGER NOT NULL, -- the generation it replaced
+	file       TEXT    NOT NULL, -- base name at the edit
+	at         INTEGER NOT NULL, -- unix nanoseconds
+	kept       INTEGER NOT NULL,
+	changed    INTEGER NOT NULL,
+	removed    INTEGER NOT NULL,
+	added      INTEGER NOT NULL,
+	end_offset INTEGER NOT NULL  -- end of the edited content's complete lines
+);
+CREATE INDEX edits_generation ON edits(generation);
+`,
 }
 
 // SchemaVersion is the schema version this binary writes and reads.

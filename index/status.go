@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/praxis-os/continuity/logformat"
 )
@@ -26,15 +27,27 @@ type Status struct {
 	Vectors           map[string]int64 `json:"vectors"` // stored vectors per embedder identity
 	Files             []FileStatus     `json:"files"`
 	Skipped           []SkippedFile    `json:"skipped"`
+	// Edits are the logs edited in place whose index followed the edit
+	// (edit.go), per file, by name.
+	Edits []EditStatus `json:"edits"`
 
 	// RejectsForgotten are the rejects of KindForgotten (lines of
 	// forgotten sessions), included in Rejects.
 	RejectsForgotten int64 `json:"rejects_forgotten"`
+	// RejectsReplayed are the rejects of KindDuplicate (identical
+	// replays of a stored line) and RejectsReusedID those of
+	// KindDuplicateID (an id used again by another line), included in
+	// Rejects.
+	RejectsReplayed int64 `json:"rejects_replayed"`
+	RejectsReusedID int64 `json:"rejects_reused_id"`
 	// TimestampsNoOffset counts events whose timestamp had no UTC offset
 	// (read as local time); AIFromAlias exchanges whose answer was
 	// "assistant" (protocol.md, "Producer mistakes").
 	TimestampsNoOffset int64 `json:"timestamps_without_offset"`
 	AIFromAlias        int64 `json:"ai_from_alias"`
+	// BOMsSkipped counts the UTF-8 byte order marks skipped at the start
+	// of a file.
+	BOMsSkipped int64 `json:"byte_order_marks_skipped"`
 	// UnknownFieldNames counts, per unknown field name, the events of a
 	// known type carrying it (CounterUnknownFieldPrefix).
 	UnknownFieldNames map[string]int64 `json:"unknown_field_names"`
@@ -49,6 +62,18 @@ type FileStatus struct {
 	Gone       bool   `json:"gone"`   // no file holds this generation any more
 	Dev        uint64 `json:"dev"`    // device and inode of the file, as last seen
 	Ino        uint64 `json:"ino"`
+}
+
+// EditStatus sums up the edits in place of one log file: how many, and
+// the lines they kept, changed, removed and added.
+type EditStatus struct {
+	File    string    `json:"file"` // its name now (of its generation), else at the edit
+	Edits   int64     `json:"edits"`
+	Kept    int64     `json:"kept"`
+	Changed int64     `json:"changed"`
+	Removed int64     `json:"removed"`
+	Added   int64     `json:"added"`
+	Last    time.Time `json:"last"` // the last edit
 }
 
 // SkippedFile is a file of the folder that is not read at all.
@@ -92,8 +117,10 @@ func (db *DB) Status(ctx context.Context) (st Status, err error) {
 	}
 
 	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM rejects),
-		(SELECT count(*) FROM forgotten), (SELECT count(*) FROM rejects WHERE kind = ?)`, KindForgotten).
-		Scan(&st.Sessions, &st.Rejects, &st.Forgotten, &st.RejectsForgotten); err != nil {
+		(SELECT count(*) FROM forgotten), (SELECT count(*) FROM rejects WHERE kind = ?),
+		(SELECT count(*) FROM rejects WHERE kind = ?), (SELECT count(*) FROM rejects WHERE kind = ?)`,
+		KindForgotten, KindDuplicate, KindDuplicateID).
+		Scan(&st.Sessions, &st.Rejects, &st.Forgotten, &st.RejectsForgotten, &st.RejectsReplayed, &st.RejectsReusedID); err != nil {
 		return Status{}, err
 	}
 	st.Vectors = map[string]int64{}
@@ -129,6 +156,8 @@ func (db *DB) Status(ctx context.Context) (st Status, err error) {
 			st.TimestampsNoOffset = n
 		case CounterAIFromAlias:
 			st.AIFromAlias = n
+		case CounterBOMsSkipped:
+			st.BOMsSkipped = n
 		default:
 			if f, ok := strings.CutPrefix(name, CounterUnknownFieldPrefix); ok {
 				if st.UnknownFieldNames == nil {
@@ -153,6 +182,9 @@ func (db *DB) Status(ctx context.Context) (st Status, err error) {
 	}); err != nil {
 		return Status{}, err
 	}
+	if st.Edits, err = readEdits(ctx, tx); err != nil {
+		return Status{}, err
+	}
 	if err := eachRow(ctx, tx, `SELECT name, reason FROM skipped_files ORDER BY name`, func(rows *sql.Rows) error {
 		var s SkippedFile
 		if err := rows.Scan(&s.Name, &s.Reason); err != nil {
@@ -164,6 +196,23 @@ func (db *DB) Status(ctx context.Context) (st Status, err error) {
 		return Status{}, err
 	}
 	return st, nil
+}
+
+// readEdits sums up the edits in place per file (the file's name now).
+func readEdits(ctx context.Context, q queryer) ([]EditStatus, error) {
+	var out []EditStatus
+	err := eachRow(ctx, q, `SELECT coalesce(g.path, e.file) AS name, count(*), sum(kept), sum(changed), sum(removed), sum(added), max(at)
+		FROM edits e LEFT JOIN generations g ON g.id = e.generation GROUP BY name ORDER BY name`, func(rows *sql.Rows) error {
+		var e EditStatus
+		var at int64
+		if err := rows.Scan(&e.File, &e.Edits, &e.Kept, &e.Changed, &e.Removed, &e.Added, &at); err != nil {
+			return err
+		}
+		e.Last = time.Unix(0, at).UTC()
+		out = append(out, e)
+		return nil
+	})
+	return out, err
 }
 
 // Counter returns the value of the named counter, 0 when never counted.

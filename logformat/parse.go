@@ -41,7 +41,7 @@ func ParseWithLimits(line []byte, fileName string, now time.Time, lim Limits) (E
 		return Event{}, invalidUTF8(line)
 	}
 	if len(line) >= 3 && line[0] == 0xEF && line[1] == 0xBB && line[2] == 0xBF {
-		return Event{}, &Error{Kind: KindInvalidJSON, Reason: "invalid JSON: byte order mark (U+FEFF) at byte 0; write UTF-8 without it"}
+		return Event{}, &Error{Kind: KindInvalidJSON, Reason: "invalid JSON: byte order mark (U+FEFF) at byte 0 of a line that does not start the file (only one at the very start of a file is skipped): remove it, or write UTF-8 without it"}
 	}
 	s := scannerPool.Get().(*scanner)
 	defer s.release()

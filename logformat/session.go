@@ -51,8 +51,9 @@ func isAlnum(c byte) bool {
 }
 
 // SessionFromFileName derives a session id from a log file's name:
-// "session-<id>.jsonl" gives <id>, any other "<id>.jsonl" gives <id>. A
-// path is reduced to its base name first. The error says why the name gives
+// "session-<id>.jsonl" gives <id>, any other "<id>.jsonl" gives <id>, and
+// a rotated log ("<id>.jsonl.1", "<id>.jsonl.2.gz") what its live log's
+// name gives. A path is reduced to its base name first. The error says why the name gives
 // no valid id.
 func SessionFromFileName(name string) (string, error) {
 	id, err := sessionFromFileName(name, DefaultLimits.MaxSessionIDLen)
@@ -65,6 +66,10 @@ func SessionFromFileName(name string) (string, error) {
 func sessionFromFileName(name string, maxLen int) (string, error) {
 	if strings.ContainsRune(name, filepath.Separator) || strings.ContainsRune(name, '/') {
 		name = filepath.Base(name)
+	}
+	// A rotated log (x.jsonl.1, x.jsonl.2.gz) is x.jsonl's.
+	if ln, ok := ParseLogName(name); ok {
+		name = ln.Base
 	}
 	base, ok := strings.CutSuffix(name, ".jsonl")
 	if !ok {

@@ -56,6 +56,8 @@ type Options struct {
 	Encoding string
 	// Policy tunes the selection; DefaultPolicy when nil.
 	Policy *Policy
+	// Explain adds Pack.Explain: why each exchange is in, cut or left out.
+	Explain bool
 }
 
 // Pack is a resume context.
@@ -76,6 +78,8 @@ type Pack struct {
 	InContext int      `json:"in_context"`
 	Files     []string `json:"files"`
 	Text      string   `json:"text"`
+	// Explain is there when Options.Explain asked for it.
+	Explain *Explanation `json:"explain,omitempty"`
 }
 
 // Exchange is one exchange as included in a pack.
@@ -151,10 +155,19 @@ func Build(ctx context.Context, src Source, opts Options) (*Pack, error) {
 	if cached {
 		p.cut.shapes = cs.shapes()
 	}
+	if opts.Explain {
+		p.x = &explainer{tried: map[int]bool{}}
+	}
 	if err := p.choose(ctx, src); err != nil {
 		return nil, err
 	}
-	return p.pack(), nil
+	pack := p.pack()
+	if opts.Explain {
+		if pack.Explain, err = p.explain(ctx, src, pack); err != nil {
+			return nil, err
+		}
+	}
+	return pack, nil
 }
 
 // buildLayout follows the chain of session and lays out its timeline.

@@ -214,6 +214,8 @@ type plan struct {
 	used    int
 	// minExtra is leastExtra's answer, 0 until asked.
 	minExtra int
+	// x records what an Explanation needs (explain.go); nil unless asked.
+	x *explainer
 }
 
 func newPlan(l *layout, opts Options, pol Policy, counter *Counter) *plan {
@@ -261,6 +263,7 @@ func (p *plan) choose(ctx context.Context, src Source) error {
 			break
 		}
 	}
+	p.mark()
 
 	// 2. Relevance: the best whole, then more of them represented.
 	if strings.TrimSpace(p.opts.Query) != "" && p.remaining() >= p.pol.MinItem {
@@ -319,6 +322,7 @@ func (p *plan) choose(ctx context.Context, src Source) error {
 		}
 	}
 
+	p.mark()
 	// 3 and 4, then again on the exact count.
 	recent := p.recent
 	for round := 0; round < 3; round++ {
@@ -572,6 +576,7 @@ func (p *plan) try(ctx context.Context, src Source, ci, room int, wholeOnly bool
 	if p.picked[ci] {
 		return nil, nil
 	}
+	p.seen(ci)
 	ev, err := p.event(ctx, src, ci, next)
 	if err != nil {
 		return nil, err

@@ -202,10 +202,12 @@ func (l *Lexicon) step(ctx context.Context) (more bool, err error) {
 	return false, err
 }
 
-// Forget removes the engine's files, which hold the forgotten sessions'
-// words, and lets Run build it again from the index (whose deletion
-// epoch moved: it would not be used meanwhile).
-func (l *Lexicon) Forget(ctx context.Context, sessions []string) error {
+// Remove removes the engine's files, which hold the words of the deleted
+// events (a forgotten session's, the old text of an edited log's lines),
+// and lets Run build it again from the index (whose deletion epoch
+// moved: it would not be used meanwhile). Tombstones (bm25.Index.Delete)
+// would be cheaper, but would leave those words in the segment files.
+func (l *Lexicon) Remove(ctx context.Context, _ follow.Removal) error {
 	if err := l.Drop(); err != nil {
 		return err
 	}

@@ -243,9 +243,32 @@ func (v *Space) RemoveSession(session string) {
 	if !ok {
 		return
 	}
+	// The session keeps its index (other vectors refer to indexes by
+	// position) but has no vector left.
+	v.keepLocked(func(i int) bool { return v.session[i] != si })
+}
+
+// RemoveRows drops the vectors of these event rows (lines an edit of a
+// log changed or removed), after the index deleted them.
+func (v *Space) RemoveRows(rows []int64) {
+	if len(rows) == 0 {
+		return
+	}
+	gone := make(map[int64]bool, len(rows))
+	for _, r := range rows {
+		gone[r] = true
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.keepLocked(func(i int) bool { return !gone[v.rows[i]] })
+}
+
+// keepLocked keeps the vectors for which keep is true, in order. Blocks
+// past the last vector stay mapped for the next ones. Callers hold mu.
+func (v *Space) keepLocked(keep func(i int) bool) {
 	n := 0
 	for i := range v.rows {
-		if v.session[i] == si {
+		if !keep(i) {
 			continue
 		}
 		if n != i {
@@ -256,9 +279,6 @@ func (v *Space) RemoveSession(session string) {
 		n++
 	}
 	v.rows, v.session, v.ts, v.scale = v.rows[:n], v.session[:n], v.ts[:n], v.scale[:n]
-	// Blocks past the last vector stay mapped for the next ones.
-	// The session keeps its index (other vectors refer to indexes by
-	// position) but has no vector left.
 }
 
 // Hit is a nearest neighbour: an event row and its cosine similarity

@@ -197,14 +197,16 @@ func (w *Worker) policy() follow.Policy {
 // Name is the view's name: "embed".
 func (w *Worker) Name() string { return "embed" }
 
-// Forget removes the forgotten sessions' vectors from the space in
-// memory (the index deleted its own with their events) and deletes the
-// snapshot files, which hold them too.
-func (w *Worker) Forget(ctx context.Context, sessions []string) error {
+// Remove removes the vectors of the deleted events (forgotten sessions,
+// an edited log's old lines) from the space in memory (the index deleted
+// its own with their events) and deletes the snapshot files, which hold
+// them too.
+func (w *Worker) Remove(ctx context.Context, r follow.Removal) error {
 	if v := w.space.Load(); v != nil {
-		for _, s := range sessions {
+		for _, s := range r.Sessions {
 			v.RemoveSession(s)
 		}
+		v.RemoveRows(r.Rows)
 	}
 	return RemoveSnapshots(w.db)
 }

@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"hash/crc64"
 	"io"
-	"os"
 )
 
 var crcTable = crc64.MakeTable(crc64.ECMA)
 
 // fingerprintAt hashes the n bytes of f that start at off.
-func fingerprintAt(f *os.File, off int64, n int) (Fingerprint, error) {
+func fingerprintAt(f io.ReaderAt, off int64, n int) (Fingerprint, error) {
 	if n <= 0 {
 		return Fingerprint{}, nil
 	}

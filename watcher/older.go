@@ -2,7 +2,6 @@ package watcher
 
 import (
 	"context"
-	"os"
 )
 
 // LineMatcher is implemented by stores that can tell whether lines read
@@ -27,7 +26,10 @@ type LineMatcher interface {
 // that only what is appended later is read, and returns its tail. It
 // returns nil when the store cannot tell, a line differs, or no line could
 // be compared: f is then read as a new log.
-func (w *Watcher) olderVersion(ctx context.Context, f *os.File, k fileKey, name string, like, replaces int64) *tail {
+func (w *Watcher) olderVersion(ctx context.Context, f source, k fileKey, name string, like, replaces int64) *tail {
+	if _, ok := w.store.(Editor); ok {
+		return w.restored(ctx, f, k, name, like, replaces)
+	}
 	m, ok := w.store.(LineMatcher)
 	if !ok {
 		return nil
@@ -75,5 +77,44 @@ func (w *Watcher) olderVersion(ctx context.Context, f *os.File, k fileKey, name 
 	probe.gen = g
 	w.log.Warn("log is an older copy of one already indexed (restored from a backup?): its lines are not indexed again; reading on from its end",
 		"file", name, "like_generation", like, "generation", id, "offset", g.Offset, "lines", g.Line, "lines_compared", same)
+	return probe
+}
+
+// restored is olderVersion with an Editor: the copy's lines are compared
+// with what generation like stored, as for an edit; when every one of
+// them is a stored line, the copy continues like's lines (their events
+// and rejects move to its generation, so that an edit of it later is
+// compared with them) and reading goes on from its end.
+func (w *Watcher) restored(ctx context.Context, f source, k fileKey, name string, like, replaces int64) *tail {
+	prev, ok := w.known[like]
+	for _, t := range w.tails {
+		if t.gen.ID == like {
+			prev, ok = t.gen, true
+		}
+	}
+	if !ok {
+		return nil
+	}
+	probe, plan, err := w.planEdit(ctx, f, k, name, prev)
+	if err != nil {
+		w.log.Warn("cannot compare the log with the one it starts like", "file", name, "err", err)
+		return nil
+	}
+	s := plan.Summary()
+	if s.Lines == 0 || s.Kept != s.Lines {
+		return nil
+	}
+	g := probe.gen
+	id, err := plan.Restore(ctx, g, replaces)
+	if err != nil {
+		w.log.Error("cannot record the older copy of a log", "file", name, "err", err)
+		return nil
+	}
+	probe.gen.ID = id
+	if replaces != 0 {
+		delete(w.known, replaces)
+	}
+	w.log.Warn("log is an older copy of one already indexed (restored from a backup?): its lines are not indexed again; reading on from its end",
+		"file", name, "like_generation", like, "generation", id, "offset", g.Offset, "lines", g.Line, "lines_compared", s.Kept)
 	return probe
 }

@@ -49,7 +49,14 @@ type Line struct {
 	// For an Oversize line, Data holds only the first ExcerptSize bytes.
 	Data     []byte
 	Oversize bool // longer than the configured maximum line size; skipped
+	// BOM is set on the first line of a file that started with a UTF-8
+	// byte order mark (EF BB BF, as Windows PowerShell 5.1 writes): the
+	// mark is not part of Data. A mark anywhere else is content.
+	BOM bool
 }
+
+// ByteOrderMark is the UTF-8 byte order mark, skipped at offset 0 of a file.
+const ByteOrderMark = "\xef\xbb\xbf"
 
 // ExcerptSize bounds what is kept of an oversize line.
 const ExcerptSize = 256

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/crc64"
 	"io"
-	"os"
 	"time"
 )
 
@@ -19,8 +18,11 @@ import (
 // re-read, so they always describe the lines that were indexed.
 type tail struct {
 	gen  Generation // committed state
-	f    *os.File
+	f    source
 	name string // current name in the folder
+	// sealed: a compressed log read to its end; not read again (its
+	// content released) unless the file changes.
+	sealed bool
 
 	// Read state, ahead of gen by the lines of the batch being built.
 	pos       int64  // next byte to read
@@ -43,7 +45,7 @@ var errRewritten = errors.New("file truncated or rewritten")
 
 // openTail starts following f for generation g, after checking that f still
 // holds g's committed bytes (errRewritten otherwise).
-func openTail(f *os.File, name string, g Generation) (*tail, error) {
+func openTail(f source, name string, g Generation) (*tail, error) {
 	t := &tail{gen: g, f: f, name: name}
 	if err := t.load(); err != nil {
 		return nil, err
@@ -70,7 +72,7 @@ func (t *tail) load() error {
 	return nil
 }
 
-func readExact(f *os.File, off int64, n int) ([]byte, error) {
+func readExact(f io.ReaderAt, off int64, n int) ([]byte, error) {
 	buf := make([]byte, n)
 	if n == 0 {
 		return buf, nil
@@ -92,11 +94,11 @@ func sum(p []byte) Fingerprint {
 // it is not shorter than what was read, and the bytes before the committed
 // offset are unchanged.
 func (t *tail) check() error {
-	fi, err := t.f.Stat()
+	size, err := t.f.Size()
 	if err != nil {
-		return fmt.Errorf("stat: %w", err)
+		return err
 	}
-	if fi.Size() < t.pos {
+	if size < t.pos {
 		return errRewritten
 	}
 	if t.gen.Tail.Len > 0 {
@@ -186,6 +188,9 @@ func (t *tail) endLine() (Line, bool) {
 	} else {
 		first, last = t.partial, t.partial
 		data := bytes.TrimSuffix(bytes.TrimSuffix(t.partial, []byte{'\n'}), []byte{'\r'})
+		if ln.Start == 0 {
+			data, ln.BOM = bytes.CutPrefix(data, []byte(ByteOrderMark))
+		}
 		if len(bytes.TrimSpace(data)) > 0 {
 			ln.Data = bytes.Clone(data)
 		}

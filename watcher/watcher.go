@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -22,6 +23,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/praxis-os/continuity/logformat"
 )
 
 // Defaults for Config fields left zero.
@@ -55,9 +58,16 @@ type Config struct {
 	Settle     time.Duration
 	BatchLines int // most lines in one commit
 	BatchBytes int // about the most line bytes in one commit
-	Logger     *slog.Logger
+	// MaxGzipBytes bounds a compressed rotated log once decompressed
+	// (it is read into memory whole); a larger one is skipped, with the
+	// reason.
+	MaxGzipBytes int64
+	Logger       *slog.Logger
 	// OnCommit, if set, is called after each successful commit.
 	OnCommit func(Batch)
+	// OnEdit, if set, is called after the store recorded an edit of a
+	// log in place (see Editor).
+	OnEdit func(Edit)
 }
 
 func (c *Config) setDefaults() {
@@ -79,6 +89,9 @@ func (c *Config) setDefaults() {
 	if c.BatchBytes <= 0 {
 		c.BatchBytes = DefaultBatchBytes
 	}
+	if c.MaxGzipBytes <= 0 {
+		c.MaxGzipBytes = DefaultMaxGzipBytes
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -99,6 +112,7 @@ type Watcher struct {
 	tails   map[fileKey]*tail    // open files, by identity
 	known   map[int64]Generation // persisted generations with no open file
 	skipped map[string]string    // names skipped as a whole, with the reason
+	badGz   map[string]badGzip   // compressed logs that could not be read, as they were
 	pending map[string]*pendingFile
 	// failing counts commits failed in a row; failLogged is when the
 	// last of them was logged (see commitFailed).
@@ -120,6 +134,7 @@ type pendingFile struct {
 	size  int64
 	since time.Time // when size last changed
 	first time.Time // when first seen
+	like  int64     // the generation it starts like
 }
 
 // New returns a Watcher for cfg.Dir that checkpoints into store.
@@ -135,6 +150,7 @@ func New(cfg Config, store Store) (*Watcher, error) {
 		buf:     make([]byte, 256<<10),
 		tails:   map[fileKey]*tail{},
 		skipped: map[string]string{},
+		badGz:   map[string]badGzip{},
 		pending: map[string]*pendingFile{},
 		firsts:  map[int64]Fingerprint{},
 		now:     time.Now,
@@ -299,12 +315,14 @@ func (w *Watcher) scan(ctx context.Context) error {
 			}
 		}
 	}
-	// Files not open yet, in name order for deterministic generations.
+	// Files not open yet, in name order for deterministic generations,
+	// a log's rotated files before it, oldest first (x.jsonl.2.gz,
+	// x.jsonl.1, x.jsonl): a backfill reads its history in order.
 	names := make([]string, 0, len(present))
 	for _, name := range present {
 		names = append(names, name)
 	}
-	slices.Sort(names)
+	slices.SortFunc(names, compareLogNames)
 	for name, p := range w.pending {
 		if k, ok := namesKey(present, name); !ok || k != p.key {
 			delete(w.pending, name) // gone, or another file now
@@ -315,9 +333,14 @@ func (w *Watcher) scan(ctx context.Context) error {
 			w.log.Error("cannot follow log", "file", name, "err", err)
 		}
 	}
-	// Persisted generations whose file is nowhere: gone.
+	// Persisted generations whose file is nowhere: gone. Not those a
+	// pending file may be (an edited copy is judged against them).
+	like := map[int64]bool{}
+	for _, p := range w.pending {
+		like[p.like] = true
+	}
 	for id, g := range w.known {
-		if !g.Gone {
+		if !g.Gone && !like[id] {
 			g.Gone = true
 			if err := w.store.UpdateGeneration(ctx, g); err != nil {
 				return fmt.Errorf("watcher: mark %s gone: %w", g.Path, err)
@@ -326,6 +349,20 @@ func (w *Watcher) scan(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// compareLogNames orders file names by their log's base name, then oldest
+// first (logformat.LogName.Age), then by name.
+func compareLogNames(a, b string) int {
+	la, _ := logformat.ParseLogName(a)
+	lb, _ := logformat.ParseLogName(b)
+	if c := strings.Compare(la.Base, lb.Base); c != 0 {
+		return c
+	}
+	if c := lb.Age() - la.Age(); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
 }
 
 // rewritesHeld reports whether an open file is being rewritten in place
@@ -387,7 +424,7 @@ func (w *Watcher) list(ctx context.Context) (map[fileKey]string, error) {
 	seen := map[string]bool{}
 	for _, e := range entries {
 		name := e.Name()
-		if !strings.HasSuffix(name, ".jsonl") {
+		if _, ok := logformat.ParseLogName(name); !ok {
 			continue
 		}
 		seen[name] = true
@@ -414,7 +451,11 @@ func (w *Watcher) list(ctx context.Context) (map[fileKey]string, error) {
 		files[name] = true
 	}
 	for name := range w.skipped {
-		if !seen[name] || files[name] {
+		if !seen[name] {
+			delete(w.badGz, name)
+		}
+		_, bad := w.badGz[name]
+		if !seen[name] || files[name] && !bad {
 			w.skip(ctx, name, "") // gone, or a regular file again
 		}
 	}
@@ -468,48 +509,40 @@ func (w *Watcher) open(ctx context.Context, name string) error {
 			delete(w.pending, name)
 		}
 	}()
-	path := filepath.Join(w.cfg.Dir, name)
-	// O_NOFOLLOW: a symlink swapped in after listing is refused;
-	// O_NONBLOCK: a FIFO swapped in does not block the open.
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		if errors.Is(err, syscall.ENOENT) {
-			return nil
-		}
-		if errors.Is(err, syscall.ELOOP) {
-			w.skip(ctx, name, skipReason(fs.ModeSymlink))
-			return nil
-		}
-		w.skip(ctx, name, "cannot open: "+err.Error())
-		return nil
+	f, k, size, err := w.openFile(ctx, name)
+	if f == nil || err != nil {
+		return err
 	}
-	f := os.NewFile(uintptr(fd), path)
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
-		f.Close()
-		return fmt.Errorf("fstat: %w", err)
-	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		f.Close()
-		w.skip(ctx, name, "not a regular file")
-		return nil
-	}
-	if err := syscall.SetNonblock(fd, false); err != nil {
-		f.Close()
-		return fmt.Errorf("set blocking: %w", err)
-	}
-	k := fileKey{uint64(st.Dev), st.Ino}
 	if t, ok := w.tails[k]; ok { // renamed between listing and open
 		f.Close()
 		t.vanishedAt = time.Time{}
 		return nil
 	}
 
-	t, replaces, wait := w.adopt(ctx, f, k, name, st.Size)
+	t, replaces, wait := w.adopt(ctx, f, k, name, size)
 	if wait {
 		f.Close() // not read until its identity is decided
 		held = true
 		return nil
+	}
+	if t == nil {
+		// The log edited (a new version renamed over it, or rewritten
+		// while nobody watched): its index follows the edit.
+		if prev, from, ok := w.editCandidate(name, k, replaces); ok {
+			p, err := w.reconcile(ctx, f, k, name, prev)
+			if err != nil {
+				f.Close()
+				return err
+			}
+			if p != nil {
+				if from != nil {
+					w.closeTail(w.tails[*from])
+					delete(w.tails, *from)
+				}
+				w.tails[k] = p
+				return nil
+			}
+		}
 	}
 	if t == nil {
 		g := Generation{Path: name, Dev: k.dev, Ino: k.ino}
@@ -529,13 +562,78 @@ func (w *Watcher) open(ctx context.Context, name string) error {
 	return nil
 }
 
+// openFile opens the file called name for reading: its content, identity
+// and size. f is nil (and the reason recorded, see skip) when it is not a
+// regular file, cannot be opened, or is a compressed log that cannot be
+// read yet (being written, too large, damaged).
+func (w *Watcher) openFile(ctx context.Context, name string) (f source, k fileKey, size int64, err error) {
+	path := filepath.Join(w.cfg.Dir, name)
+	// O_NOFOLLOW: a symlink swapped in after listing is refused;
+	// O_NONBLOCK: a FIFO swapped in does not block the open.
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		switch {
+		case errors.Is(err, syscall.ENOENT):
+		case errors.Is(err, syscall.ELOOP):
+			w.skip(ctx, name, skipReason(fs.ModeSymlink))
+		default:
+			w.skip(ctx, name, "cannot open: "+err.Error())
+		}
+		return nil, k, 0, nil
+	}
+	file := os.NewFile(uintptr(fd), path)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		file.Close()
+		return nil, k, 0, fmt.Errorf("fstat: %w", err)
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		file.Close()
+		w.skip(ctx, name, "not a regular file")
+		return nil, k, 0, nil
+	}
+	if err := syscall.SetNonblock(fd, false); err != nil {
+		file.Close()
+		return nil, k, 0, fmt.Errorf("set blocking: %w", err)
+	}
+	k = fileKey{uint64(st.Dev), st.Ino}
+	if ln, _ := logformat.ParseLogName(name); !ln.Compressed {
+		return plainFile{file}, k, st.Size, nil
+	}
+	bad := badGzip{key: k, size: st.Size, mtime: st.Mtim}
+	if w.badGz[name] == bad {
+		file.Close() // as it was: the reason is recorded
+		return nil, k, 0, nil
+	}
+	gz, err := openGz(file, w.cfg.MaxGzipBytes)
+	if err != nil {
+		file.Close()
+		w.badGz[name] = bad
+		w.skip(ctx, name, "compressed log: "+err.Error())
+		return nil, k, 0, nil
+	}
+	if _, ok := w.badGz[name]; ok {
+		delete(w.badGz, name)
+		w.skip(ctx, name, "")
+	}
+	return gz, k, gz.size, nil
+}
+
+// badGzip is a compressed log that could not be read, as it was then: it
+// is tried again once it changes.
+type badGzip struct {
+	key   fileKey
+	size  int64
+	mtime syscall.Timespec
+}
+
 // adopt finds the generation whose committed bytes the file still holds.
 // It returns nil when there is none, with the id of the generation the file
 // replaces (same inode, other content: truncated or rewritten while nobody
 // watched, or an inode reused) or 0. wait is true when the file is pending:
 // it may be a copy of a generation still being written (it starts like it
 // but is shorter), so it must not be read yet (see Config.Settle).
-func (w *Watcher) adopt(ctx context.Context, f *os.File, k fileKey, name string, size int64) (*tail, int64, bool) {
+func (w *Watcher) adopt(ctx context.Context, f source, k fileKey, name string, size int64) (*tail, int64, bool) {
 	type cand struct {
 		g    Generation
 		from *tail // an open file whose name left the folder
@@ -634,9 +732,17 @@ func (w *Watcher) adopt(ctx context.Context, f *os.File, k fileKey, name string,
 		}
 		return t, 0, false
 	}
+	if t := w.rotatedCopy(ctx, f, k, name, head, size); t != nil {
+		return t, 0, false
+	}
 	if maybe != 0 {
 		if w.hold(name, k, size, maybe) {
 			return nil, 0, true
+		}
+		if _, isEditor := w.store.(Editor); isEditor {
+			if _, _, ok := w.editCandidate(name, k, replaces); ok {
+				return nil, replaces, false // an edit that made it shorter: open judges it
+			}
 		}
 		if t := w.olderVersion(ctx, f, k, name, maybe, replaces); t != nil {
 			return t, 0, false
@@ -654,7 +760,7 @@ func (w *Watcher) hold(name string, k fileKey, size int64, like int64) bool {
 	now := w.now()
 	p := w.pending[name]
 	if p == nil || p.key != k {
-		w.pending[name] = &pendingFile{key: k, size: size, since: now, first: now}
+		w.pending[name] = &pendingFile{key: k, size: size, since: now, first: now, like: like}
 		w.log.Info("new log starts like an indexed one but is shorter: waiting for it to be written whole",
 			"file", name, "size", size, "like_generation", like)
 		return true
@@ -684,11 +790,11 @@ func (w *Watcher) settled(p *pendingFile, size int64) bool {
 // committed bytes again (same: read on) or its size settles (neither: a
 // new generation starts).
 func (w *Watcher) rewriting(t *tail) (wait, same bool) {
-	fi, err := t.f.Stat()
+	size, err := t.f.Size()
 	if err != nil {
 		return false, false
 	}
-	size, g := fi.Size(), t.gen
+	g := t.gen
 	if size >= g.Offset {
 		t.held = nil
 		return false, t.load() == nil
@@ -735,7 +841,7 @@ func firstLine(head []byte) (Fingerprint, bool) {
 
 // readUpTo returns the first n bytes of f, fewer if it is shorter or
 // unreadable.
-func readUpTo(f *os.File, n int) []byte {
+func readUpTo(f io.ReaderAt, n int) []byte {
 	buf := make([]byte, n)
 	m, _ := f.ReadAt(buf, 0)
 	return buf[:m]
@@ -776,6 +882,20 @@ func (w *Watcher) drainNames(ctx context.Context, names map[string]bool) {
 // drain reads one file to its end and commits what it read. Errors are
 // logged: the next pass tries again from the committed offset.
 func (w *Watcher) drain(ctx context.Context, k fileKey, t *tail) {
+	gz, compressed := t.f.(*gzFile)
+	if compressed {
+		if t.sealed && !gz.changed() {
+			return // read to its end, and unchanged
+		}
+		t.sealed = false
+		// Read to its end: the content is released until it changes.
+		defer func() {
+			if t.f == gz && !t.sealed && t.pos == gz.size && t.gen.Offset == t.lineStart {
+				t.sealed = true
+				gz.release()
+			}
+		}()
+	}
 	for ctx.Err() == nil {
 		if err := t.check(); err != nil {
 			if !errors.Is(err, errRewritten) {
@@ -851,16 +971,27 @@ func (w *Watcher) reload(t *tail) {
 	}
 }
 
-// restart ends t's generation (the file was truncated or rewritten) and
-// starts a new one from offset 0 on the same file.
+// restart ends t's generation (the file was truncated or rewritten): the
+// same log edited goes on as the edit says (reconcile), another log starts
+// a new generation from offset 0 on the same file.
 func (w *Watcher) restart(ctx context.Context, t *tail) error {
 	old := t.gen
-	// An older copy written over it (cp of a backup): its lines were
-	// indexed; only what comes after them is new.
-	if p := w.olderVersion(ctx, t.f, fileKey{old.Dev, old.Ino}, t.name, old.ID, old.ID); p != nil {
+	if p, err := w.reconcile(ctx, t.f, fileKey{old.Dev, old.Ino}, t.name, old); err != nil {
+		return err
+	} else if p != nil {
 		p.vanishedAt = t.vanishedAt
 		*t = *p
 		return nil
+	}
+	// A store that cannot follow edits: an older copy written over it
+	// (cp of a backup) holds lines that were indexed; only what comes
+	// after them is new. (For an Editor, such a copy is an edit.)
+	if _, editor := w.store.(Editor); !editor {
+		if p := w.olderVersion(ctx, t.f, fileKey{old.Dev, old.Ino}, t.name, old.ID, old.ID); p != nil {
+			p.vanishedAt = t.vanishedAt
+			*t = *p
+			return nil
+		}
 	}
 	g := Generation{Path: t.name, Dev: old.Dev, Ino: old.Ino}
 	id, err := w.store.CreateGeneration(ctx, g, old.ID)

@@ -1,6 +1,8 @@
 package watcher
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"os"
 	"path/filepath"
@@ -99,6 +101,39 @@ func mkfifo(name string) func(*testing.T, string) {
 
 func nothing(*testing.T, string) {}
 
+// gzipFile compresses name into name.gz, as gzip does: the compressed file
+// is written whole, then the original deleted (unless keep).
+func gzipFile(name string, keep bool) func(*testing.T, string) {
+	return func(t *testing.T, dir string) {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeGzip(t, filepath.Join(dir, name+".gz"), data)
+		if !keep {
+			remove(name)(t, dir)
+		}
+	}
+}
+
+func writeGzip(t *testing.T, path string, data []byte) {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write(data)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Written whole under another name, then renamed: a file seen half
+	// written is skipped for a moment, which the scenarios do not wait
+	// out (the end-to-end tests run the real gzip).
+	if err := os.WriteFile(path+".tmp", b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		t.Fatal(err)
+	}
+}
+
 var scenarios = []struct {
 	name    string
 	maxLine int
@@ -134,6 +169,31 @@ var scenarios = []struct {
 		{rename("x.jsonl", "x.jsonl.1"), []string{"a"}},
 		{appendTo("x.jsonl", "c\n"), []string{"a", "c"}},
 	}},
+	{name: "rotated, then compressed", steps: []step{
+		{appendTo("x.jsonl", "a\nb\n"), []string{"a", "b"}},
+		{rename("x.jsonl", "x.jsonl.1"), []string{"a", "b"}},
+		{appendTo("x.jsonl", "c\n"), []string{"a", "b", "c"}},
+		{gzipFile("x.jsonl.1", false), []string{"a", "b", "c"}},
+		{rename("x.jsonl.1.gz", "x.jsonl.2.gz"), []string{"a", "b", "c"}},
+	}},
+	{name: "compressed copy beside the rotated log", steps: []step{
+		{appendTo("x.jsonl", "a\nb\n"), []string{"a", "b"}},
+		{rename("x.jsonl", "x.jsonl.1"), []string{"a", "b"}},
+		{gzipFile("x.jsonl.1", true), []string{"a", "b"}},
+		{remove("x.jsonl.1"), []string{"a", "b"}},
+	}},
+	{name: "compressed logs found as they are", steps: []step{
+		{func(t *testing.T, dir string) {
+			writeGzip(t, filepath.Join(dir, "x.jsonl.2.gz"), []byte("a\nb\n"))
+			writeGzip(t, filepath.Join(dir, "x.jsonl.gz"), []byte("c\nunfinished"))
+			appendTo("x.jsonl.1", "d\n")(t, dir)
+			appendTo("x.jsonl.9999.tmp", "no\n")(t, dir)
+		}, []string{"a", "b", "c", "d"}},
+	}},
+	{name: "not a gzip file", steps: []step{
+		{appendTo("x.jsonl.1.gz", "plain text\n"), nil},
+		{appendTo("x.jsonl", "a\n"), []string{"a"}},
+	}, skipped: []string{"x.jsonl.1.gz"}},
 	{name: "delete and recreate", steps: []step{
 		{appendTo("x.jsonl", "a\n"), []string{"a"}},
 		{remove("x.jsonl"), []string{"a"}},

@@ -161,3 +161,12 @@ func parse(e *env, fs *flag.FlagSet, args []string) ([]string, error) {
 		args = args[1:]
 	}
 }
+
+// parseFlagsOnly parses a command that takes flags and no argument.
+func parseFlagsOnly(e *env, fs *flag.FlagSet, args []string) error {
+	pos, err := parse(e, fs, args)
+	if err == nil && len(pos) > 0 {
+		err = usageError("unexpected arguments %q", pos)
+	}
+	return err
+}

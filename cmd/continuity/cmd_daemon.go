@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log/slog"
 	"os"
 	"runtime/debug"
@@ -88,7 +89,10 @@ they grow, exactly once, as 'continuity import' does: into
 .praxis-os/.conversations/<agent>-<session>.jsonl, which it then indexes. An
 agent whose folder does not exist yet is looked for at every poll. A turn still
 in progress is imported when it ends (or after --import-quiet). 'continuity
-status' lists what is followed.`)
+status' lists what is followed.
+
+With --ui, the daemon also serves the web viewer of 'continuity ui' (its
+URL with the access token is the first line of stdout; --ui-addr, --no-open).`)
 	var wf watchFlags
 	wf.register(fs, true)
 	var ef embedFlags
@@ -98,6 +102,9 @@ status' lists what is followed.`)
 	agentHome := fs.String("agent-home", "", "the home folder holding the agents' folders (.claude, .codex, .gemini, .cline, .copilot, .config, .local/share, ...) in place of $HOME; the agents' own variables are then ignored (env CONTINUITY_AGENT_HOME)")
 	importPoll := fs.Duration("import-poll", importer.DefaultPoll, "how often the agents' folders are looked at (--import)")
 	importQuiet := fs.Duration("import-quiet", importer.DefaultQuiet, "a turn with no end marker is imported once its transcript was unchanged this long (--import)")
+	withUI := fs.Bool("ui", false, "also serve the web viewer (see 'continuity ui --help')")
+	var uf uiFlags
+	uf.register(fs, "ui-")
 	if _, err := parse(e, fs, args); err != nil {
 		return err
 	}
@@ -124,5 +131,38 @@ status' lists what is followed.`)
 		opts.Import = &importer.Follower{Agents: agents, Workspace: p.root, Dirs: wspace.Worktrees(p.root)[1:], Logs: p.logs,
 			Home: importer.DefaultHome(*agentHome), Poll: *importPoll, Quiet: *importQuiet, Log: log}
 	}
-	return engine.Serve(ctx, p.layout(), opts, *waitLock)
+	if !*withUI {
+		return engine.Serve(ctx, p.layout(), opts, *waitLock)
+	}
+	return serveWithUI(ctx, e, p, &ef, uf, log, func(ctx context.Context) error {
+		return engine.Serve(ctx, p.layout(), opts, *waitLock)
+	})
+}
+
+// serveWithUI runs the daemon and the viewer side by side; either ending
+// stops the other. The viewer asks the daemon over its socket, as any
+// client does.
+func serveWithUI(ctx context.Context, e *env, p paths, ef *embedFlags, uf uiFlags, log *slog.Logger, daemon func(context.Context) error) error {
+	c := engine.NewClient(p.layout(), ef.embedder, e.stderr)
+	serve, err := startUI(e, c, p.root, uf, log)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	uiErr := make(chan error, 1)
+	go func() {
+		err := serve(ctx)
+		if err != nil {
+			log.Error("the viewer stopped", "err", err)
+		}
+		uiErr <- err
+		cancel()
+	}()
+	err = daemon(ctx)
+	cancel()
+	if uerr := <-uiErr; err == nil && uerr != nil {
+		err = fmt.Errorf("viewer: %w", uerr)
+	}
+	return err
 }

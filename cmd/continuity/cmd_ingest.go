@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/praxis-os/continuity/engine"
+	"github.com/praxis-os/continuity/logformat"
 	"golang.org/x/sys/unix"
 )
 
@@ -128,7 +128,7 @@ func backlog(dir string) int64 {
 	var total int64
 	entries, _ := os.ReadDir(dir)
 	for _, en := range entries {
-		if filepath.Ext(en.Name()) != ".jsonl" || !en.Type().IsRegular() {
+		if _, ok := logformat.ParseLogName(en.Name()); !ok || !en.Type().IsRegular() {
 			continue
 		}
 		if fi, err := en.Info(); err == nil {

@@ -4,13 +4,15 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/praxis-os/continuity/engine"
 	"github.com/praxis-os/continuity/resume"
 )
 
 func runResume(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "resume (--session ID | --latest) [--query Q] [--budget N] [--include-current] [--json]", `
+	fs := newFlags(e, "resume (--session ID | --latest) [--query Q] [--budget N] [--include-current] [--explain] [--json]", `
 Print what an agent needs from its past when it starts a new session or its
 context was reset: one markdown text, ready to paste into a prompt, never
 over the token budget (counted with a real tokenizer, headers included).
@@ -26,7 +28,11 @@ ones, until the budget is used; when everything fits, everything is shown
 whole. A long exchange is cut on line and sentence boundaries to its
 relevant part, each cut saying how much was left out ("[… 1,234
 characters cut]"), code fences closed. See protocol.md, "Resume
-semantics".`)
+semantics".
+
+With --explain, the pack is followed by why each exchange of the chain is
+in it (recent, relevant to the query, or the whole chain fits), cut, or left
+out (not reached, no room, a duplicate, still in context).`)
 	session := fs.String("session", "", "the session to resume into (the agent's current session)")
 	latest := fs.Bool("latest", false, "resume the session of the most recent event in the workspace, as a new session does (implies --include-current)")
 	q := fs.String("query", "", "what the agent is about to do: steers the selection")
@@ -34,6 +40,7 @@ semantics".`)
 	includeCurrent := fs.Bool("include-current", false, "also offer the exchanges after the session's latest context reset (default: true with --latest, false with --session)")
 	maxDepth := fs.Int("max-depth", resume.DefaultMaxDepth, "most session_resume links followed back")
 	tokenizer := fs.String("tokenizer", resume.DefaultEncoding, "token counting: an encoding (cl100k_base, o200k_base, p50k_base, r50k_base) or a model name (gpt-4o, ...)")
+	explain := fs.Bool("explain", false, `after the pack, say why each exchange is in it, cut or left out (with --json: the "explain" field)`)
 	asJSON := fs.Bool("json", false, `print JSON: {"session_id", "chain", "budget", "tokens", "exchanges": [{"id", "session_id", "timestamp", "user", "ai", "truncated"}], "omitted", "files", "text", ...}`)
 	pos, err := parse(e, fs, args)
 	if err != nil {
@@ -73,6 +80,7 @@ semantics".`)
 	pack, err := c.Resume(ctx, engine.ResumeRequest{
 		Session: *session, Latest: *latest, Query: *q, Budget: *budget,
 		IncludeCurrent: *includeCurrent, MaxDepth: *maxDepth, Tokenizer: *tokenizer,
+		Explain: *explain,
 	})
 	if err != nil {
 		return err
@@ -94,8 +102,53 @@ semantics".`)
 	if *asJSON {
 		return printJSON(e.stdout, pack)
 	}
-	_, err = fmt.Fprint(e.stdout, pack.Text)
-	return err
+	if _, err = fmt.Fprint(e.stdout, pack.Text); err != nil || pack.Explain == nil {
+		return err
+	}
+	return printExplanation(e.stdout, &pack)
+}
+
+// printExplanation writes resume --explain's account of a pack: a summary,
+// then each exchange listed, chronologically, with what happened to it
+// and why.
+func printExplanation(w io.Writer, pack *resume.Pack) error {
+	x := pack.Explain
+	c := x.Counts
+	fmt.Fprintf(w, "\n--- why (resume --explain; not part of the pack) ---\n")
+	fmt.Fprintf(w, "Budget %d tokens: the pack takes %d, %d left free.\n", pack.Budget, pack.Tokens, x.Free)
+	in := c[resume.ReasonRecent] + c[resume.ReasonRelevant] + c[resume.ReasonChain]
+	fmt.Fprintf(w, "In: %d (%s), %d of them cut.\n", in, countList(c, resume.ReasonChain, resume.ReasonRelevant, resume.ReasonRecent), x.Truncated)
+	fmt.Fprintf(w, "Left out: %s.\n", countList(c, resume.ReasonNotReached, resume.ReasonNoRoom, resume.ReasonDuplicate, resume.ReasonDropped, resume.ReasonInContext))
+	for _, d := range x.Decisions {
+		mark := "-"
+		if d.Included {
+			mark = "+"
+		}
+		where := "this session"
+		if d.Depth > 0 {
+			where = fmt.Sprintf("%d %s back", d.Depth, plural(d.Depth, "link", "links"))
+		}
+		fmt.Fprintf(w, "%s %s · %s (%s) · %s · %q\n    %s: %s\n", mark, d.Timestamp.UTC().Format("2006-01-02 15:04"),
+			d.SessionID, where, d.ID, d.Preview, strings.ReplaceAll(d.Reason, "_", " "), d.Why)
+	}
+	if x.Unlisted > 0 {
+		fmt.Fprintf(w, "(%d more not reached or still in context, not listed)\n", x.Unlisted)
+	}
+	return nil
+}
+
+// countList is "3 recent, 1 relevant" for the reasons with a count.
+func countList(c map[string]int, reasons ...string) string {
+	var parts []string
+	for _, r := range reasons {
+		if c[r] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c[r], strings.ReplaceAll(r, "_", " ")))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // latestIncludesCurrent is the one meaning of resume's include-current,

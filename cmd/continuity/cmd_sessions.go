@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -9,10 +10,11 @@ import (
 
 func runSessions(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "sessions [--json]", `
-List the indexed sessions, oldest first: id, first and last event time (UTC),
+List the indexed sessions, oldest first: id, the agent that wrote it (when
+its events say: imported sessions do), first and last event time (UTC),
 exchanges, context resets, and the session_resume links: the sessions each
 one resumes and the sessions that resume it.`)
-	asJSON := fs.Bool("json", false, `print JSON: {"sessions": [{"id", "first", "last", "exchanges", "resets", "events", "resumes", "resumed_by"}]}`)
+	asJSON := fs.Bool("json", false, `print JSON: {"sessions": [{"id", "first", "last", "exchanges", "resets", "events", "resumes", "resumed_by", "agent"}]}`)
 	pos, err := parse(e, fs, args)
 	if err != nil {
 		return err
@@ -37,10 +39,10 @@ one resumes and the sessions that resume it.`)
 		return nil
 	}
 	w := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "SESSION\tFIRST\tLAST\tEXCHANGES\tRESETS\tRESUMES\tRESUMED BY")
+	fmt.Fprintln(w, "SESSION\tAGENT\tFIRST\tLAST\tEXCHANGES\tRESETS\tRESUMES\tRESUMED BY")
 	const tf = "2006-01-02 15:04:05"
 	for _, r := range rows {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, r.First.Format(tf), r.Last.Format(tf),
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, cmp.Or(r.Agent, "-"), r.First.Format(tf), r.Last.Format(tf),
 			r.Exchanges, r.Resets, dashIfEmpty(r.Resumes), dashIfEmpty(r.ResumedBy))
 	}
 	return w.Flush()

@@ -19,11 +19,14 @@ Show whether a daemon runs (it answers on its socket; else who holds the
 index), and what the index holds: per log file its generation, committed
 offset, size and lag (bytes not indexed yet; a file no daemon has seen yet,
 new or replaced while none ran, counts whole); counts of events by type,
-exchanges, sessions, rejected lines and duplicates skipped; what waits for
-the full-text index and for a vector; the daemon's bm25 engine (ready, or
-building while FTS5 answers; the exchanges it holds, the queries it
-answered); files skipped as a whole (symlinks, FIFOs, unreadable) with the
-reason.`)
+exchanges, sessions, rejected lines, duplicates skipped (and ids reused with
+other content), byte order marks skipped; the logs edited in place and what
+their edits changed, removed and added; what waits for the full-text index
+and for a vector; the daemon's bm25 engine (ready, or building while FTS5
+answers; the exchanges it holds, the queries it answered); files skipped as
+a whole (symlinks, FIFOs, unreadable, compressed logs that cannot be read)
+with the reason. A compressed rotated log (x.jsonl.1.gz) shows its size on
+disk and the offset reached in its content.`)
 	asJSON := fs.Bool("json", false, "print JSON")
 	var ef embedFlags
 	ef.register(fs)
@@ -85,11 +88,17 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 	}
 	fmt.Fprintf(w, "rejected lines\t%d\t(see 'continuity rejects')\n", r.Rejects)
 	fmt.Fprintf(w, "duplicate ids skipped\t%d\n", r.DuplicatesSkipped)
+	if r.ReusedIDs > 0 {
+		fmt.Fprintf(w, "  ids reused with other content\t%d\t(those lines are not indexed: see 'continuity rejects')\n", r.ReusedIDs)
+	}
 	fmt.Fprintf(w, "secrets redacted\t%d\n", r.Redactions)
 	if r.UnknownTypes+r.UnknownFields > 0 {
 		fmt.Fprintf(w, "unknown types / fields kept\t%d / %d\n", r.UnknownTypes, r.UnknownFields)
 	}
 	printProducerCounts(w, r.ProducerCounts)
+	if t := r.EditTotals; t.Edits > 0 {
+		fmt.Fprintf(w, "logs edited in place\t%d %s\t(%s; see the files below)\n", t.Edits, plural(int(t.Edits), "edit", "edits"), editLines(t))
+	}
 	w.Flush()
 	if len(r.Files) > 0 {
 		fmt.Fprintln(out, "\nfiles:")
@@ -104,10 +113,19 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 				state = "(not seen yet)"
 			case f.Missing:
 				state = "(missing from the folder)"
+			case f.Compressed:
+				state = "(compressed: the offset is in its content, read whole)"
 			}
 			fmt.Fprintf(w, "  %s\t%d\t%d\t%d\t%d\t%s\n", f.Path, f.Generation, f.Offset, f.Size, f.Lag, state)
 		}
 		w.Flush()
+	}
+	if len(r.Edits) > 0 {
+		fmt.Fprintln(out, "\nedited in place (the index followed each edit):")
+		for _, ed := range r.Edits {
+			fmt.Fprintf(out, "  %s: %d %s, %s; last %s\n", ed.File, ed.Edits, plural(int(ed.Edits), "edit", "edits"), editLines(ed),
+				ed.Last.Local().Format("2006-01-02 15:04:05"))
+		}
 	}
 	if len(r.Skipped) > 0 {
 		fmt.Fprintln(out, "\nskipped files:")
@@ -115,6 +133,11 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 			fmt.Fprintf(out, "  %s: %s\n", s.Name, s.Reason)
 		}
 	}
+}
+
+// editLines says what edits did to lines.
+func editLines(e engine.EditStatus) string {
+	return fmt.Sprintf("%d %s changed, %d removed, %d added", e.Changed, plural(int(e.Changed), "line", "lines"), e.Removed, e.Added)
 }
 
 // printFollowed lists the agents the daemon follows (daemon --import):
@@ -215,6 +238,9 @@ func printProducerCounts(w io.Writer, c engine.ProducerCounts) {
 	}
 	if c.AIFromAlias > 0 {
 		fmt.Fprintf(w, "answers given as \"assistant\"\t%d\t(read as \"ai\")\n", c.AIFromAlias)
+	}
+	if c.BOMsSkipped > 0 {
+		fmt.Fprintf(w, "byte order marks skipped\t%d\t(UTF-8 BOM at the start of a file, as Windows PowerShell writes)\n", c.BOMsSkipped)
 	}
 	if c.Forgotten > 0 {
 		fmt.Fprintf(w, "forgotten sessions\t%d\n", c.Forgotten)
