@@ -66,9 +66,7 @@ func load(ctx context.Context, db *index.DB, identity string, log *slog.Logger, 
 			if writers != nil {
 				defer writers.Done()
 			}
-			if testHookSnapshot != nil {
-				testHookSnapshot()
-			}
+			snapshotStarting()
 			s := time.Now()
 			if err := writeSnapshot(ctx, db, v); err != nil {
 				if ctx.Err() != nil {
@@ -84,10 +82,6 @@ func load(ctx context.Context, db *index.DB, identity string, log *slog.Logger, 
 	}
 	return v, nil
 }
-
-// testHookSnapshot, when set (tests), runs in the snapshot writer before
-// it writes.
-var testHookSnapshot func()
 
 // loadRows adds to v the vectors of the rows from `from` on, and returns
 // how many it read.
