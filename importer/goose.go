@@ -119,11 +119,10 @@ func gooseMessage(s *Session, m *gooseMsg, line int) string {
 				it.Files = append(it.Files, files...)
 			}
 		case "conversationCompacted", "summarizationRequested", "contextLengthExceeded":
-			reset := Item{Kind: ItemReset, Key: it.Key + "/reset", Time: it.Time, Line: line, Reason: "context compacted"}
-			s.Items = append(s.Items, reset)
+			gooseReset(s, Item{Kind: ItemReset, Key: it.Key + "/reset", Time: it.Time, Line: line, Reason: "context compacted"})
 		case "systemNotification":
 			if reGooseCompact.MatchString(c.Msg) {
-				s.Items = append(s.Items, Item{Kind: ItemReset, Key: it.Key + "/reset", Time: it.Time, Line: line, Reason: "context compacted"})
+				gooseReset(s, Item{Kind: ItemReset, Key: it.Key + "/reset", Time: it.Time, Line: line, Reason: "context compacted"})
 			}
 		}
 	}
@@ -144,6 +143,16 @@ func gooseMessage(s *Session, m *gooseMsg, line int) string {
 		}
 	}
 	return ""
+}
+
+// gooseReset adds a reset, unless the item before it is one already (a
+// compaction writes several notices: "Exceeded auto-compact threshold",
+// "Compaction complete").
+func gooseReset(s *Session, it Item) {
+	if n := len(s.Items); n > 0 && s.Items[n-1].Kind == ItemReset {
+		return
+	}
+	s.Items = append(s.Items, it)
 }
 
 // gooseTime reads a time: Unix seconds (or milliseconds), or RFC 3339.

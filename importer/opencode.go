@@ -34,7 +34,8 @@ import (
 // tool parts summarised (files from their input, patch parts' files),
 // reasoning and tool outputs left out; a compaction part is a context
 // reset and the assistant summary that follows it (summary: true) a copy,
-// left out. A message whose finish is not "tool-calls" ends the turn. A
+// left out (such a summary without a compaction part before it, as older
+// releases wrote them, is the reset). A message whose finish is not "tool-calls" ends the turn. A
 // session started by another (parentID: a subagent's task) is linked to
 // it by a session_resume.
 
@@ -155,7 +156,13 @@ func openCodeMessage(s *Session, m *ocMessage, line int) {
 			it.Kind, it.Text, it.Tools = ItemPrompt, strings.TrimSpace(it.Text), nil
 			s.Items = append(s.Items, it)
 		}
-	case m.Role == "assistant" && !summary: // a compaction's summary is a copy
+	case m.Role == "assistant" && summary:
+		// a compaction's summary is a copy, left out; releases before the
+		// compaction part marked a compaction by this message alone
+		if n := len(s.Items); n == 0 || s.Items[n-1].Kind != ItemReset {
+			s.Items = append(s.Items, Item{Kind: ItemReset, Key: it.Key + "/summary", Time: it.Time, Line: line, Reason: "context compacted"})
+		}
+	case m.Role == "assistant":
 		if it.Text != "" || len(it.Tools) > 0 || len(it.Files) > 0 {
 			it.Kind = ItemStep
 			s.Items = append(s.Items, it)
