@@ -72,6 +72,9 @@ func (h Home) StoreDirs(agent string) []string {
 		out = []string{filepath.Join(h.XDGDataHome, "opencode")}
 	case Copilot:
 		out = []string{filepath.Join(h.CopilotDir, "session-state"), filepath.Join(h.CopilotDir, "history-session-state")}
+		if h.CopilotXDGDir != "" {
+			out = append(out, filepath.Join(h.CopilotXDGDir, "session-state"))
+		}
 	case Goose:
 		out = []string{h.GooseSessionsDir}
 		if h.GooseSessionsDir == filepath.Join(h.XDGDataHome, "goose", "sessions") {

@@ -324,3 +324,28 @@ func TestNativeTimes(t *testing.T) {
 		}
 	}
 }
+
+// TestCopilotXDGConfigHome: Copilot CLI before 1.0 kept its folder in
+// $XDG_CONFIG_HOME/.copilot when that variable was set; its sessions are
+// found there (and in ~/.copilot, where later releases keep them).
+func TestCopilotXDGConfigHome(t *testing.T) {
+	home, xdg := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("COPILOT_HOME", "")
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	old := filepath.Join(xdg, ".copilot", "session-state", "c0ffee00-0000-4000-8000-000000000003", "events.jsonl")
+	cur := filepath.Join(home, ".copilot", "session-state", "c0ffee00-0000-4000-8000-000000000004", "events.jsonl")
+	for _, p := range []string{old, cur} {
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		os.WriteFile(p, []byte(`{"type":"session.start","data":{"sessionId":"`+filepath.Base(filepath.Dir(p))+`","context":{"cwd":"/work/app"}}}`+"\n"), 0o600)
+	}
+	got := DefaultHome("").NativePaths(Copilot, "/work/app")
+	sort.Strings(got)
+	if want := []string{cur, old}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("found %v, want %v", got, want)
+	}
+	t.Setenv("COPILOT_HOME", filepath.Join(home, ".copilot"))
+	if got := DefaultHome("").NativePaths(Copilot, "/work/app"); len(got) != 1 || got[0] != cur {
+		t.Errorf("with COPILOT_HOME set: %v", got)
+	}
+}
