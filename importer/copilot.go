@@ -96,16 +96,32 @@ func ParseCopilot(r io.Reader, name string) Parsed {
 	if s.Cwd == "" {
 		s.Cwd = copilotWorkspaceCwd(name)
 	}
+	addCopilotSession(&out, s, "no session id (no session.start, and the file name holds none)")
+	return out
+}
+
+// addCopilotSession adds s to out, or says why it is left out (noID: why
+// it has no id).
+func addCopilotSession(out *Parsed, s *Session, noID string) {
 	switch {
-	case s.ID == "":
-		out.Problems = append(out.Problems, Problem{File: name, Reason: "no session id (no session.start, and the file name holds none)"})
+	case !validID(s.ID):
+		out.Problems = append(out.Problems, Problem{File: s.Source, Reason: noID})
 	case !hasConversation(s):
 		out.Skipped++
-		out.SkipReasons = append(out.SkipReasons, name+": no conversation (no prompt or answer)")
+		out.SkipReasons = append(out.SkipReasons, s.Source+": no conversation (no prompt or answer)")
 	default:
 		out.Sessions = append(out.Sessions, s)
 	}
-	return out
+}
+
+// copilotTool summarises a tool request, its arguments an object or an
+// object written as a JSON string.
+func copilotTool(name string, args json.RawMessage) (string, []string) {
+	var str string
+	if json.Unmarshal(args, &str) == nil {
+		args = json.RawMessage(str)
+	}
+	return summariseTool(name, args)
 }
 
 // copilotRead are the events whose data ParseCopilot reads.
@@ -130,12 +146,7 @@ func copilotItem(s *Session, ev *copilotEvent, d *copilotData, it Item) {
 	case "assistant.message":
 		it.Kind, it.Text = ItemStep, strings.TrimSpace(d.Content)
 		for _, tr := range d.ToolRequests {
-			args := tr.Arguments
-			var str string
-			if json.Unmarshal(args, &str) == nil {
-				args = json.RawMessage(str) // arguments written as a JSON string
-			}
-			sum, files := summariseTool(tr.Name, args)
+			sum, files := copilotTool(tr.Name, tr.Arguments)
 			it.Tools = append(it.Tools, sum)
 			it.Files = append(it.Files, files...)
 		}
@@ -285,12 +296,7 @@ func ParseCopilotLegacy(data []byte, name string) Parsed {
 		case "assistant":
 			it.Kind, it.Text = ItemStep, strings.TrimSpace(text)
 			for _, tc := range m.ToolCalls {
-				args := tc.Function.Arguments
-				var str string
-				if json.Unmarshal(args, &str) == nil {
-					args = json.RawMessage(str)
-				}
-				sum, files := summariseTool(tc.Function.Name, args)
+				sum, files := copilotTool(tc.Function.Name, tc.Function.Arguments)
 				it.Tools = append(it.Tools, sum)
 				it.Files = append(it.Files, files...)
 			}
@@ -299,14 +305,6 @@ func ParseCopilotLegacy(data []byte, name string) Parsed {
 			}
 		}
 	}
-	switch {
-	case !validID(s.ID):
-		out.Problems = append(out.Problems, Problem{File: name, Reason: "no usable session id"})
-	case !hasConversation(s):
-		out.Skipped++
-		out.SkipReasons = append(out.SkipReasons, name+": no conversation (no prompt or answer)")
-	default:
-		out.Sessions = append(out.Sessions, s)
-	}
+	addCopilotSession(&out, s, "no usable session id (no sessionId, and the file name holds none)")
 	return out
 }
