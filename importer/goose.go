@@ -108,8 +108,11 @@ func gooseMessage(s *Session, m *gooseMsg, line int) string {
 	if m.Metadata != nil && m.Metadata.UserVisible != nil && !*m.Metadata.UserVisible {
 		return "" // a compaction's summary, instructions for the model
 	}
+	image := false
 	for _, c := range content {
 		switch c.Type {
+		case "image":
+			image = true
 		case "text":
 			it.Text = joinText(it.Text, c.Text)
 		case "toolRequest", "frontendToolRequest":
@@ -128,7 +131,11 @@ func gooseMessage(s *Session, m *gooseMsg, line int) string {
 	}
 	switch m.Role {
 	case "user":
-		if t := strings.TrimSpace(it.Text); t != "" {
+		t := strings.TrimSpace(it.Text)
+		if t == "" && image {
+			t = imageOnly // a prompt of images only: the image left out
+		}
+		if t != "" {
 			it.Kind, it.Text, it.Tools = ItemPrompt, t, nil
 			s.Items = append(s.Items, it)
 		}

@@ -71,6 +71,7 @@ type ocPart struct {
 	Ignored   bool     `json:"ignored"`
 	Tool      string   `json:"tool"`
 	Files     []string `json:"files"`
+	Mime      string   `json:"mime"`
 	Prompt    string   `json:"prompt"`
 	Auto      bool     `json:"auto"`
 	Time      ocTimes  `json:"time"`
@@ -118,8 +119,11 @@ func openCodeMessage(s *Session, m *ocMessage, line int) {
 	sort.SliceStable(m.parts, func(i, j int) bool { return m.parts[i].ID < m.parts[j].ID })
 	it := Item{Key: nonEmpty(m.ID, "m"+itoa(line)), Time: ocTime(m.Time.Created), Line: line}
 	var reset *Item
+	image := false
 	for _, p := range m.parts {
 		switch p.Type {
+		case "file":
+			image = image || strings.HasPrefix(p.Mime, "image/")
 		case "text":
 			if !p.Synthetic && !p.Ignored {
 				it.Text = joinText(it.Text, p.Text)
@@ -151,6 +155,9 @@ func openCodeMessage(s *Session, m *ocMessage, line int) {
 	case m.Role == "user":
 		if reset != nil {
 			s.Items = append(s.Items, *reset)
+		}
+		if strings.TrimSpace(it.Text) == "" && image {
+			it.Text = imageOnly // a prompt of images only: the image left out
 		}
 		if strings.TrimSpace(it.Text) != "" {
 			it.Kind, it.Text, it.Tools = ItemPrompt, strings.TrimSpace(it.Text), nil

@@ -349,3 +349,44 @@ func TestCopilotXDGConfigHome(t *testing.T) {
 		t.Errorf("with COPILOT_HOME set: %v", got)
 	}
 }
+
+// TestImageOnlyPrompts: a prompt made of an image alone (OpenCode's file
+// part, Goose's image content) is a prompt, "[image]", as for Claude Code
+// and Cline, so that the answer to it keeps its question; the image data
+// is left out.
+func TestImageOnlyPrompts(t *testing.T) {
+	for _, c := range []struct {
+		name, agent string
+		write       func(dir string) string
+	}{
+		{"opencode", OpenCode, func(dir string) string {
+			p := filepath.Join(dir, "export.json")
+			writeJSON(t, p, map[string]any{"info": map[string]any{"id": "ses_img", "directory": "/w"}, "messages": []any{
+				map[string]any{"info": map[string]any{"id": "msg_1", "role": "user", "time": map[string]any{"created": 1777629600000}},
+					"parts": []any{map[string]any{"id": "prt_1", "type": "file", "mime": "image/png", "url": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUg=="}}},
+				map[string]any{"info": map[string]any{"id": "msg_2", "role": "assistant", "time": map[string]any{"created": 1777629601000}, "finish": "stop"},
+					"parts": []any{map[string]any{"id": "prt_2", "type": "text", "text": "The screenshot shows a 500 on /login."}}},
+			}})
+			return p
+		}},
+		{"goose", Goose, func(dir string) string {
+			p := filepath.Join(dir, "20260501_5.jsonl")
+			os.WriteFile(p, []byte(`{"working_dir":"/w"}
+{"id":"m1","role":"user","created":1777629600,"content":[{"type":"image","data":"iVBORw0KGgoAAAANSUhEUg==","mimeType":"image/png"}]}
+{"id":"m2","role":"assistant","created":1777629601,"content":[{"type":"text","text":"The screenshot shows a 500 on /login."}]}
+`), 0o600)
+			return p
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			logs := t.TempDir()
+			if res := importOne(t, c.agent, logs, c.write(t.TempDir()), Options{}); res.Errors != 0 {
+				t.Fatal(res.Problems)
+			}
+			ex, _, _ := byType(stored(t, logs))
+			if len(ex) != 1 || ex[0].User != imageOnly || ex[0].AI != "The screenshot shows a 500 on /login." {
+				t.Errorf("exchanges %+v", ex)
+			}
+		})
+	}
+}
