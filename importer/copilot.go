@@ -46,6 +46,7 @@ type copilotData struct {
 		Arguments json.RawMessage `json:"arguments"`
 	} `json:"toolRequests"`
 	ParentToolCall string `json:"parentToolCallId"`
+	Success        *bool  `json:"success"` // session.compaction_complete
 	Removed        int    `json:"messagesRemovedDuringTruncation"`
 	Kind           *struct {
 		Type        string `json:"type"`
@@ -126,7 +127,7 @@ func copilotTool(name string, args json.RawMessage) (string, []string) {
 
 // copilotRead are the events whose data ParseCopilot reads.
 var copilotRead = map[string]bool{"session.start": true, "session.resume": true, "user.message": true, "assistant.message": true,
-	"session.truncation": true, "system.notification": true}
+	"session.truncation": true, "session.compaction_complete": true, "system.notification": true}
 
 // copilotItem reads one event into s.
 func copilotItem(s *Session, ev *copilotEvent, d *copilotData, it Item) {
@@ -154,6 +155,9 @@ func copilotItem(s *Session, ev *copilotEvent, d *copilotData, it Item) {
 			s.Items = append(s.Items, it)
 		}
 	case "session.compaction_complete", "session.truncation":
+		if d.Success != nil && !*d.Success {
+			return // the compaction failed: the context is as it was
+		}
 		it.Kind, it.Reason = ItemReset, "context compacted"
 		if ev.Type == "session.truncation" {
 			it.Reason = "context truncated"

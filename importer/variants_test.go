@@ -217,7 +217,8 @@ func TestOpenCodeSummaryOnly(t *testing.T) {
 
 // TestCopilotVariants: the event log's schema is undocumented and
 // changes: an event the importer does not read may have any shape; one it
-// reads with a wrong shape is reported as file:line. A session.start
+// reads with a wrong shape is reported as file:line; a compaction that
+// failed is no reset. A session.start
 // without its folder takes the cwd of the workspace.yaml beside it. A
 // session of the first releases (history-session-state/<name>.json, one
 // JSON object of chatMessages) is read when given.
@@ -229,6 +230,8 @@ func TestCopilotVariants(t *testing.T) {
 		`{"type":"user.message","id":"e3","timestamp":"2026-05-01T10:00:01.000Z","data":{"content":"why is CI slow?","attachments":[{"type":"file","path":"ci.yml"}]}}`,
 		`{"type":"assistant.message","id":"e4","timestamp":"2026-05-01T10:00:02.000Z","data":{"content":"The cache key changes on every run.","toolRequests":[{"toolCallId":"t1","name":"view","arguments":{"path":"/work/app/.github/workflows/ci.yml"}}]}}`,
 		`{"type":"assistant.turn_end","id":"e5","timestamp":"2026-05-01T10:00:03.000Z","data":{"turnId":"0"}}`,
+		`{"type":"session.compaction_start","id":"e5a","timestamp":"2026-05-01T10:00:03.100Z","data":{}}`,
+		`{"type":"session.compaction_complete","id":"e5b","timestamp":"2026-05-01T10:00:03.200Z","data":{"success":false,"error":"model refused"}}`,
 		`{"type":"user.message","id":"e6","timestamp":"2026-05-01T10:00:04.000Z","data":{"content":42}}`,
 	}
 	os.MkdirAll(dir, 0o700)
@@ -240,7 +243,7 @@ func TestCopilotVariants(t *testing.T) {
 	}
 	logs := t.TempDir()
 	res := importOne(t, Copilot, logs, path, Options{Workspace: "/work/app", Roots: []string{"/work/app"}})
-	if res.Errors != 1 || !strings.Contains(res.Problems[0], "events.jsonl:6: user.message") {
+	if res.Errors != 1 || !strings.Contains(res.Problems[0], "events.jsonl:8: user.message") || res.Resets != 0 {
 		t.Errorf("problems %v", res.Problems)
 	}
 	ex, _, _ := byType(stored(t, logs))
