@@ -79,7 +79,10 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 	}
 	fmt.Fprintf(w, "bm25 engine\t%s\n", lexiconLine(r.BM25, r.Daemon.Running))
 	printFollowed(w, r.Import)
-	fmt.Fprintf(w, "embedder\t%s\n", r.Embedder)
+	fmt.Fprintf(w, "embedder\t%s\n", embedderLine(r))
+	if i := r.EmbedderInfo; i != nil && i.Note != "" {
+		fmt.Fprintf(w, "  note\t%s\n", i.Note)
+	}
 	if r.EmbedPending >= 0 {
 		fmt.Fprintf(w, "  waiting for a vector\t%d\n", r.EmbedPending)
 	}
@@ -196,6 +199,31 @@ func lexiconLine(st *engine.BM25Status, daemon bool) string {
 		s += "; last error: " + st.Error
 	}
 	return s
+}
+
+// embedderLine renders the embedder described: its identity, whose it
+// is and where it runs.
+func embedderLine(r engine.StatusReport) string {
+	i := r.EmbedderInfo
+	if i == nil {
+		return r.Embedder
+	}
+	s := r.Embedder
+	if i.Source == engine.EmbedderOfDaemon {
+		s += " (the daemon's"
+	} else {
+		s += " (configured here; no daemon answers"
+	}
+	if i.Provider != "" {
+		s += ": " + i.Provider + ", " + i.Where()
+	}
+	switch {
+	case i.Reachable != nil && !*i.Reachable:
+		s += "; it fails: " + i.LastError
+	case i.LastError != "":
+		s += "; last failure: " + i.LastError
+	}
+	return s + ")"
 }
 
 // embeddedLine renders the embedding progress for the status table.
