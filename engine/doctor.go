@@ -681,10 +681,13 @@ func (d *doctor) checkDaemonEmbedder(p vectors.Progress) {
 	const name = "embedder"
 	s := ofDaemon(p)
 	what := fmt.Sprintf("the daemon's %s embedder (%s)", or(s.Provider, "unknown"), s.Name())
+	if s.Space == "" {
+		what = fmt.Sprintf("the daemon's %s embedder %s (its dimension not learned yet)", or(s.Provider, "unknown"), s.Model)
+	}
 	backlog := ""
 	if p.Pending > 0 {
 		backlog = fmt.Sprintf("; %d %s waiting for a vector", p.Pending, plural(int(p.Pending), "exchange", "exchanges"))
-		if p.Rate > 0 {
+		if p.Rate > 0 && p.LastError == "" {
 			backlog += fmt.Sprintf(", %.0f/s", p.Rate)
 		}
 	}

@@ -132,16 +132,14 @@ func sameEmbedder(a, b EmbedderStatus) bool {
 	return a.Provider == b.Provider && a.Model == b.Model && strings.TrimRight(a.URL, "/") == strings.TrimRight(b.URL, "/")
 }
 
-// Name is how messages name the embedder: its space identity, with its
-// provider and model when that is not known yet.
+// Name is how messages name the embedder: its space identity, else (a
+// remote embedder that has not learned its dimension) its provider and
+// model.
 func (s EmbedderStatus) Name() string {
-	switch {
-	case s.Space != "":
+	if s.Space != "" {
 		return s.Space
-	case s.Model != "":
-		return s.Provider + " " + s.Model + " (dimension not known yet)"
 	}
-	return s.Provider
+	return strings.TrimSpace(s.Provider + " " + s.Model)
 }
 
 // DaemonCommand is the command line that starts a daemon with the

@@ -39,9 +39,13 @@ func TestStatusDescribesTheDaemonsEmbedder(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- e.Run(rctx) }()
 	sc := server.NewClient(server.SocketPath(ws.Cache))
-	waitFor(t, "the daemon's vectors", func() bool {
+	waitFor(t, "the daemon's vectors of the 10 exchanges", func() bool {
 		var p vectors.Progress
-		return sc.Call(ctx, "embed_status", struct{}{}, &p) == nil && p.Identity != "" && p.Pending == 0
+		if sc.Call(ctx, "embed_status", struct{}{}, &p) != nil || p.Identity != hashSpace || p.Pending != 0 {
+			return false
+		}
+		st, err := NewClient(ws, func() (embed.Embedder, error) { return hash, nil }, nil).Status(ctx)
+		return err == nil && st.Embedding != nil && st.Embedding.Done == 10 && st.EmbedPending == 0
 	})
 
 	cases := []struct {

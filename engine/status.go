@@ -39,8 +39,9 @@ type StatusReport struct {
 	UnknownFields int64            `json:"unknown_fields"`
 	EventsByType  map[string]int64 `json:"events_by_type"`
 	// Embedder is the identity of the embedder described: the running
-	// daemon's when one answers, else the configured one; EmbedderInfo
-	// says which, what it is and (Note) when the two differ.
+	// daemon's when one answers (its provider and model while a remote
+	// one has not learned its dimension), else the configured one;
+	// EmbedderInfo says which, what it is and (Note) when the two differ.
 	Embedder     string           `json:"embedder"`
 	EmbedderInfo *EmbedderStatus  `json:"embedder_info,omitempty"`
 	Vectors      map[string]int64 `json:"vectors"`
@@ -246,8 +247,9 @@ func (c *Client) embedStatus(ctx context.Context, db *index.DB, r *StatusReport)
 	if p.Total > 0 {
 		p.Percent = 100 * float64(done) / float64(p.Total)
 	}
-	// The rate, when a daemon answers and embeds for this space.
-	if pending > 0 && daemon && w.Identity == id && w.Rate > 0 {
+	// The rate, when a daemon answers and embeds for this space (not
+	// while its embedder fails: the last rate says nothing then).
+	if pending > 0 && daemon && w.Identity == id && w.Rate > 0 && w.LastError == "" {
 		p.Rate = w.Rate
 		p.ETASeconds = float64(pending) / w.Rate
 	}

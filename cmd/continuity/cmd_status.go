@@ -22,7 +22,9 @@ new or replaced while none ran, counts whole); counts of events by type,
 exchanges, sessions, rejected lines, duplicates skipped (and ids reused with
 other content), byte order marks skipped; the logs edited in place and what
 their edits changed, removed and added; what waits for the full-text index
-and for a vector; the daemon's bm25 engine (ready, or building while FTS5
+and for a vector, and the embedder (the running daemon's, with a note when
+this command's settings choose another; without a daemon, the configured
+one); the daemon's bm25 engine (ready, or building while FTS5
 answers; the exchanges it holds, the queries it answered); files skipped as
 a whole (symlinks, FIFOs, unreadable, compressed logs that cannot be read)
 with the reason. A compressed rotated log (x.jsonl.1.gz) shows its size on
