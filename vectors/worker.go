@@ -212,17 +212,39 @@ func (w *Worker) Remove(ctx context.Context, r follow.Removal) error {
 }
 
 // Progress is the worker's progress as a running daemon tells it
-// (Report).
+// (Report), and which embedder it embeds with.
 type Progress struct {
+	// Identity is the loaded space's identity; "" until it is loaded.
 	Identity string  `json:"identity"`
 	Pending  int64   `json:"pending"`
 	Rate     float64 `json:"rate"` // exchanges per second, 0 until measured
+	// Space is the space identity of the worker's embedder
+	// (KnownSpaceIdentity), known before the space loads; "" while a
+	// remote embedder has not learned its dimension, or without an
+	// embedder.
+	Space string `json:"space,omitempty"`
+	// Embedder describes the worker's embedder (nil without one): its
+	// provider, model and, for a remote one, the server's URL.
+	Embedder *embed.Description `json:"embedder,omitempty"`
+	// Ready: the space is loaded. Stored counts the vectors stored since
+	// the daemon started. LastError is the last failure (an embedder
+	// server that cannot be reached), "" after a success.
+	Ready     bool   `json:"ready"`
+	Stored    int64  `json:"stored"`
+	LastError string `json:"last_error,omitempty"`
 }
 
-// Report is the worker's Progress.
+// Report is the worker's Progress. It never blocks on the embedder: a
+// remote one's identity is given once its dimension is known.
 func (w *Worker) Report(context.Context) any {
 	st := w.Status()
-	return Progress{Identity: st.Identity, Pending: st.Pending, Rate: st.Rate}
+	p := Progress{Identity: st.Identity, Pending: st.Pending, Rate: st.Rate, Ready: st.Ready, Stored: st.Stored, LastError: st.LastErr}
+	if w.emb != nil {
+		d := embed.Describe(w.emb)
+		p.Embedder = &d
+		p.Space, _ = KnownSpaceIdentity(w.emb)
+	}
+	return p
 }
 
 // Step embeds and stores one batch of pending exchanges, making sure the
@@ -450,6 +472,9 @@ type recipeEmbedder struct {
 
 func (r recipeEmbedder) TextRecipe() string { return r.recipe }
 
+// Unwrap is the embedder given a recipe (embed.Describe looks through it).
+func (r recipeEmbedder) Unwrap() embed.Embedder { return r.Embedder }
+
 func recipeOf(e embed.Embedder) string {
 	if r, ok := e.(TextRecipe); ok {
 		return r.TextRecipe()
@@ -461,6 +486,16 @@ func recipeOf(e embed.Embedder) string {
 // and searched: e's identity (provider, model, dimension) and the text
 // recipe, e.g. "uselite:use-lite-en-0.2.0-f16:512#user".
 func SpaceIdentity(e embed.Embedder) string { return e.Identity() + "#" + recipeOf(e) }
+
+// KnownSpaceIdentity is SpaceIdentity(e) when it is known without asking
+// a server: always for the embedders in the binary, for remote ones once
+// their dimension is configured or learned. It never blocks.
+func KnownSpaceIdentity(e embed.Embedder) (string, bool) {
+	if e == nil || e.Dimension() == 0 {
+		return "", false
+	}
+	return SpaceIdentity(e), true
+}
 
 // embedTexts is what is embedded of an exchange under recipe: one text per
 // vector (VectorsPer); "" for a vector that is zero (not embedded), except
