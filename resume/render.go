@@ -68,7 +68,8 @@ type headerInfo struct {
 	sessionsTotal  int
 	inWindow       int
 	includeCurrent bool
-	hasReset       bool // S has a context reset
+	hasReset       bool   // S has a context reset
+	gone           string // why S's own exchanges are offered (Pack.AgentGone)
 }
 
 func (h headerInfo) sinceReset() string {
@@ -102,6 +103,9 @@ func renderHeader(h headerInfo) string {
 				plural(h.inWindow, "exchange"), h.sinceReset(), isAre(h.inWindow))
 		}
 		b.WriteString(".\n")
+	}
+	if h.gone != "" {
+		fmt.Fprintf(&b, "Session %s's own exchanges are included: %s, so no agent holds them in context.\n", h.session, h.gone)
 	}
 	return b.String()
 }

@@ -80,6 +80,16 @@ type Pack struct {
 	Text      string   `json:"text"`
 	// Explain is there when Options.Explain asked for it.
 	Explain *Explanation `json:"explain,omitempty"`
+	// AgentGone says why the session's own exchanges were offered
+	// although IncludeCurrent was not asked: its agent is gone (imported,
+	// continued in another session, reset since; goneSource).
+	AgentGone string `json:"agent_gone,omitempty"`
+}
+
+// goneSource is a Source that knows when a session's agent is gone: then
+// no window holds its exchanges, and resume offers them (IndexSource).
+type goneSource interface {
+	AgentGone(ctx context.Context, session string) (string, error)
 }
 
 // Exchange is one exchange as included in a pack.
@@ -142,6 +152,15 @@ func Build(ctx context.Context, src Source, opts Options) (*Pack, error) {
 	if !ok {
 		return nil, fmt.Errorf("resume: %w %q", ErrUnknownSession, session)
 	}
+	// The session's own exchanges are in no agent's window when its
+	// agent is gone (imported, continued elsewhere, reset since).
+	var gone string
+	if gs, ok := src.(goneSource); ok && !opts.Latest && !opts.IncludeCurrent {
+		if gone, err = gs.AgentGone(ctx, session); err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
+		opts.IncludeCurrent = gone != ""
+	}
 	var l *layout
 	if cached {
 		l, err = cs.layout(ctx, session, opts.MaxDepth, opts.IncludeCurrent)
@@ -152,6 +171,7 @@ func Build(ctx context.Context, src Source, opts Options) (*Pack, error) {
 		return nil, err
 	}
 	p := newPlan(l, opts, pol, counter)
+	p.gone = gone
 	if cached {
 		p.cut.shapes = cs.shapes()
 	}
