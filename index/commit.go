@@ -35,6 +35,10 @@ const (
 	// CounterTimestampsNoOffset counts stored events whose timestamp had no
 	// UTC offset and was read in the daemon's local time zone.
 	CounterTimestampsNoOffset = "timestamps_without_offset"
+	// CounterTimestampsAhead counts stored events dated after the moment
+	// they were read (by more than AheadTolerance): a producer's clock
+	// ahead, or local time written with "Z".
+	CounterTimestampsAhead = "timestamps_ahead"
 	// CounterAIFromAlias counts stored exchanges whose answer was given as
 	// "assistant", the alias of "ai".
 	CounterAIFromAlias = "ai_from_alias"
@@ -211,8 +215,8 @@ type commitBatch struct {
 
 // batchCounts are a batch's additions to the counters.
 type batchCounts struct {
-	duplicates, unknownTypes, unknownFields, forgottenSkipped, redactions, noOffset, aliases int64
-	boms                                                                                     int64
+	duplicates, unknownTypes, unknownFields, forgottenSkipped, redactions, noOffset, aliases, ahead int64
+	boms                                                                                            int64
 }
 
 // forgottenSessions looks up when sessions were forgotten, once each per
@@ -446,6 +450,9 @@ func (cb *commitBatch) count(ev *logformat.Event) {
 	if ev.TimestampNoOffset {
 		cb.counts.noOffset++
 	}
+	if !ev.TimestampInferred && ev.Timestamp.UnixNano() > cb.nowNano+int64(AheadTolerance) {
+		cb.counts.ahead++
+	}
 	if ev.AIFromAlias {
 		cb.counts.aliases++
 	}
@@ -569,6 +576,7 @@ func (cb *commitBatch) writeCounters() error {
 		{CounterForgottenSkipped, n.forgottenSkipped},
 		{CounterRedactions, n.redactions},
 		{CounterTimestampsNoOffset, n.noOffset},
+		{CounterTimestampsAhead, n.ahead},
 		{CounterAIFromAlias, n.aliases},
 		{CounterBOMsSkipped, n.boms},
 	} {

@@ -70,6 +70,7 @@ type headerInfo struct {
 	includeCurrent bool
 	hasReset       bool   // S has a context reset
 	gone           string // why S's own exchanges are offered (Pack.AgentGone)
+	instead        string // the latest session, which had nothing to resume (Pack.Instead)
 }
 
 func (h headerInfo) sinceReset() string {
@@ -82,6 +83,9 @@ func (h headerInfo) sinceReset() string {
 func renderHeader(h headerInfo) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Resume context for session %s (times UTC)\n", h.session)
+	if h.instead != "" {
+		fmt.Fprintf(&b, "The latest session, %s, has nothing to resume yet: this is the latest session that has.\n", h.instead)
+	}
 	b.WriteString(h.chainLine)
 	switch {
 	case h.total == 0:

@@ -217,8 +217,9 @@ type plan struct {
 	// x records what an Explanation needs (explain.go); nil unless asked.
 	x *explainer
 	// gone is why S's own exchanges are offered without IncludeCurrent
-	// (Pack.AgentGone), "" when they are not.
-	gone string
+	// (Pack.AgentGone), "" when they are not; instead the latest session
+	// when it had nothing to resume (Pack.Instead).
+	gone, instead string
 }
 
 func newPlan(l *layout, opts Options, pol Policy, counter *Counter) *plan {
@@ -711,7 +712,7 @@ func (p *plan) header(shown, sessionsShown int) headerInfo {
 		chainLine: chainLine(p.chain, p.counter, max(16, p.opts.Budget/10)),
 		shown:     shown, total: len(p.cands), sessionsShown: sessionsShown,
 		sessionsTotal: p.sessionsWithCandidates(), inWindow: p.inCtx, includeCurrent: p.opts.IncludeCurrent, hasReset: p.reset,
-		gone: p.gone,
+		gone: p.gone, instead: p.instead,
 	}
 }
 
@@ -875,7 +876,7 @@ func (p *plan) assemble(picks []*pick) *Pack {
 	pack := &Pack{
 		SessionID: p.session, Chain: slices.Clone(p.chain.Sessions), Budget: p.opts.Budget, Encoding: p.counter.Name(),
 		Exchanges: []Exchange{}, Omitted: len(p.cands) - len(picks), InContext: p.inCtx, Files: []string{},
-		AgentGone: p.gone,
+		AgentGone: p.gone, Instead: p.instead,
 	}
 	by, of := supersessions(sorted)
 	for _, s := range order {

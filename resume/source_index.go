@@ -135,3 +135,8 @@ func (s *IndexSource) SessionExists(ctx context.Context, id string) (bool, error
 func (s *IndexSource) AgentGone(ctx context.Context, session string) (string, error) {
 	return s.DB.AgentGone(ctx, session)
 }
+
+// LatestSessionWithExchanges implements latestMaterial.
+func (s *IndexSource) LatestSessionWithExchanges(ctx context.Context) (string, error) {
+	return s.DB.LatestSessionWithExchanges(ctx)
+}
