@@ -77,3 +77,40 @@ func TestAgentGone(t *testing.T) {
 		})
 	}
 }
+
+// TestLatestWithNothing (issue 22, item 10): --latest on a new session
+// linked to a session the index does not hold (what the SessionStart
+// hook's /clear records) packs the latest session that has exchanges, as
+// a fresh start would; linked to a known one, it packs the chain.
+func TestLatestWithNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name, prev string
+		session    string // of the pack
+		instead    string
+	}{
+		{"previous unknown", "unknown", "mcp-1", "new"},
+		{"previous known", "mcp-1", "new", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir := filepath.Join(root, ".praxis-os", ".conversations")
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			log := `{"type":"exchange","timestamp":"2026-03-01T10:00:00Z","session_id":"mcp-1","user":"pick the queue","ai":"SQS FIFO"}` + "\n" +
+				`{"type":"session_resume","timestamp":"2026-03-01T11:00:00Z","previous_session":"` + tc.prev + `","new_session":"new"}` + "\n"
+			if err := os.WriteFile(filepath.Join(dir, "log.jsonl"), []byte(log), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			db, err := indexDir(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			p := build(t, &IndexSource{DB: db}, Options{Latest: true, IncludeCurrent: true})
+			if p.SessionID != tc.session || p.Instead != tc.instead || len(p.Exchanges) != 1 {
+				t.Errorf("pack of %s (instead of %q), %d exchanges:\n%s", p.SessionID, p.Instead, len(p.Exchanges), p.Text)
+			}
+		})
+	}
+}
