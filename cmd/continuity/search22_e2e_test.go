@@ -169,8 +169,15 @@ func TestCalendarWordsCLI(t *testing.T) {
 			t.Errorf("TZ=%s %q as of %s: time only %v, %v; want %v", tc.tz, tc.query, asOf, r.TimeOnly, ids(r), tc.want)
 		}
 	}
+	// A span without exchanges says so, not "nothing matches".
+	cmd := exec.Command(binPath, "--root", w.root, "search", "--as-of", asOf, "what did we do on saturday")
+	cmd.Env = append(os.Environ(), "TZ=America/New_York")
+	if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), `("on saturday": the exchanges from 2026-11-21 00:00 to 2026-11-22 00:00, newest first)`) ||
+		!strings.Contains(string(out), "no exchange in that span") {
+		t.Errorf("on saturday, text: %v\n%s", err, out)
+	}
 	// The text says what orders the list.
-	cmd := exec.Command(binPath, "--root", w.root, "search", "--as-of", "2026-11-26T10:30", "yesterday")
+	cmd = exec.Command(binPath, "--root", w.root, "search", "--as-of", "2026-11-26T10:30", "yesterday")
 	cmd.Env = append(os.Environ(), "TZ=America/New_York")
 	out, err := cmd.Output()
 	if err != nil || !strings.Contains(string(out), `("yesterday": the exchanges from 2026-11-25 00:00 to 2026-11-26 00:00, newest first)`) {
@@ -219,5 +226,23 @@ func TestSearchTrustCLI(t *testing.T) {
 				t.Errorf("%q: scores rise down the list: %v then %v", q.query, resp.Results[i-1].Score, resp.Results[i].Score)
 			}
 		}
+	}
+}
+
+// TestTimeOnlyEmptyMCP (item 2): over MCP, a question about a span that
+// holds no exchange says so, never that nothing matches the query.
+func TestTimeOnlyEmptyMCP(t *testing.T) {
+	ws := newWorkspace(t)
+	m := startMCP(t, ws)
+	var logged map[string]any
+	m.ok(t, "log_exchange", map[string]any{"session_id": "s1", "user": "tidy the backlog", "ai": "done"}, &logged)
+	var resp struct {
+		Results  []any `json:"results"`
+		TimeOnly bool  `json:"time_only"`
+	}
+	text := resultText(m.ok(t, "search_conversations", map[string]any{"query": "what did we do last saturday"}, &resp))
+	if len(resp.Results) != 0 || !resp.TimeOnly || !strings.Contains(text, `No exchange in this workspace is dated in "last saturday", from `) ||
+		strings.Contains(text, "Nothing found") {
+		t.Errorf("last saturday: %+v, %q", resp, text)
 	}
 }
