@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/praxis-os/continuity/index"
 )
 
 // TestAgentGone (issue 22, item 7): a session whose agent is gone —
@@ -14,11 +16,6 @@ import (
 // boundary. Before: "its own N exchanges are still in context", nothing
 // shown, for an imported, finished session.
 func TestAgentGone(t *testing.T) {
-	root := t.TempDir()
-	dir := filepath.Join(root, ".praxis-os", ".conversations")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	ex := func(session, ts, user, meta string) string {
 		if meta != "" {
 			meta = `,"metadata":` + meta
@@ -37,15 +34,7 @@ func TestAgentGone(t *testing.T) {
 		ex("other", "2026-03-04T10:01:00Z", "after the reset", ""),
 		ex("live", "2026-03-05T10:00:00Z", "the newest session", ""),
 	}, "\n") + "\n"
-	if err := os.WriteFile(filepath.Join(dir, "log.jsonl"), []byte(log), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	db, err := indexDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	src := &IndexSource{DB: db}
+	src := &IndexSource{DB: indexLog(t, log)}
 	for _, tc := range []struct {
 		session string
 		gone    string // in the reason; "" for a session whose agent may be live
@@ -92,25 +81,33 @@ func TestLatestWithNothing(t *testing.T) {
 		{"previous known", "mcp-1", "new", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			root := t.TempDir()
-			dir := filepath.Join(root, ".praxis-os", ".conversations")
-			if err := os.MkdirAll(dir, 0o700); err != nil {
-				t.Fatal(err)
-			}
 			log := `{"type":"exchange","timestamp":"2026-03-01T10:00:00Z","session_id":"mcp-1","user":"pick the queue","ai":"SQS FIFO"}` + "\n" +
 				`{"type":"session_resume","timestamp":"2026-03-01T11:00:00Z","previous_session":"` + tc.prev + `","new_session":"new"}` + "\n"
-			if err := os.WriteFile(filepath.Join(dir, "log.jsonl"), []byte(log), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			db, err := indexDir(root)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			p := build(t, &IndexSource{DB: db}, Options{Latest: true, IncludeCurrent: true})
+			p := build(t, &IndexSource{DB: indexLog(t, log)}, Options{Latest: true, IncludeCurrent: true})
 			if p.SessionID != tc.session || p.Instead != tc.instead || len(p.Exchanges) != 1 {
 				t.Errorf("pack of %s (instead of %q), %d exchanges:\n%s", p.SessionID, p.Instead, len(p.Exchanges), p.Text)
 			}
 		})
 	}
+}
+
+// indexLog indexes log, the lines of one log file, in a new workspace
+// through the real stack (indexDir); the index is closed at the end of
+// the test.
+func indexLog(t *testing.T, log string) *index.DB {
+	t.Helper()
+	root := t.TempDir()
+	dir := filepath.Join(root, ".praxis-os", ".conversations")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "log.jsonl"), []byte(log), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := indexDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
