@@ -108,6 +108,7 @@ type DaemonInfo struct {
 type ProducerCounts struct {
 	TimestampsNoOffset int64 `json:"timestamps_without_offset"` // read in the daemon's local time zone
 	AIFromAlias        int64 `json:"ai_from_alias"`             // "assistant" read as "ai"
+	TimestampsAhead    int64 `json:"timestamps_ahead"`          // dated after the moment they were read
 	BOMsSkipped        int64 `json:"byte_order_marks_skipped"`  // UTF-8 byte order marks skipped at the start of a file
 	ForgottenSkipped   int64 `json:"forgotten_skipped"`         // lines of forgotten sessions not indexed again
 	Forgotten          int64 `json:"forgotten_sessions"`        // sessions removed by `forget`
@@ -152,6 +153,7 @@ func (c *Client) Status(ctx context.Context) (StatusReport, error) {
 		UnknownFields: st.UnknownFields, EventsByType: st.EventsByType, Skipped: st.Skipped,
 		Files: []FileStatus{}, ProducerCounts: ProducerCounts{
 			TimestampsNoOffset: st.TimestampsNoOffset, AIFromAlias: st.AIFromAlias, BOMsSkipped: st.BOMsSkipped,
+			TimestampsAhead:  st.TimestampsAhead,
 			ForgottenSkipped: st.ForgottenSkipped, Forgotten: st.Forgotten,
 			UnknownFieldNames: st.UnknownFieldNames,
 		},

@@ -35,6 +35,10 @@ const (
 	// CounterTimestampsNoOffset counts stored events whose timestamp had no
 	// UTC offset and was read in the daemon's local time zone.
 	CounterTimestampsNoOffset = "timestamps_without_offset"
+	// CounterTimestampsAhead counts stored events dated after the moment
+	// they were read (by more than AheadTolerance): a producer's clock
+	// ahead, or local time written with "Z".
+	CounterTimestampsAhead = "timestamps_ahead"
 	// CounterAIFromAlias counts stored exchanges whose answer was given as
 	// "assistant", the alias of "ai".
 	CounterAIFromAlias = "ai_from_alias"
@@ -197,12 +201,22 @@ type commitBatch struct {
 	// already holds: an edit of the log kept them (edit.go). Nil for
 	// nearly every batch.
 	kept map[int64]bool
+	// more and modTime are the batch's (watcher.Batch); prev the time of
+	// the generation's last event stored so far (prevKnown: looked up),
+	// next the index of the batch's next dated line from a line on: what
+	// places a line without a timestamp (undatedTime).
+	more      bool
+	modTime   time.Time
+	prev      int64
+	prevKnown bool
+	hasPrev   bool
+	next      int
 }
 
 // batchCounts are a batch's additions to the counters.
 type batchCounts struct {
-	duplicates, unknownTypes, unknownFields, forgottenSkipped, redactions, noOffset, aliases int64
-	boms                                                                                     int64
+	duplicates, unknownTypes, unknownFields, forgottenSkipped, redactions, noOffset, aliases, ahead int64
+	boms                                                                                            int64
 }
 
 // forgottenSessions looks up when sessions were forgotten, once each per
@@ -221,7 +235,7 @@ type forgottenSessions struct {
 func (c *commitTx) startBatch(ctx context.Context, b watcher.Batch, now time.Time) (*commitBatch, error) {
 	cb := &commitBatch{commitTx: c, gen: b.Gen, lines: b.Lines, now: now, nowNano: now.UnixNano(),
 		sessions: map[string]*sessionDelta{}, unknownNames: map[string]int64{},
-		forgotten: forgottenSessions{at: map[string]int64{}}}
+		forgotten: forgottenSessions{at: map[string]int64{}}, more: b.More, modTime: b.ModTime, next: -1}
 	switch err := c.tx.QueryRowContext(ctx, `SELECT "offset" FROM generations WHERE id = ?`, b.Gen.ID).Scan(&cb.stored); {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, fmt.Errorf("no generation %d", b.Gen.ID)
@@ -284,6 +298,13 @@ func (cb *commitBatch) storeLine(i int) error {
 	}
 
 	cb.counts.redactions += int64(pl.redacted)
+	if ev.TimestampInferred {
+		t, err := cb.undatedTime(i)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", l.Number, err)
+		}
+		ev.Timestamp = t
+	}
 	rowID, inserted, err := cb.insertEvent(cb.gen, l, ev, pl.raw, cb.nowNano)
 	if err != nil {
 		return fmt.Errorf("line %d: %w", l.Number, err)
@@ -293,8 +314,75 @@ func (cb *commitBatch) storeLine(i int) error {
 	}
 	cb.count(ev)
 	ts := eventTime(ev.Timestamp, cb.now)
+	cb.prev, cb.prevKnown, cb.hasPrev = ts, true, true
 	cb.addToSession(ev, ts)
 	return cb.link(l, ev, rowID, ts)
+}
+
+// undatedTime places line i, which has no timestamp, among its
+// neighbours in the file: the time it was read (or the file's last
+// modification, when earlier: a log read long after it was written), but
+// never before the event stored before it in the file, nor after the next
+// dated line of the batch; when the file goes on past the batch (a
+// backfill cut into batches) and no dated line follows in it, the time
+// of the event before it. So a context_reset written without a timestamp
+// in an old log falls between the exchanges around it, not at the time of
+// a backfill (protocol.md, section 3).
+func (cb *commitBatch) undatedTime(i int) (time.Time, error) {
+	t := cb.now
+	if !cb.modTime.IsZero() && cb.modTime.Before(t) {
+		t = cb.modTime
+	}
+	if !cb.prevKnown {
+		err := cb.tx.QueryRowContext(cb.ctx, `SELECT ts FROM events WHERE generation = ? AND start_offset < ?
+			ORDER BY start_offset DESC LIMIT 1`, cb.gen.ID, cb.lines[i].Start).Scan(&cb.prev)
+		switch {
+		case err == nil:
+			cb.hasPrev = true
+		case !errors.Is(err, sql.ErrNoRows):
+			return time.Time{}, fmt.Errorf("time of the line before: %w", err)
+		}
+		cb.prevKnown = true
+	}
+	prev := time.Unix(0, cb.prev).UTC()
+	if next, ok := cb.nextDated(i); ok {
+		t = minTime(t, next)
+	} else if cb.more && cb.hasPrev {
+		t = prev
+	}
+	if cb.hasPrev && t.Before(prev) {
+		t = prev
+	}
+	return t.UTC(), nil
+}
+
+// nextDated returns the time of the first line after line i of the batch
+// that is stored with a timestamp of its own, if any.
+func (cb *commitBatch) nextDated(i int) (time.Time, bool) {
+	if cb.next <= i {
+		cb.next = len(cb.lines)
+		for j := i + 1; j < len(cb.lines); j++ {
+			l := &cb.lines[j]
+			if l.End <= cb.stored || l.Oversize || cb.kept[l.Start] {
+				continue
+			}
+			if pl := cb.prep.line(j); pl.err == nil && !pl.ev.TimestampInferred {
+				cb.next = j
+				break
+			}
+		}
+	}
+	if cb.next >= len(cb.lines) {
+		return time.Time{}, false
+	}
+	return cb.prep.line(cb.next).ev.Timestamp, true
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // Kinds of the rejects of lines not stored because their producer id is
@@ -361,6 +449,9 @@ func (cb *commitBatch) count(ev *logformat.Event) {
 	}
 	if ev.TimestampNoOffset {
 		cb.counts.noOffset++
+	}
+	if !ev.TimestampInferred && ev.Timestamp.UnixNano() > cb.nowNano+int64(AheadTolerance) {
+		cb.counts.ahead++
 	}
 	if ev.AIFromAlias {
 		cb.counts.aliases++
@@ -485,6 +576,7 @@ func (cb *commitBatch) writeCounters() error {
 		{CounterForgottenSkipped, n.forgottenSkipped},
 		{CounterRedactions, n.redactions},
 		{CounterTimestampsNoOffset, n.noOffset},
+		{CounterTimestampsAhead, n.ahead},
 		{CounterAIFromAlias, n.aliases},
 		{CounterBOMsSkipped, n.boms},
 	} {

@@ -108,6 +108,8 @@ func printResults(w io.Writer, resp engine.SearchResponse, color, floorGiven boo
 		switch {
 		case resp.Pending != nil && resp.Pending.Bytes > 0:
 			fmt.Fprintln(w, "nothing found among the lines indexed so far (see the note above)")
+		case resp.TimeOnly:
+			fmt.Fprintln(w, "no exchange in that span")
 		case floorGiven && resp.MinScore > 0:
 			fmt.Fprintf(w, "nothing relevant found: no past exchange scores %.2f or more (--min-score 0 lists the weakest matches too)\n", resp.MinScore)
 		default:

@@ -266,6 +266,9 @@ func printProducerCounts(w io.Writer, c engine.ProducerCounts) {
 	if c.TimestampsNoOffset > 0 {
 		fmt.Fprintf(w, "timestamps without offset\t%d\t(read as local time; write Z or +hh:mm)\n", c.TimestampsNoOffset)
 	}
+	if c.TimestampsAhead > 0 {
+		fmt.Fprintf(w, "timestamps ahead of their reading\t%d\t(dated after they were read: a clock ahead, or local time written with Z; `continuity doctor` names the sessions)\n", c.TimestampsAhead)
+	}
 	if c.AIFromAlias > 0 {
 		fmt.Fprintf(w, "answers given as \"assistant\"\t%d\t(read as \"ai\")\n", c.AIFromAlias)
 	}

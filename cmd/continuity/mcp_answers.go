@@ -29,6 +29,8 @@ func mcpSearchText(query string, r *engine.SearchResponse) string {
 	switch {
 	case len(r.Results) == 0 && r.Pending != nil && r.Pending.Bytes > 0:
 		fmt.Fprintf(&b, "Nothing found yet for %q, but recent lines are still being indexed (%s). Search again in a moment: do not conclude that it was not discussed.", query, r.Pending.Note)
+	case len(r.Results) == 0 && r.TimeOnly && r.TimeSpan != nil:
+		fmt.Fprintf(&b, "No exchange in this workspace is dated in %q, from %s to %s (UTC).", r.TimeSpan.Phrase, mcpTime(r.TimeSpan.From), mcpTime(r.TimeSpan.To))
 	case len(r.Results) == 0:
 		fmt.Fprintf(&b, "Nothing found: no past exchange in this workspace matches %q, by its words or its meaning. "+
 			"The history may not hold it: do not assume it was discussed.", query)
