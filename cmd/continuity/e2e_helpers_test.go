@@ -35,13 +35,19 @@ func TestMain(m *testing.M) {
 	if os.Getenv(embed.EnvProvider) == "" {
 		os.Setenv(embed.EnvProvider, embed.ProviderHash)
 	}
-	// The binary carries the fault injection of engine/testhooks.go
-	// (its build tag), which the shipped one does not.
-	build := exec.Command("go", "build", "-tags", "sqlite_fts5,continuity_testhooks", "-buildvcs=auto", "-o", binPath, ".")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building continuity for end-to-end tests:", err)
-		os.Exit(1)
+	if bin := os.Getenv("CONTINUITY_E2E_BIN"); bin != "" {
+		// Another build (an older commit's, to see a test fail before a
+		// change): the tests run against it as they are.
+		binPath = bin
+	} else {
+		// The binary carries the fault injection of engine/testhooks.go
+		// (its build tag), which the shipped one does not.
+		build := exec.Command("go", "build", "-tags", "sqlite_fts5,continuity_testhooks", "-buildvcs=auto", "-o", binPath, ".")
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building continuity for end-to-end tests:", err)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
