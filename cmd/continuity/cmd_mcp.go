@@ -94,7 +94,8 @@ The indexing flags are those of 'continuity daemon'.`)
 		sdkLog = log.With("component", "mcp-sdk")
 	}
 	srv := newMCPServer(p, engine.NewClient(p.layout(), envEmbedder().embedder, e.stderr), log, sdkLog)
-	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
+	out := newMCPStdout(e.stdout)
+	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(newMCPStdin(e.stdin, out, log)), Writer: nopWriteCloser{out}})
 	switch {
 	case ctx.Err() != nil, err == nil, errors.Is(err, io.EOF), errors.Is(err, mcp.ErrConnectionClosed):
 		return nil // signal, or the client closed stdin: a normal end
