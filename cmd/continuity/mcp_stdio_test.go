@@ -75,7 +75,7 @@ func TestMCPMalformedInput(t *testing.T) {
 			`not json`,
 			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_ses`, // truncated
-			`{"id":3,"hello":"world"}`, // JSON, not JSON-RPC
+			`{"id":3,"hello":"world"}`,                                                 // JSON, not JSON-RPC
 			`[1,2]`,
 			``,
 			`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`,
