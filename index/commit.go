@@ -388,27 +388,66 @@ func (cb *commitBatch) addToSession(ev *logformat.Event, ts int64) {
 	}
 }
 
-// link records the session link of a stored session_resume event. A link
-// to a forgotten session is not made again: the event stays (it belongs
-// to its own session), the link would only lead to nothing.
+// link records the session link of a stored session_resume event. A
+// link from a forgotten session is not made again (the event stays: it
+// belongs to its own session). A link to a forgotten session goes through
+// it, to the sessions it resumed (forgotten_links, and on through those
+// forgotten too): forgetting the middle of a chain does not cut it.
 func (cb *commitBatch) link(l *watcher.Line, ev *logformat.Event, rowID, ts int64) error {
 	if ev.Type != logformat.TypeSessionResume || ev.PreviousSession == "" || ev.NewSession == "" {
 		return nil
 	}
-	fp, err := cb.stillForgotten(ev.PreviousSession, ev)
-	if err != nil {
-		return fmt.Errorf("line %d: %w", l.Number, err)
-	}
 	fn, err := cb.stillForgotten(ev.NewSession, ev)
+	if err != nil || fn != 0 {
+		return err
+	}
+	prevs, err := cb.resumedThrough(ev.PreviousSession, ev)
 	if err != nil {
 		return fmt.Errorf("line %d: %w", l.Number, err)
 	}
-	if fp == 0 && fn == 0 {
-		if _, err := cb.exec(insertLinkSQL, ev.PreviousSession, ev.NewSession, rowID, ts); err != nil {
+	for _, p := range prevs {
+		if p == ev.NewSession {
+			continue
+		}
+		if _, err := cb.exec(insertLinkSQL, p, ev.NewSession, rowID, ts); err != nil {
 			return fmt.Errorf("line %d: link sessions: %w", l.Number, err)
 		}
 	}
 	return nil
+}
+
+// resumedThrough is the sessions a link to session reaches: session
+// itself, or, when the event's link to it belongs to what was forgotten
+// of it, the sessions it resumed, through those forgotten as well.
+func (cb *commitBatch) resumedThrough(session string, ev *logformat.Event) ([]string, error) {
+	var out []string
+	seen := map[string]bool{session: true}
+	for todo := []string{session}; len(todo) > 0; {
+		s := todo[0]
+		todo = todo[1:]
+		at, err := cb.stillForgotten(s, ev)
+		if err != nil {
+			return nil, err
+		}
+		if at == 0 {
+			out = append(out, s)
+			continue
+		}
+		if err := eachRow(cb.ctx, cb.tx, `SELECT previous FROM forgotten_links WHERE session = ? ORDER BY previous`, func(rows *sql.Rows) error {
+			var p string
+			if err := rows.Scan(&p); err != nil {
+				return err
+			}
+			if !seen[p] {
+				seen[p] = true
+				todo = append(todo, p)
+			}
+			return nil
+		}, s); err != nil {
+			return nil, fmt.Errorf("sessions resumed by forgotten %s: %w", s, err)
+		}
+	}
+	return out, nil
 }
 
 // forgottenAt returns when session was forgotten (unix nanoseconds), 0 if
