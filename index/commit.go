@@ -275,6 +275,13 @@ func (cb *commitBatch) storeLine(i int) error {
 		return cb.reject(cb.gen, l, kind, pl.err.Error(), cb.nowNano)
 	}
 	ev := &pl.ev
+	if ev.TimestampInferred {
+		ts, err := cb.inferredTime(i, l)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", l.Number, err)
+		}
+		ev.Timestamp = time.Unix(0, ts).UTC()
+	}
 	if at, err := cb.stillForgotten(ev.SessionID, ev); err != nil {
 		return fmt.Errorf("line %d: %w", l.Number, err)
 	} else if at != 0 {
@@ -295,6 +302,39 @@ func (cb *commitBatch) storeLine(i int) error {
 	ts := eventTime(ev.Timestamp, cb.now)
 	cb.addToSession(ev, ts)
 	return cb.link(l, ev, rowID, ts)
+}
+
+// inferredTime is the time of line i of the batch, which has none of its
+// own: when it was read, plus its place in the batch in nanoseconds, so
+// that the lines of a batch are in file order by time too (events are
+// ordered by time, then by row). A line read between lines the
+// generation already holds (a line changed or inserted by an edit of the
+// log, read after the edit) takes its place among them instead: the time
+// of the event before it in the file (after which its row puts it), or
+// just before the event after it. It then stays where it was in its
+// session, before a context reset that followed it.
+func (cb *commitBatch) inferredTime(i int, l *watcher.Line) (int64, error) {
+	read := cb.nowNano + int64(i)
+	if cb.kept == nil {
+		return read, nil // nothing stored past the batch's start: appended lines
+	}
+	var next int64
+	switch err := cb.tx.QueryRowContext(cb.ctx, `SELECT ts FROM events WHERE generation = ? AND start_offset > ?
+		ORDER BY start_offset LIMIT 1`, cb.gen.ID, l.Start).Scan(&next); {
+	case errors.Is(err, sql.ErrNoRows):
+		return read, nil // after every stored line
+	case err != nil:
+		return 0, fmt.Errorf("the time of the line after it: %w", err)
+	}
+	var prev int64
+	switch err := cb.tx.QueryRowContext(cb.ctx, `SELECT ts FROM events WHERE generation = ? AND start_offset < ?
+		ORDER BY start_offset DESC LIMIT 1`, cb.gen.ID, l.Start).Scan(&prev); {
+	case errors.Is(err, sql.ErrNoRows):
+		return next - 1, nil
+	case err != nil:
+		return 0, fmt.Errorf("the time of the line before it: %w", err)
+	}
+	return prev, nil
 }
 
 // Kinds of the rejects of lines not stored because their producer id is
