@@ -42,7 +42,14 @@ func TestMain(m *testing.M) {
 	} else {
 		// The binary carries the fault injection of engine/testhooks.go
 		// (its build tag), which the shipped one does not.
-		build := exec.Command("go", "build", "-tags", "sqlite_fts5,continuity_testhooks", "-buildvcs=auto", "-o", binPath, ".")
+		args := []string{"build", "-tags", "sqlite_fts5,continuity_testhooks", "-buildvcs=auto", "-o", binPath}
+		if raceEnabled {
+			// go test -race: the daemon, ingest and mcp these tests
+			// start are checked for data races too (a race makes the
+			// binary exit 66 and print the report on stderr).
+			args = append(args, "-race")
+		}
+		build := exec.Command("go", append(args, ".")...)
 		build.Stderr = os.Stderr
 		if err := build.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "building continuity for end-to-end tests:", err)
@@ -96,13 +103,23 @@ func (w *workspace) cli(args ...string) (string, string, int) {
 	} else if err != nil {
 		w.t.Fatalf("run %v: %v", args, err)
 	}
+	checkRace(w.t, fmt.Sprint(args), errb.String())
 	return out.String(), errb.String(), code
+}
+
+// checkRace fails the test when a binary built with -race reported a
+// data race on its stderr.
+func checkRace(t *testing.T, what, stderr string) {
+	t.Helper()
+	if i := strings.Index(stderr, "WARNING: DATA RACE"); i >= 0 {
+		t.Errorf("continuity %s: data race:\n%s", what, stderr[i:])
+	}
 }
 
 // daemonProc is a running `continuity daemon`.
 type daemonProc struct {
 	cmd    *exec.Cmd
-	stderr *bytes.Buffer
+	stderr *syncWriter // read while the daemon writes it
 	done   chan error
 }
 
@@ -114,14 +131,17 @@ func (w *workspace) startDaemon(extra ...string) *daemonProc {
 // start runs a daemon command and kills it at the end of the test.
 func (w *workspace) start(cmd *exec.Cmd) *daemonProc {
 	w.t.Helper()
-	var errb bytes.Buffer
-	cmd.Stderr = &syncWriter{b: &errb}
+	errb := &syncWriter{b: &bytes.Buffer{}}
+	cmd.Stderr = errb
 	if err := cmd.Start(); err != nil {
 		w.t.Fatal(err)
 	}
-	d := &daemonProc{cmd: cmd, stderr: &errb, done: make(chan error, 1)}
+	d := &daemonProc{cmd: cmd, stderr: errb, done: make(chan error, 1)}
 	go func() { d.done <- cmd.Wait() }()
-	w.t.Cleanup(func() { d.kill() })
+	w.t.Cleanup(func() {
+		d.kill()
+		checkRace(w.t, fmt.Sprint(cmd.Args[1:]), d.stderr.String())
+	})
 	return d
 }
 
@@ -143,8 +163,8 @@ func (d *daemonProc) stop(t *testing.T) {
 		if err != nil {
 			t.Errorf("daemonProc exited with %v; stderr:\n%s", err, d.stderr)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("daemonProc did not stop within 10s of SIGTERM")
+	case <-time.After(60 * time.Second):
+		t.Fatalf("daemonProc did not stop within a minute of SIGTERM; stderr:\n%s", d.stderr)
 	}
 }
 
@@ -168,6 +188,13 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
+}
+
+// String is what was written so far.
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // status runs `status --json`.
