@@ -220,7 +220,7 @@ func TestHookSessionStart(t *testing.T) {
 	}
 	cmd := exec.Command("sh", "-c", ss[0].Hooks[0].Command)
 	cmd.Dir = ws.root
-	cmd.Env = []string{"PATH=" + binDir + ":/usr/bin:/bin", "CLAUDE_PROJECT_DIR=" + ws.root}
+	cmd.Env = []string{"PATH=" + binDir + ":/usr/bin:/bin", "CLAUDE_PROJECT_DIR=" + ws.root, generousHookLimit}
 	cmd.Stdin = strings.NewReader(`{"session_id":"from-settings","source":"startup"}`)
 	out, err := cmd.Output()
 	if err != nil || !strings.Contains(string(out), "# Resume context") || !strings.Contains(string(out), "session id: from-settings") {
