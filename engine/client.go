@@ -151,10 +151,7 @@ func (c *Client) local(ctx context.Context, db *index.DB) (*queries, error) {
 // asking a server: always for the embedders in the binary, for remote
 // ones when the dimension is configured.
 func KnownIdentity(emb embed.Embedder) (string, bool) {
-	if emb.Dimension() == 0 {
-		return "", false
-	}
-	return vectors.SpaceIdentity(emb), true
+	return vectors.KnownSpaceIdentity(emb)
 }
 
 // openReader opens the workspace's index read-only, for queries that may

@@ -68,7 +68,7 @@ func TestWorkerDrainAndLoad(t *testing.T) {
 	// 9 exchanges; the one without words gets a zero vector (stored, so
 	// not pending, but not searchable).
 	st := w.Status()
-	if st.Pending != 0 || st.Vectors != 8 || st.Stored != 9 || !st.Ready || st.Identity != "builtin:hash-v2:64#user" || st.LastErr != "" {
+	if st.Pending != 0 || st.Vectors != 8 || st.Stored != 9 || !st.Ready || st.Identity != "builtin:hash-v2:64#user|ai" || st.LastErr != "" {
 		t.Errorf("status after Drain: %+v", st)
 	}
 	if n := pending(t, w); n != 0 {
@@ -193,13 +193,15 @@ func TestWorkerRejectedText(t *testing.T) {
 	)
 	e := &flaky{Embedder: indextest.Hash(t, 32), poison: "POISON"}
 	w := drain(t, f.DB, e)
-	if st := w.Status(); st.Pending != 0 || st.Vectors != 2 || st.Stored != 3 {
-		t.Errorf("status: %+v", st)
+	// The refused prompt's vector is zero; its answer's is not: all
+	// three exchanges can be found by meaning.
+	if st := w.Status(); st.Pending != 0 || st.Vectors != 3 || st.Stored != 3 || w.Space().Vectors() != 5 {
+		t.Errorf("status: %+v, %d vectors", st, w.Space().Vectors())
 	}
 	// When the embedder refuses everything, that is its configuration's
 	// fault: nothing is stored and Drain reports the error.
 	f2 := indextest.New(t)
-	f2.Commit(indextest.Exchange("p1", "s", indextest.At(0), "POISON one", "x"), indextest.Exchange("p2", "s", indextest.At(1), "POISON two", "y"))
+	f2.Commit(indextest.Exchange("p1", "s", indextest.At(0), "POISON one", ""), indextest.Exchange("p2", "s", indextest.At(1), "POISON two", ""))
 	w2, err := NewWorker(WorkerConfig{DB: f2.DB, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
