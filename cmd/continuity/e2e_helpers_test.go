@@ -93,7 +93,14 @@ func newWorkspace(t *testing.T) *workspace {
 // exit code.
 func (w *workspace) cli(args ...string) (string, string, int) {
 	w.t.Helper()
-	cmd := exec.Command(binPath, append([]string{"--root", w.root}, args...)...)
+	return runCmd(w.t, exec.Command(binPath, append([]string{"--root", w.root}, args...)...))
+}
+
+// runCmd runs cmd to completion and returns its stdout, stderr and exit
+// code; a binary built with -race that reported a data race fails the
+// test.
+func runCmd(t *testing.T, cmd *exec.Cmd) (string, string, int) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -101,9 +108,9 @@ func (w *workspace) cli(args ...string) (string, string, int) {
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		w.t.Fatalf("run %v: %v", args, err)
+		t.Fatalf("run %v: %v", cmd.Args, err)
 	}
-	checkRace(w.t, fmt.Sprint(args), errb.String())
+	checkRace(t, fmt.Sprint(cmd.Args[1:]), errb.String())
 	return out.String(), errb.String(), code
 }
 

@@ -105,16 +105,7 @@ func TestMCPInHomeFolder(t *testing.T) {
 		t.Helper()
 		cmd := exec.Command(binPath, args...)
 		cmd.Dir, cmd.Env = dir, env
-		var out, errb strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return out.String(), errb.String(), code
+		return runCmd(t, cmd)
 	}
 	if _, errs, code := run(home, "log", "--session", "h", "--user", "u", "--ai", "a"); code == 0 || !strings.Contains(errs, "is your home folder") {
 		t.Errorf("log in the home folder: exit %d: %s", code, errs)
