@@ -289,6 +289,13 @@ func (cb *commitBatch) storeLine(i int) error {
 		return cb.reject(cb.gen, l, kind, pl.err.Error(), cb.nowNano)
 	}
 	ev := &pl.ev
+	if ev.TimestampInferred {
+		t, err := cb.undated(i, l)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", l.Number, err)
+		}
+		ev.Timestamp = t
+	}
 	if at, err := cb.stillForgotten(ev.SessionID, ev); err != nil {
 		return fmt.Errorf("line %d: %w", l.Number, err)
 	} else if at != 0 {
@@ -298,13 +305,6 @@ func (cb *commitBatch) storeLine(i int) error {
 	}
 
 	cb.counts.redactions += int64(pl.redacted)
-	if ev.TimestampInferred {
-		t, err := cb.undatedTime(i)
-		if err != nil {
-			return fmt.Errorf("line %d: %w", l.Number, err)
-		}
-		ev.Timestamp = t
-	}
 	rowID, inserted, err := cb.insertEvent(cb.gen, l, ev, pl.raw, cb.nowNano)
 	if err != nil {
 		return fmt.Errorf("line %d: %w", l.Number, err)
@@ -317,6 +317,17 @@ func (cb *commitBatch) storeLine(i int) error {
 	cb.prev, cb.prevKnown, cb.hasPrev = ts, true, true
 	cb.addToSession(ev, ts)
 	return cb.link(l, ev, rowID, ts)
+}
+
+// undated is the time of line i (l), which has none of its own: among the
+// lines an edit kept (amongKept), else among its neighbours in the file
+// (undatedTime).
+func (cb *commitBatch) undated(i int, l *watcher.Line) (time.Time, error) {
+	ts, placed, err := cb.amongKept(l)
+	if err != nil || placed {
+		return time.Unix(0, ts).UTC(), err
+	}
+	return cb.undatedTime(i)
 }
 
 // undatedTime places line i, which has no timestamp, among its
@@ -383,6 +394,36 @@ func minTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// amongKept places line l, which has no timestamp, when it was read
+// between lines the generation already holds (a line changed or inserted
+// by an edit of the log, read after the edit): the time of the event
+// before it in the file (after which its row puts it), or just before the
+// event after it. It then stays where it was in its session, before a
+// context reset that followed it. placed is false when no stored line
+// follows it (appended lines: undatedTime places them).
+func (cb *commitBatch) amongKept(l *watcher.Line) (ts int64, placed bool, err error) {
+	if cb.kept == nil {
+		return 0, false, nil // nothing stored past the batch's start: appended lines
+	}
+	var next int64
+	switch err := cb.tx.QueryRowContext(cb.ctx, `SELECT ts FROM events WHERE generation = ? AND start_offset > ?
+		ORDER BY start_offset LIMIT 1`, cb.gen.ID, l.Start).Scan(&next); {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, false, nil // after every stored line
+	case err != nil:
+		return 0, false, fmt.Errorf("the time of the line after it: %w", err)
+	}
+	var prev int64
+	switch err := cb.tx.QueryRowContext(cb.ctx, `SELECT ts FROM events WHERE generation = ? AND start_offset < ?
+		ORDER BY start_offset DESC LIMIT 1`, cb.gen.ID, l.Start).Scan(&prev); {
+	case errors.Is(err, sql.ErrNoRows):
+		return next - 1, true, nil
+	case err != nil:
+		return 0, false, fmt.Errorf("the time of the line before it: %w", err)
+	}
+	return prev, true, nil
 }
 
 // Kinds of the rejects of lines not stored because their producer id is
@@ -479,27 +520,66 @@ func (cb *commitBatch) addToSession(ev *logformat.Event, ts int64) {
 	}
 }
 
-// link records the session link of a stored session_resume event. A link
-// to a forgotten session is not made again: the event stays (it belongs
-// to its own session), the link would only lead to nothing.
+// link records the session link of a stored session_resume event. A
+// link from a forgotten session is not made again (the event stays: it
+// belongs to its own session). A link to a forgotten session goes through
+// it, to the sessions it resumed (forgotten_links, and on through those
+// forgotten too): forgetting the middle of a chain does not cut it.
 func (cb *commitBatch) link(l *watcher.Line, ev *logformat.Event, rowID, ts int64) error {
 	if ev.Type != logformat.TypeSessionResume || ev.PreviousSession == "" || ev.NewSession == "" {
 		return nil
 	}
-	fp, err := cb.stillForgotten(ev.PreviousSession, ev)
-	if err != nil {
-		return fmt.Errorf("line %d: %w", l.Number, err)
-	}
 	fn, err := cb.stillForgotten(ev.NewSession, ev)
+	if err != nil || fn != 0 {
+		return err
+	}
+	prevs, err := cb.resumedThrough(ev.PreviousSession, ev)
 	if err != nil {
 		return fmt.Errorf("line %d: %w", l.Number, err)
 	}
-	if fp == 0 && fn == 0 {
-		if _, err := cb.exec(insertLinkSQL, ev.PreviousSession, ev.NewSession, rowID, ts); err != nil {
+	for _, p := range prevs {
+		if p == ev.NewSession {
+			continue
+		}
+		if _, err := cb.exec(insertLinkSQL, p, ev.NewSession, rowID, ts); err != nil {
 			return fmt.Errorf("line %d: link sessions: %w", l.Number, err)
 		}
 	}
 	return nil
+}
+
+// resumedThrough is the sessions a link to session reaches: session
+// itself, or, when the event's link to it belongs to what was forgotten
+// of it, the sessions it resumed, through those forgotten as well.
+func (cb *commitBatch) resumedThrough(session string, ev *logformat.Event) ([]string, error) {
+	var out []string
+	seen := map[string]bool{session: true}
+	for todo := []string{session}; len(todo) > 0; {
+		s := todo[0]
+		todo = todo[1:]
+		at, err := cb.stillForgotten(s, ev)
+		if err != nil {
+			return nil, err
+		}
+		if at == 0 {
+			out = append(out, s)
+			continue
+		}
+		if err := eachRow(cb.ctx, cb.tx, `SELECT previous FROM forgotten_links WHERE session = ? ORDER BY previous`, func(rows *sql.Rows) error {
+			var p string
+			if err := rows.Scan(&p); err != nil {
+				return err
+			}
+			if !seen[p] {
+				seen[p] = true
+				todo = append(todo, p)
+			}
+			return nil
+		}, s); err != nil {
+			return nil, fmt.Errorf("sessions resumed by forgotten %s: %w", s, err)
+		}
+	}
+	return out, nil
 }
 
 // forgottenAt returns when session was forgotten (unix nanoseconds), 0 if

@@ -270,6 +270,9 @@ func (w *Worker) once(ctx context.Context) (n int, err error) {
 	}
 	w.step.Lock()
 	defer w.step.Unlock()
+	// The error is published as the step ends; a success clears it
+	// before the step publishes what it stored (below), so that Status
+	// never shows new vectors with the error of the step before.
 	defer func() {
 		if err != nil {
 			s := err.Error()
@@ -370,6 +373,7 @@ func (w *Worker) once(ctx context.Context) (n int, err error) {
 	if err := w.db.StoreVectors(ctx, id, rows, stored); err != nil {
 		return 0, fmt.Errorf("vectors: store %d vectors: %w", len(rows), err)
 	}
+	w.lastErr.Store(nil) // a success: before its vectors are counted
 	w.stored.Add(int64(len(rows)))
 	w.pending.Store(max(0, w.pending.Load()-int64(len(items))))
 	// Stored: a failure to add them to the in-memory space only delays

@@ -141,15 +141,17 @@ func printResult(w io.Writer, r engine.SearchResult, hl func(string) string) {
 	if r.Weak {
 		weak = ", weak"
 	}
-	fmt.Fprintf(w, "%s  %s  %s:%d  (%.2f%s)\n", r.Timestamp.Local().Format("2006-01-02 15:04"), r.SessionID, r.File, r.Line, r.Score, weak)
+	// Stored text shows its control characters escaped (the highlights
+	// are added after).
+	fmt.Fprintf(w, "%s  %s  %s:%d  (%.2f%s)\n", r.Timestamp.Local().Format("2006-01-02 15:04"), r.SessionID, engine.Printable(r.File), r.Line, r.Score, weak)
 	if r.User != "" {
-		fmt.Fprintf(w, "  user: %s\n", hl(snippet(r.User, 300)))
+		fmt.Fprintf(w, "  user: %s\n", hl(engine.Printable(snippet(r.User, 300))))
 	}
 	if r.AI != "" {
-		fmt.Fprintf(w, "  ai:   %s\n", hl(snippet(r.AI, 300)))
+		fmt.Fprintf(w, "  ai:   %s\n", hl(engine.Printable(snippet(r.AI, 300))))
 	}
 	if len(r.Files) > 0 {
-		fmt.Fprintf(w, "  files: %s\n", hl(snippet(strings.Join(r.Files, ", "), 300)))
+		fmt.Fprintf(w, "  files: %s\n", hl(engine.Printable(snippet(strings.Join(r.Files, ", "), 300))))
 	}
 	if o := r.SupersededBy; o != nil {
 		fmt.Fprintf(w, "  superseded by the exchange of %s (%s): the same question, answered differently later\n", o.Timestamp.Local().Format("2006-01-02 15:04"), o.SessionID)

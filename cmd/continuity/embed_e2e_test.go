@@ -160,16 +160,7 @@ func (w *workspace) cliEnv(env []string, args ...string) (string, string, int) {
 	w.t.Helper()
 	cmd := exec.Command(binPath, append([]string{"--root", w.root}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		w.t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+	return runCmd(w.t, cmd)
 }
 
 func (w *workspace) statusEnv(env []string) engine.StatusReport {

@@ -205,6 +205,9 @@ func mcpError(tool string, err error) error {
 	msg = strings.ReplaceAll(msg, "continuity sessions", "list_sessions")
 	msg = reFlag.ReplaceAllStringFunc(msg, func(f string) string {
 		name := strings.TrimPrefix(f, "--")
+		if name == "root" {
+			return f // the server's own flag, in the MCP entry's args
+		}
 		if tool == "search_conversations" && name == "session" {
 			return "argument session"
 		}
