@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/praxis-os/continuity/engine"
 	"github.com/praxis-os/continuity/logformat"
+	"github.com/praxis-os/continuity/mcpserver"
 	wspace "github.com/praxis-os/continuity/workspace"
 )
 
@@ -121,8 +122,8 @@ The indexing flags are those of 'continuity daemon'.`)
 		sdkLog = log.With("component", "mcp-sdk")
 	}
 	srv := newMCPServer(ws, p, log, sdkLog)
-	out := newMCPStdout(e.stdout)
-	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(newMCPStdin(e.stdin, out, log)), Writer: nopWriteCloser{out}})
+	out := mcpserver.NewStdout(e.stdout)
+	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(mcpserver.NewStdin(e.stdin, out, log, mcpToolTimeout+5*time.Second)), Writer: nopWriteCloser{out}})
 	switch {
 	case ctx.Err() != nil, err == nil, errors.Is(err, io.EOF), errors.Is(err, mcp.ErrConnectionClosed):
 		return nil // signal, or the client closed stdin: a normal end
@@ -347,7 +348,7 @@ func addQueryTools(srv *mcp.Server, ws mcpWorkspaceOf, log *slog.Logger) {
 			"compacted (session_id=your session and include_current=true: its exchanges left your window), with query set " +
 			"to what you are about to do.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}, guard(log, "resume_context", func(ctx context.Context, req *mcp.CallToolRequest, in resumeIn) (*mcp.CallToolResult, *mcpResumeOut, error) {
+	}, guard(log, "resume_context", func(ctx context.Context, req *mcp.CallToolRequest, in resumeIn) (*mcp.CallToolResult, *mcpserver.ResumeOut, error) {
 		switch {
 		case in.Latest && in.SessionID != "":
 			return nil, nil, errors.New("give session_id or latest, not both")
@@ -370,7 +371,7 @@ func addQueryTools(srv *mcp.Server, ws mcpWorkspaceOf, log *slog.Logger) {
 		if text == "" {
 			text = "(nothing to resume from: no earlier exchanges for this session)"
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, mcpResume(&pack), nil
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, mcpserver.Resume(&pack), nil
 	}))
 
 	mcp.AddTool(srv, &mcp.Tool{
@@ -380,7 +381,7 @@ func addQueryTools(srv *mcp.Server, ws mcpWorkspaceOf, log *slog.Logger) {
 			"exchanges, context resets, and resume links (the sessions each one resumes and is resumed by). Call it to " +
 			"find a session id for resume_context or search_conversations.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}, guard(log, "list_sessions", func(ctx context.Context, req *mcp.CallToolRequest, _ emptyIn) (*mcp.CallToolResult, *mcpSessionsOut, error) {
+	}, guard(log, "list_sessions", func(ctx context.Context, req *mcp.CallToolRequest, _ emptyIn) (*mcp.CallToolResult, *mcpserver.SessionsOut, error) {
 		_, c, err := ws(ctx, req)
 		if err != nil {
 			return nil, nil, err
@@ -389,7 +390,7 @@ func addQueryTools(srv *mcp.Server, ws mcpWorkspaceOf, log *slog.Logger) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return nil, mcpSessions(&resp), nil
+		return nil, mcpserver.Sessions(&resp), nil
 	}))
 
 	mcp.AddTool(srv, &mcp.Tool{
@@ -404,7 +405,7 @@ func addQueryTools(srv *mcp.Server, ws mcpWorkspaceOf, log *slog.Logger) {
 			"(weak: true) are only the closest matches. A query naming only a time ('what did we do yesterday') lists that " +
 			"span's exchanges, newest first. Filters: session, chain (a session and those it resumes), since/until, limit.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}, guard(log, "search_conversations", func(ctx context.Context, req *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, *mcpSearchOut, error) {
+	}, guard(log, "search_conversations", func(ctx context.Context, req *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, *mcpserver.SearchOut, error) {
 		if strings.TrimSpace(in.Query) == "" {
 			return nil, nil, errors.New("query is empty: give words to search for")
 		}
@@ -417,18 +418,18 @@ func addQueryTools(srv *mcp.Server, ws mcpWorkspaceOf, log *slog.Logger) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if text := mcpSearchText(in.Query, &resp); text != "" {
+		if text := mcpserver.SearchText(in.Query, &resp); text != "" {
 			// Said in words: an empty or weak list reads too easily as
 			// "no history", as a failure, or as the answer; the JSON
 			// follows, as the tool's structured content.
-			out := mcpSearch(&resp)
+			out := mcpserver.Search(&resp)
 			data, err := json.Marshal(out)
 			if err != nil {
 				return nil, nil, err
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}, &mcp.TextContent{Text: string(data)}}}, out, nil
 		}
-		return nil, mcpSearch(&resp), nil
+		return nil, mcpserver.Search(&resp), nil
 	}))
 }
 
@@ -470,7 +471,7 @@ func mcpAppend(p paths, r logRequest) (logExchangeOut, error) {
 	if err != nil {
 		rel = filepath.Join(p.logs, to)
 	}
-	return logExchangeOut{ID: ev.ID, SessionID: ev.SessionID, Timestamp: mcpTime(ev.Timestamp), File: rel, Workspace: p.root}, nil
+	return logExchangeOut{ID: ev.ID, SessionID: ev.SessionID, Timestamp: mcpserver.Time(ev.Timestamp), File: rel, Workspace: p.root}, nil
 }
 
 // guard makes a tool handler safe to expose: a panic becomes a tool error
@@ -489,7 +490,7 @@ func guard[In, Out any](log *slog.Logger, name string, h mcp.ToolHandlerFor[In, 
 		start := time.Now()
 		res, out, err = h(ctx, req, in)
 		log.Debug("mcp: tool call", "tool", name, "took", time.Since(start), "err", err)
-		return res, out, mcpError(name, err)
+		return res, out, mcpserver.Error(name, err)
 	}
 }
 

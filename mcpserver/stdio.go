@@ -1,4 +1,4 @@
-package main
+package mcpserver
 
 import (
 	"bufio"
@@ -29,30 +29,28 @@ import (
 // answers to the requests still running: a client that writes its
 // requests and closes its end (printf ... | continuity mcp) would get few
 // of them. So the end of stdin is handed over only once every request
-// read has been answered (or mcpDrain has passed).
+// read has been answered (or the Stdin's drain time has passed).
 
-// mcpMaxLine bounds one line of stdin, as the SDK bounds a message.
-const mcpMaxLine = mcp.DefaultMaxLineLength
+// maxLine bounds one line of stdin, as the SDK bounds a message.
+const maxLine = mcp.DefaultMaxLineLength
 
-// mcpDrain bounds the wait for the answers to the requests read before
-// stdin ended: a tool call is bounded by mcpToolTimeout.
-const mcpDrain = mcpToolTimeout + 5*time.Second
-
-// mcpStdout serialises writes to stdout (the SDK writes each message with
+// Stdout serialises writes to stdout (the SDK writes each message with
 // one Write, and so do the answers to refused lines), and keeps count of
 // the requests read that are not answered yet.
-type mcpStdout struct {
+type Stdout struct {
 	mu       sync.Mutex
 	w        io.Writer
 	open     map[jsonrpc.ID]bool // requests handed to the SDK, not answered yet
 	answered chan struct{}       // closed and replaced at each answer
 }
 
-func newMCPStdout(w io.Writer) *mcpStdout {
-	return &mcpStdout{w: w, open: map[jsonrpc.ID]bool{}, answered: make(chan struct{})}
+// NewStdout writes the server's messages to w, one a line, counting the
+// requests still unanswered.
+func NewStdout(w io.Writer) *Stdout {
+	return &Stdout{w: w, open: map[jsonrpc.ID]bool{}, answered: make(chan struct{})}
 }
 
-func (o *mcpStdout) Write(p []byte) (int, error) {
+func (o *Stdout) Write(p []byte) (int, error) {
 	var resp *jsonrpc.Response
 	if msg, err := jsonrpc.DecodeMessage(bytes.TrimSpace(p)); err == nil {
 		resp, _ = msg.(*jsonrpc.Response)
@@ -69,7 +67,7 @@ func (o *mcpStdout) Write(p []byte) (int, error) {
 }
 
 // request records a request handed to the SDK, to be answered.
-func (o *mcpStdout) request(id jsonrpc.ID) {
+func (o *Stdout) request(id jsonrpc.ID) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.open[id] = true
@@ -77,7 +75,7 @@ func (o *mcpStdout) request(id jsonrpc.ID) {
 
 // drain waits until every request recorded is answered, or until the
 // deadline; false when some are not.
-func (o *mcpStdout) drain(deadline time.Time) bool {
+func (o *Stdout) drain(deadline time.Time) bool {
 	for {
 		o.mu.Lock()
 		n, answered := len(o.open), o.answered
@@ -96,23 +94,28 @@ func (o *mcpStdout) drain(deadline time.Time) bool {
 	}
 }
 
-// mcpStdin hands the SDK the lines of r that are JSON-RPC messages, and
+// Stdin hands the SDK the lines of r that are JSON-RPC messages, and
 // answers the others on out.
-type mcpStdin struct {
+type Stdin struct {
 	r       *bufio.Reader
-	out     *mcpStdout
+	out     *Stdout
 	log     *slog.Logger
 	line    int    // lines read
 	pending []byte // the part of a message line (with its '\n') not read yet
 	err     error  // the reader's error, once its last line is handed over
+	drain   time.Duration
 }
 
-func newMCPStdin(r io.Reader, out *mcpStdout, log *slog.Logger) *mcpStdin {
-	return &mcpStdin{r: bufio.NewReaderSize(r, 64<<10), out: out, log: log}
+// NewStdin reads the messages of r, answering those that are not
+// JSON-RPC requests on out. Once r ends, it waits up to drain for the
+// answers to the requests read (a tool call's time limit and a margin)
+// before it says so to the SDK.
+func NewStdin(r io.Reader, out *Stdout, log *slog.Logger, drain time.Duration) *Stdin {
+	return &Stdin{r: bufio.NewReaderSize(r, 64<<10), out: out, log: log, drain: drain}
 }
 
 // Read implements io.Reader.
-func (s *mcpStdin) Read(p []byte) (int, error) {
+func (s *Stdin) Read(p []byte) (int, error) {
 	for len(s.pending) == 0 {
 		if s.err != nil {
 			return 0, s.err
@@ -120,8 +123,8 @@ func (s *mcpStdin) Read(p []byte) (int, error) {
 		line, err := s.next()
 		if err != nil {
 			s.err = err
-			if line == nil && !s.out.drain(time.Now().Add(mcpDrain)) {
-				s.log.Warn("mcp: stdin ended; some requests were not answered in time", "waited", mcpDrain)
+			if line == nil && !s.out.drain(time.Now().Add(s.drain)) {
+				s.log.Warn("mcp: stdin ended; some requests were not answered in time", "waited", s.drain)
 			}
 		}
 		if line != nil {
@@ -135,7 +138,7 @@ func (s *mcpStdin) Read(p []byte) (int, error) {
 
 // next returns the next line that is a JSON-RPC message (nil when the
 // lines up to the end of r are not), and r's error once it ends.
-func (s *mcpStdin) next() ([]byte, error) {
+func (s *Stdin) next() ([]byte, error) {
 	for {
 		line, tooLong, err := s.readLine()
 		if len(line) > 0 || tooLong {
@@ -151,12 +154,12 @@ func (s *mcpStdin) next() ([]byte, error) {
 }
 
 // readLine reads one line without its "\n" (and "\r"); a line longer than
-// mcpMaxLine is read to its end and dropped (tooLong).
-func (s *mcpStdin) readLine() (line []byte, tooLong bool, err error) {
+// maxLine is read to its end and dropped (tooLong).
+func (s *Stdin) readLine() (line []byte, tooLong bool, err error) {
 	for {
 		frag, err := s.r.ReadSlice('\n')
 		if !tooLong {
-			if len(line)+len(frag) > mcpMaxLine+2 {
+			if len(line)+len(frag) > maxLine+2 {
 				tooLong, line = true, nil
 			} else {
 				line = append(line, frag...)
@@ -172,7 +175,7 @@ func (s *mcpStdin) readLine() (line []byte, tooLong bool, err error) {
 
 // check returns line when it is a JSON-RPC message; else it answers it
 // and returns nil. Blank lines are skipped quietly.
-func (s *mcpStdin) check(line []byte, tooLong bool) []byte {
+func (s *Stdin) check(line []byte, tooLong bool) []byte {
 	t := bytes.TrimSpace(line)
 	if len(t) == 0 && !tooLong {
 		return nil
@@ -182,7 +185,7 @@ func (s *mcpStdin) check(line []byte, tooLong bool) []byte {
 	var why string
 	switch {
 	case tooLong:
-		code, why = jsonrpc.CodeParseError, fmt.Sprintf("parse error: line %d is longer than %d bytes", s.line, mcpMaxLine)
+		code, why = jsonrpc.CodeParseError, fmt.Sprintf("parse error: line %d is longer than %d bytes", s.line, maxLine)
 	case !json.Valid(t):
 		var v any
 		err := json.Unmarshal(t, &v)
@@ -222,7 +225,7 @@ func requestID(obj []byte) any {
 }
 
 // answer writes an error response to a refused line.
-func (s *mcpStdin) answer(code int, id any, message string) {
+func (s *Stdin) answer(code int, id any, message string) {
 	resp := struct {
 		JSONRPC string `json:"jsonrpc"`
 		ID      any    `json:"id"`
