@@ -327,7 +327,20 @@ func (cb *commitBatch) undated(i int, l *watcher.Line) (time.Time, error) {
 	if err != nil || placed {
 		return time.Unix(0, ts).UTC(), err
 	}
-	return cb.undatedTime(i)
+	t, err := cb.undatedTime(i)
+	if err != nil {
+		return t, err
+	}
+	// Plus its place in the batch in nanoseconds, never reaching the next
+	// dated line: the undated lines of a batch are in file order by time
+	// too (events are ordered by time, then by row), so that a line an
+	// edit changes later, which gets a new row and the time of the line
+	// before it (amongKept), stays before the lines that followed it.
+	u := t.Add(time.Duration(i))
+	if next, ok := cb.nextDated(i); !ok || u.Before(next) {
+		t = u
+	}
+	return t, nil
 }
 
 // undatedTime places line i, which has no timestamp, among its
