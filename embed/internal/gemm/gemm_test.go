@@ -3,6 +3,7 @@ package gemm
 import (
 	"math"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 )
 
@@ -89,6 +90,43 @@ func TestTailKernels(t *testing.T) {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 					t.Fatalf("k %d, %d rows: c[%d] = %v, 6-row kernel %v", k, rows, i, got[i], want[i])
 				}
+			}
+		}
+	}
+}
+
+// TestMulYield: MulYield gives Mul's product bit for bit and calls yield
+// before every panel of every block of rows, on one goroutine and on
+// several; Flops counts 2·m·K·N a product.
+func TestMulYield(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const m, k, n = 200, 64, 40 // 3 blocks of rows, 3 panels (the last partial)
+	a := make([]float32, m*k)
+	w := make([]float32, k*n)
+	for i := range a {
+		a[i] = r.Float32()*2 - 1
+	}
+	for i := range w {
+		w[i] = r.Float32()*2 - 1
+	}
+	p := Pack(k, n, w)
+	want := make([]float32, m*n)
+	p.Mul(want, a, m, 1)
+	for _, threads := range []int{1, 3} {
+		var yields atomic.Int64
+		got := make([]float32, m*n)
+		f0 := Flops()
+		p.MulYield(got, a, m, threads, func() { yields.Add(1) })
+		if d := Flops() - f0; d != 2*m*k*n {
+			t.Errorf("Flops grew by %d, want %d", d, 2*m*k*n)
+		}
+		blocks := (m + rowBlock - 1) / rowBlock
+		if y := yields.Load(); y != int64(blocks*p.Panels()) {
+			t.Errorf("%d threads: %d yields, want %d (%d blocks of rows × %d panels)", threads, y, blocks*p.Panels(), blocks, p.Panels())
+		}
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%d threads: c[%d] = %v, Mul %v", threads, i, got[i], want[i])
 			}
 		}
 	}
