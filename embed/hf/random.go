@@ -16,6 +16,12 @@ type Shape struct {
 	Hidden, Intermediate, Layers, Heads, Vocabulary, Positions int
 }
 
+// Shape is the model's size.
+func (m *Model) Shape() Shape {
+	c := m.cfg
+	return Shape{Hidden: c.HiddenSize, Intermediate: c.IntermediateSize, Layers: c.Layers, Heads: c.Heads, Vocabulary: c.VocabSize, Positions: c.MaxPositions}
+}
+
 // BGESmallShape is bge-small-en-v1.5's shape (also all-MiniLM's, e5-small's,
 // gte-small's and arctic-embed-s's but for their depth and pooling): 12
 // layers, 384 wide, 12 heads, 1536 intermediate, 30522 tokens, 512

@@ -32,6 +32,7 @@ package cores
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -176,20 +177,21 @@ func Run(ctx context.Context, job Job, forward func(x Exec, lo, hi int)) error {
 
 func run(ctx context.Context, g *Gate, job Job, forward func(x Exec, lo, hi int)) error {
 	query := IsQuery(ctx)
-	var yield func()
+	yields := !query
 	switch {
 	case query:
 		defer g.Enter()()
 	case isUngated(ctx):
-		g = new(Gate) // never held
-	default:
-		yield = func() { g.Wait(ctx) } // a cancelled ctx ends the wait; the next check returns its error
+		g, yields = new(Gate), false // never held
 	}
 	threads := max(job.Threads, 1)
 	if shards := plan(job, threads); !query && len(shards) > 1 {
-		return runShards(ctx, g, shards, min(threads, len(shards)), forward, yield)
+		return runShards(ctx, g, shards, min(threads, len(shards)), forward, yields)
 	}
-	x := Exec{Threads: threads, Yield: yield}
+	x := Exec{Threads: threads}
+	if yields {
+		x.Yield = yielder(ctx, g)
+	}
 	for _, b := range batches(job.Lengths, max(job.BatchTokens, 1)) {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -206,10 +208,13 @@ func run(ctx context.Context, g *Gate, job Job, forward func(x Exec, lo, hi int)
 
 // runShards runs the shards on workers goroutines (the caller's one of
 // them), each claiming the next shard when done with one.
-func runShards(ctx context.Context, g *Gate, shards [][2]int, workers int, forward func(x Exec, lo, hi int), yield func()) error {
+func runShards(ctx context.Context, g *Gate, shards [][2]int, workers int, forward func(x Exec, lo, hi int), yields bool) error {
 	var next atomic.Int64
-	x := Exec{Threads: 1, Yield: yield}
 	work := func() {
+		x := Exec{Threads: 1}
+		if yields {
+			x.Yield = yielder(ctx, g)
+		}
 		for {
 			i := int(next.Add(1)) - 1
 			if i >= len(shards) || ctx.Err() != nil || g.Wait(ctx) != nil {
@@ -225,6 +230,26 @@ func runShards(ctx context.Context, g *Gate, shards [][2]int, workers int, forwa
 	work()
 	wg.Wait()
 	return ctx.Err()
+}
+
+// yieldsPerGosched: a background goroutine lets the Go scheduler run
+// other goroutines every this many yields (panels, tens of microseconds
+// of work each): a query's goroutine woken by a timer or the network
+// while background work holds every P would otherwise wait for the
+// scheduler's preemption (10 ms) before it even starts.
+const yieldsPerGosched = 16
+
+// yielder returns the Yield of a background goroutine's products: wait
+// at g while a query holds it, and now and then let the scheduler run
+// what is waiting for a P.
+func yielder(ctx context.Context, g *Gate) func() {
+	var n atomic.Int32 // a product's goroutines may share it
+	return func() {
+		g.Wait(ctx) // a cancelled ctx ends the wait; the next check between shards returns its error
+		if n.Add(1)%yieldsPerGosched == 0 {
+			runtime.Gosched()
+		}
+	}
 }
 
 // batches cuts the sequences into runs of at most limit tokens (at least

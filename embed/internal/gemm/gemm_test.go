@@ -17,14 +17,7 @@ func TestPackedMul(t *testing.T) {
 	// depth past 1536 (the tail buffer grows) included.
 	for _, sh := range [][3]int{{1, 32, 16}, {5, 256, 48}, {6, 64, 32}, {13, 512, 64}, {200, 96, 160}, {7, 40, 20}, {13, 33, 8}, {100, 64, 312}, {9, 3072, 40}} {
 		m, k, n := sh[0], sh[1], sh[2]
-		a := make([]float32, m*k)
-		w := make([]float32, k*n)
-		for i := range a {
-			a[i] = r.Float32()*2 - 1
-		}
-		for i := range w {
-			w[i] = r.Float32()*2 - 1
-		}
+		a, w := randomMatrix(r, m*k), randomMatrix(r, k*n)
 		want := make([]float64, m*n)
 		for i := 0; i < m; i++ {
 			for j := 0; j < n; j++ {
@@ -73,14 +66,7 @@ func TestPackedMul(t *testing.T) {
 func TestTailKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, k := range []int{1, 7, 256, 1536} {
-		a := make([]float32, kernelRows*k)
-		b := make([]float32, k*PanelWidth)
-		for i := range a {
-			a[i] = r.Float32()*2 - 1
-		}
-		for i := range b {
-			b[i] = r.Float32()*2 - 1
-		}
+		a, b := randomMatrix(r, kernelRows*k), randomMatrix(r, k*PanelWidth)
 		want := make([]float32, kernelRows*PanelWidth)
 		kernel6x16(a, k, b, want, PanelWidth, k)
 		for rows := 1; rows <= kernelRows; rows++ {
@@ -101,14 +87,7 @@ func TestTailKernels(t *testing.T) {
 func TestMulYield(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	const m, k, n = 200, 64, 40 // 3 blocks of rows, 3 panels (the last partial)
-	a := make([]float32, m*k)
-	w := make([]float32, k*n)
-	for i := range a {
-		a[i] = r.Float32()*2 - 1
-	}
-	for i := range w {
-		w[i] = r.Float32()*2 - 1
-	}
+	a, w := randomMatrix(r, m*k), randomMatrix(r, k*n)
 	p := Pack(k, n, w)
 	want := make([]float32, m*n)
 	p.Mul(want, a, m, 1)
@@ -130,4 +109,13 @@ func TestMulYield(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randomMatrix returns n values uniform in [-1, 1).
+func randomMatrix(r *rand.Rand, n int) []float32 {
+	a := make([]float32, n)
+	for i := range a {
+		a[i] = r.Float32()*2 - 1
+	}
+	return a
 }
