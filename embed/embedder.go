@@ -36,6 +36,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/praxis-os/continuity/embed/internal/cores"
 )
 
 // Embedder turns texts into vectors. Implementations are safe for concurrent
@@ -72,8 +74,10 @@ type QueryEmbedder interface {
 
 // EmbedQueries embeds search queries: with e's EmbedQueries when it is a
 // QueryEmbedder, else with Embed (the other embedders make no
-// difference).
+// difference). The in-process embedders (uselite, hf) embed them before
+// their background work, which waits meanwhile.
 func EmbedQueries(ctx context.Context, e Embedder, texts []string) ([][]float32, error) {
+	ctx = cores.Query(ctx)
 	if q, ok := e.(QueryEmbedder); ok {
 		return q.EmbedQueries(ctx, texts)
 	}

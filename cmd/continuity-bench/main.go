@@ -6,6 +6,14 @@
 //	go run -tags sqlite_fts5 ./cmd/continuity-bench latency [--lines 1000]
 //	go run -tags sqlite_fts5 ./cmd/continuity-bench idle    [--seconds 10]
 //	go run -tags sqlite_fts5 ./cmd/continuity-bench query   [--lines 10000] [--vectors seed|embed] [--workspace DIR] [--queries 200]
+//	go run -tags sqlite_fts5 ./cmd/continuity-bench embed   [--cores N] [--hf-model NAME|DIR] [--skip uselite,hf,js,queries] [--short N] [--long N]
+//
+// embed measures the in-process embedders (package embed/embedbench): short
+// and long texts a second on one core and on all, the scaling, the query
+// latency while the background embeds, the matrix kernel's GFLOP/s against
+// the core's FMA peak, and uselite's JS runtime on the same texts (after
+// `npm install --ignore-scripts` in embed/uselite/testdata/jsref; skipped
+// with a message otherwise).
 //
 // query --lines 1000000 is the 1M-exchange run (not in CI: gigabytes of
 // logs and index, and a long preparation; README, Performance).
@@ -19,6 +27,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/praxis-os/continuity/embed/embedbench"
 )
 
 func main() {
@@ -39,7 +49,32 @@ func main() {
 	prepareOnly := fs.Bool("prepare", false, "query: prepare the --workspace (logs, ingest, vectors) and stop, to measure it later")
 	queries := fs.Int("queries", 200, "query: how many queries per measured case (each search mode, each resume case)")
 	workspace := fs.String("workspace", "", "query: the workspace to use and keep (default: a temporary one); one a previous query run prepared is measured again without ingesting or seeding (the 1M run takes a while to prepare)")
+	cores := fs.Int("cores", 0, "embed: \"all cores\" (default: the machine's)")
+	hfModel := fs.String("hf-model", "", "embed: the hf model to measure, a name or folder as for --embed-model (default: random weights of bge-small's shape, generated)")
+	skip := fs.String("skip", "", "embed: what not to measure, comma-separated: uselite, hf, js, queries")
+	short := fs.Int("short", 0, "embed: short texts per measure (default 4000 for uselite, 1000 for hf)")
+	long := fs.Int("long", 0, "embed: long texts per measure (default 512 for uselite, 64 for hf)")
+	jsSeconds := fs.Float64("js-seconds", 10, "embed: seconds the JS runtime embeds each set")
 	fs.Parse(os.Args[2:])
+
+	ctx := context.Background()
+	if os.Args[1] == "embed" { // no binary, no workspace
+		cfg := embedbench.Config{Cores: *cores, HFModel: *hfModel, Skip: map[string]bool{}, JSSeconds: *jsSeconds,
+			Short: *short, HFShort: *short, Long: *long, HFLong: *long}
+		for _, s := range strings.Split(*skip, ",") {
+			switch s = strings.TrimSpace(s); s {
+			case "":
+			case "uselite", "hf", "js", "queries":
+				cfg.Skip[s] = true
+			default:
+				fatal(fmt.Errorf("--skip %q: want uselite, hf, js or queries (comma-separated)", s))
+			}
+		}
+		if err := embedbench.Report(ctx, cfg, os.Stdout); err != nil {
+			fatal(err)
+		}
+		return
+	}
 
 	tmp, err := os.MkdirTemp("", "continuity-bench-")
 	if err != nil {
@@ -58,7 +93,6 @@ func main() {
 			fatal(fmt.Errorf("build (run from the repository root): %w", err))
 		}
 	}
-	ctx := context.Background()
 	switch os.Args[1] {
 	case "ingest":
 		err = benchIngest(ctx, *bin, *compare, tmp, or(*lines, 100000), strings.Split(*data, ","), max(*runs, 1), *embed)
@@ -92,7 +126,7 @@ func or(v, def int) int {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: continuity-bench ingest|latency|idle|query [--lines N] [--seconds N] [--data KINDS] [--embed] [--vectors seed|embed] [--workspace DIR] [--queries N] [--bin PATH] [--keep]")
+	fmt.Fprintln(os.Stderr, "usage: continuity-bench ingest|latency|idle|query|embed [--lines N] [--seconds N] [--data KINDS] [--embed] [--vectors seed|embed] [--workspace DIR] [--queries N] [--bin PATH] [--keep] [--cores N] [--hf-model NAME|DIR] [--skip uselite,hf,js,queries] [--short N] [--long N] [--js-seconds S]")
 }
 
 func fatal(err error) {

@@ -1,15 +1,8 @@
 package hf
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
-	"encoding/json"
 	"fmt"
-	"math"
-	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -109,51 +102,8 @@ func BenchmarkEmbedBGEShape(b *testing.B) {
 // with the reference tokenizer, into a temporary folder.
 func bgeShapedModel(b *testing.B) string {
 	b.Helper()
-	src := goldenDir(b, "tiny-bert-cls")
 	dir := b.TempDir()
-	const h, inter, layers, heads, vocab, positions = 384, 1536, 12, 12, 30522, 512
-	for _, f := range []string{fileTokenizer, fileModules, filePooling} {
-		data, err := os.ReadFile(filepath.Join(src, filepath.FromSlash(f)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		os.MkdirAll(filepath.Dir(filepath.Join(dir, filepath.FromSlash(f))), 0o700)
-		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(f)), data, 0o600); err != nil {
-			b.Fatal(err)
-		}
-	}
-	cfg := map[string]any{"model_type": "bert", "architectures": []string{"BertModel"}, "hidden_size": h, "intermediate_size": inter,
-		"num_hidden_layers": layers, "num_attention_heads": heads, "vocab_size": vocab, "max_position_embeddings": positions,
-		"type_vocab_size": 2, "hidden_act": "gelu", "layer_norm_eps": 1e-12}
-	cb, _ := json.Marshal(cfg)
-	os.WriteFile(filepath.Join(dir, fileConfig), cb, 0o600)
-	os.WriteFile(filepath.Join(dir, fileSBert), []byte(`{"max_seq_length": 512}`), 0o600)
-	m := &Model{cfg: &bertConfig{VocabSize: vocab, HiddenSize: h, Layers: layers, IntermediateSize: inter, MaxPositions: positions, TypeVocabSize: new(int)}}
-	*m.cfg.TypeVocabSize = 2
-	r := rand.New(rand.NewPCG(1, 2))
-	header := map[string]any{}
-	var data bytes.Buffer
-	for _, t := range m.tensorSpecs() {
-		n := 1
-		for _, d := range t.shape {
-			n *= d
-		}
-		begin := data.Len()
-		scale := float32(0.05)
-		if strings.HasSuffix(t.name, "LayerNorm.weight") {
-			scale = 0
-		}
-		for range n {
-			v := (r.Float32()*2 - 1) * scale
-			if scale == 0 {
-				v = 1
-			}
-			binary.Write(&data, binary.LittleEndian, math.Float32bits(v))
-		}
-		header[t.name] = map[string]any{"dtype": "F32", "shape": t.shape, "data_offsets": []int{begin, data.Len()}}
-	}
-	hb, _ := json.Marshal(header)
-	if err := os.WriteFile(filepath.Join(dir, fileWeights), stFile(string(hb), data.Bytes()), 0o600); err != nil {
+	if err := WriteRandomModel(dir, goldenDir(b, "tiny-bert-cls"), BGESmallShape, 1); err != nil {
 		b.Fatal(err)
 	}
 	return dir

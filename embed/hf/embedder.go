@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+
+	"github.com/praxis-os/continuity/embed/internal/cores"
 )
 
 const (
@@ -17,7 +19,8 @@ const (
 	// DefaultMaxChunks bounds the chunks of the model's window embedded
 	// per text, as for uselite: the rest of a longer text is left to BM25.
 	DefaultMaxChunks = 8
-	// batchTokens bounds the tokens that go through the network at once,
+	// batchTokens bounds the tokens that go through the network at once
+	// in a call that is not sharded (see package embed/internal/cores),
 	// which bounds the scratch memory (about 16 KB a token for a
 	// 384-wide model: 16 MB), plus one window's attention scores.
 	batchTokens = 1024
@@ -29,8 +32,11 @@ type Options struct {
 	// (default DefaultMaxChunks). 1 embeds what fits the window and
 	// drops the rest, as sentence-transformers truncates.
 	MaxChunks int
-	// Threads is how many goroutines share a matrix product (default
-	// GOMAXPROCS).
+	// Threads is how many cores a call may use (default GOMAXPROCS):
+	// a large call (a batch of the background worker) is cut into shards
+	// that as many goroutines embed in parallel, a small one (a query)
+	// shares each matrix product among as many goroutines (see package
+	// embed/internal/cores).
 	Threads int
 	// QueryPrefix and PassagePrefix, when not nil, replace the model's
 	// own: the text put before a search query, and before a text that is
@@ -45,7 +51,8 @@ type Options struct {
 // of its cosines with the windows). Search queries get the model's query
 // prefix (bge's retrieval instruction, e5's "query: "), the texts
 // searched the passage prefix. It is safe for concurrent use: the model
-// is read-only, each call takes its own scratch buffers.
+// is read-only, each call (each shard of a call) takes its own scratch
+// buffers.
 type Embedder struct {
 	model    *Model
 	loc      *Located
@@ -180,9 +187,10 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	return e.embed(ctx, texts, e.passage)
 }
 
-// EmbedQueries embeds search queries: as Embed, with the query prefix.
+// EmbedQueries embeds search queries: as Embed, with the query prefix,
+// and before background work (see package embed/internal/cores).
 func (e *Embedder) EmbedQueries(ctx context.Context, texts []string) ([][]float32, error) {
-	return e.embed(ctx, texts, e.query)
+	return e.embed(cores.Query(ctx), texts, e.query)
 }
 
 func (e *Embedder) embed(ctx context.Context, texts []string, prefix string) ([][]float32, error) {
@@ -246,22 +254,21 @@ func (e *Embedder) inspect(ctx context.Context, texts []string, prefix string, s
 		return out, nil
 	}
 	vecs := make([]float32, len(seqs)*dim)
-	ws, _ := e.pool.Get().(*workspace)
-	if ws == nil {
-		ws = &workspace{}
+	lengths := make([]int, len(seqs))
+	for i, s := range seqs {
+		lengths[i] = len(s.ids)
 	}
-	defer e.pool.Put(ws)
-	for lo := 0; lo < len(seqs); {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	job := cores.Job{Lengths: lengths, Threads: e.threads, BatchTokens: batchTokens, ShardTokens: cores.ShardBytes / e.model.bytesPerToken()}
+	err := cores.Run(ctx, job, func(x cores.Exec, lo, hi int) {
+		ws, _ := e.pool.Get().(*workspace)
+		if ws == nil {
+			ws = &workspace{}
 		}
-		hi, n := lo, 0
-		for hi < len(seqs) && (hi == lo || n+len(seqs[hi].ids) <= batchTokens) {
-			n += len(seqs[hi].ids)
-			hi++
-		}
-		e.model.forward(ws, seqs[lo:hi], vecs[lo*dim:hi*dim], e.threads)
-		lo = hi
+		e.model.forward(ws, seqs[lo:hi], vecs[lo*dim:hi*dim], x)
+		e.pool.Put(ws)
+	})
+	if err != nil {
+		return nil, err
 	}
 	// The mean of each text's window vectors, normalised.
 	for c, i := range owner {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/praxis-os/continuity/embed/internal/cores"
 )
 
 func newGolden(t *testing.T, name string, opts Options) *Embedder {
@@ -143,7 +145,7 @@ func TestEmbed(t *testing.T) {
 	mean := make([]float32, e.Dimension())
 	for _, c := range in[0].Chunks {
 		v := make([]float32, e.Dimension())
-		e.Model().forward(&workspace{}, []sequence{{c, make([]int32, len(c))}}, v, 1)
+		e.Model().forward(&workspace{}, []sequence{{c, make([]int32, len(c))}}, v, cores.Exec{Threads: 1})
 		for j := range v {
 			mean[j] += v[j]
 		}
@@ -283,5 +285,37 @@ func TestNoSpecialTokens(t *testing.T) {
 	}
 	if len(ins[0].Chunks) != 0 || len(ins[1].Chunks) != 0 || norm2(ins[0].Vector) != 0 || len(ins[2].Chunks) != 1 || ins[2].Chunks[0][0] == 2 {
 		t.Errorf("%+v", ins)
+	}
+}
+
+// TestShardsSameVectors: a call cut into shards embedded in parallel (the
+// background worker's batches), a query's call (each product shared among
+// threads) and one thread give the same vectors, bit for bit, on both
+// tiny models: each sequence is computed the same way in any batch.
+func TestShardsSameVectors(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range goldenModels {
+		var texts []string
+		for _, r := range readGolden(t, goldenDir(t, name)) {
+			texts = append(texts, r.Text)
+		}
+		texts = append(texts, benchTexts(200, 16)...)
+		texts = append(texts, benchTexts(10, 600)...) // several windows
+		want, err := newGolden(t, name, Options{Threads: 1}).Embed(ctx, texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := newGolden(t, name, Options{Threads: 3})
+		for kind, c := range map[string]context.Context{"sharded": ctx, "query": cores.Query(ctx)} {
+			got, err := e.Embed(c, texts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range want {
+				if !slices.Equal(got[i], want[i]) {
+					t.Fatalf("%s, %s: text %d differs from one thread's", name, kind, i)
+				}
+			}
+		}
 	}
 }

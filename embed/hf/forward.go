@@ -5,6 +5,7 @@ import (
 
 	"github.com/viterin/vek/vek32"
 
+	"github.com/praxis-os/continuity/embed/internal/cores"
 	"github.com/praxis-os/continuity/embed/internal/gemm"
 )
 
@@ -36,6 +37,12 @@ type workspace struct {
 	actTmp                 []float32   // the activation's scratch
 }
 
+// bytesPerToken is the scratch memory of a forward pass per token (x,
+// qkv, att, tmp, ffn); a window's attention scores come on top.
+func (m *Model) bytesPerToken() int {
+	return 4 * (6*m.cfg.HiddenSize + m.cfg.IntermediateSize)
+}
+
 // grow returns b resized to n, reallocated only when too small.
 func grow(b *[]float32, n int) []float32 {
 	if cap(*b) < n {
@@ -57,7 +64,7 @@ var activations = map[string]func(x, tmp []float32){
 // forward computes the sentence vectors of seqs (each 1..MaxTokens ids)
 // into out (len(seqs) × Dimension), normalised when the model has a
 // Normalize module. The weights must be loaded.
-func (m *Model) forward(ws *workspace, seqs []sequence, out []float32, threads int) {
+func (m *Model) forward(ws *workspace, seqs []sequence, out []float32, ex cores.Exec) {
 	c, w := m.cfg, m.w
 	h, inter := c.HiddenSize, c.IntermediateSize
 	eps := *c.LayerNormEps
@@ -81,20 +88,20 @@ func (m *Model) forward(ws *workspace, seqs []sequence, out []float32, threads i
 	for l := range w.layers {
 		lw := &w.layers[l]
 		qkv := grow(&ws.qkv, T*3*h)
-		lw.qkv.Mul(qkv, x, T, threads)
+		lw.qkv.MulYield(qkv, x, T, ex.Threads, ex.Yield)
 		addBias(qkv, lw.qkvB)
 		att := grow(&ws.att, T*h)
 		m.attention(ws, att, qkv, seqs)
 		tmp := grow(&ws.tmp, T*h)
-		lw.attnOut.Mul(tmp, att, T, threads)
+		lw.attnOut.MulYield(tmp, att, T, ex.Threads, ex.Yield)
 		addBias(tmp, lw.attnOutB)
 		vek32.Add_Inplace(tmp, x)
 		applyLayerNorm(x, tmp, lw.attnLN, h, eps)
 		f := grow(&ws.ffn, T*inter)
-		lw.ffn1.Mul(f, x, T, threads)
+		lw.ffn1.MulYield(f, x, T, ex.Threads, ex.Yield)
 		addBias(f, lw.ffn1B)
 		act(f, grow(&ws.actTmp, 3*geluBlock))
-		lw.ffn2.Mul(tmp, f, T, threads)
+		lw.ffn2.MulYield(tmp, f, T, ex.Threads, ex.Yield)
 		addBias(tmp, lw.ffn2B)
 		vek32.Add_Inplace(tmp, x)
 		applyLayerNorm(x, tmp, lw.outLN, h, eps)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/praxis-os/continuity/embed/internal/cores"
 	"github.com/praxis-os/continuity/internal/shareddata"
 )
 
@@ -110,7 +111,7 @@ func TestGoldenModel(t *testing.T) {
 				out := make([]float32, m.Dimension())
 				// The reference ids, so that a vector is checked even
 				// when the tokenizer is wrong.
-				m.forward(ws, []sequence{{r.InputIDs, make([]int32, len(r.InputIDs))}}, out, 1)
+				m.forward(ws, []sequence{{r.InputIDs, make([]int32, len(r.InputIDs))}}, out, cores.Exec{Threads: 1})
 				d := maxAbsDiff(out, r.Embedding)
 				worst = max(worst, d)
 				if d > 1e-5 {

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/x448/float16"
+
+	"github.com/praxis-os/continuity/embed/internal/cores"
 )
 
 // stFile builds a safetensors file from a raw header and data.
@@ -163,7 +165,7 @@ func TestWeightFormats(t *testing.T) {
 			worst := 0.0
 			for _, r := range rows {
 				out := make([]float32, m.Dimension())
-				m.forward(&workspace{}, []sequence{{r.InputIDs, make([]int32, len(r.InputIDs))}}, out, 1)
+				m.forward(&workspace{}, []sequence{{r.InputIDs, make([]int32, len(r.InputIDs))}}, out, cores.Exec{Threads: 1})
 				worst = max(worst, maxAbsDiff(out, r.Embedding))
 			}
 			if worst > tc.tol {

@@ -22,11 +22,14 @@
 // per exchange (see continuity-eval --more chunk1,…,chunk8).
 //
 // The dense layers run on an AVX2/FMA assembly micro-kernel (package
-// embed/internal/gemm, shared with embed/hf;
-// a portable Go kernel elsewhere) over pre-packed weights, shared among
-// Options.Threads goroutines; the tokens of a whole batch of texts go
-// through each dense layer as one matrix. Vector helpers and the small
-// attention products use github.com/viterin/vek.
+// embed/internal/gemm, shared with embed/hf; a portable Go kernel
+// elsewhere) over pre-packed weights; the tokens of a batch of texts go
+// through each dense layer as one matrix. A large call is cut into
+// shards of a few hundred tokens embedded in parallel, one core each; a
+// small one (a query) shares each product among Options.Threads
+// goroutines; background work waits while a query runs (package
+// embed/internal/cores). Vector helpers and the small attention products
+// use github.com/viterin/vek.
 package uselite
 
 //go:generate go run ./internal/gen -out model
@@ -38,6 +41,8 @@ import (
 	"math"
 	"runtime"
 	"sync"
+
+	"github.com/praxis-os/continuity/embed/internal/cores"
 )
 
 var (
@@ -61,8 +66,9 @@ const (
 	// 1,024 tokens, about 4 KB of English. The rest of a longer text is
 	// left to BM25.
 	DefaultMaxChunks = 8
-	// batchTokens bounds the tokens that go through the network at once,
-	// which bounds the scratch memory: about 30 KB per token, 15 MB. More
+	// batchTokens bounds the tokens that go through the network at once
+	// in a call that is not sharded (see package embed/internal/cores),
+	// which bounds the scratch memory: about 23 KB per token, 12 MB. More
 	// rows per product gain nothing measurable (the kernel works on 96).
 	batchTokens = 512
 )
@@ -72,8 +78,11 @@ type Options struct {
 	// MaxChunks is the most chunks of MaxTokens tokens embedded per text
 	// (default DefaultMaxChunks).
 	MaxChunks int
-	// Threads is how many goroutines share a matrix product (default
-	// GOMAXPROCS).
+	// Threads is how many cores a call may use (default GOMAXPROCS):
+	// a large call (a batch of the background worker) is cut into shards
+	// that as many goroutines embed in parallel, a small one (a query)
+	// shares each matrix product among as many goroutines (see package
+	// embed/internal/cores).
 	Threads int
 }
 
@@ -238,22 +247,21 @@ func (e *Encoder) chunkVectors(ctx context.Context, texts []string) (vecs []floa
 		}
 	}
 	vecs = make([]float32, len(chunks)*Dimension)
-	ws, _ := e.pool.Get().(*workspace)
-	if ws == nil {
-		ws = &workspace{}
+	lengths := make([]int, len(chunks))
+	for i, c := range chunks {
+		lengths[i] = len(c)
 	}
-	defer e.pool.Put(ws)
-	for lo := 0; lo < len(chunks); {
-		if err := ctx.Err(); err != nil {
-			return nil, nil, err
+	job := cores.Job{Lengths: lengths, Threads: e.threads, BatchTokens: batchTokens, ShardTokens: cores.ShardBytes / e.m.bytesPerToken()}
+	err = cores.Run(ctx, job, func(x cores.Exec, lo, hi int) {
+		ws, _ := e.pool.Get().(*workspace)
+		if ws == nil {
+			ws = &workspace{}
 		}
-		hi, n := lo, 0
-		for hi < len(chunks) && (hi == lo || n+len(chunks[hi]) <= batchTokens) {
-			n += len(chunks[hi])
-			hi++
-		}
-		e.forward(ws, chunks[lo:hi], vecs[lo*Dimension:hi*Dimension])
-		lo = hi
+		e.forward(ws, chunks[lo:hi], vecs[lo*Dimension:hi*Dimension], x)
+		e.pool.Put(ws)
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return vecs, owner, nil
 }

@@ -3,8 +3,11 @@ package uselite
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/praxis-os/continuity/embed/internal/cores"
 )
 
 func TestEmbedBlankAndChunks(t *testing.T) {
@@ -51,7 +54,7 @@ func TestEmbedBlankAndChunks(t *testing.T) {
 	}
 	// The long text's vector is the normalised mean of its chunk vectors.
 	out := make([]float32, len(chunks)*Dimension)
-	e.forward(&workspace{}, chunks, out)
+	e.forward(&workspace{}, chunks, out, cores.Exec{Threads: 1})
 	mean := make([]float32, Dimension)
 	for c := range chunks {
 		for j := range mean {
@@ -194,6 +197,49 @@ func TestPooledLastLayer(t *testing.T) {
 		t.Logf("%d texts: largest component difference %.2g, smallest cosine 1 - %.2g", len(batch), maxDiff, 1-minCos)
 		if maxDiff > 1e-6 || minCos < 1-1e-9 {
 			t.Errorf("%d texts: pooled vectors differ by %.3g (cosine %.12f)", len(batch), maxDiff, minCos)
+		}
+	}
+}
+
+// TestShardsSameVectors: a call cut into shards embedded in parallel (the
+// background worker's batches), a query's call (each product shared among
+// threads) and one thread give the same vectors, bit for bit, whatever
+// the texts (short, long, several chunks, blank), since each sequence is
+// computed the same way in any batch; and a cancelled context stops a
+// sharded call.
+func TestShardsSameVectors(t *testing.T) {
+	texts := benchTexts(300, 16)
+	texts = append(texts, "", "  ", "x", strings.Repeat("the watcher remembers the committed offset of every log file. ", 40))
+	texts = append(texts, benchTexts(20, 150)...)
+	ctx := context.Background()
+	one, err := newLoaded(Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := one.Embed(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, threads := range []int{2, 5} {
+		e, err := newLoaded(Options{Threads: threads})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, c := range map[string]context.Context{"sharded": ctx, "query": cores.Query(ctx)} {
+			got, err := e.Embed(c, texts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range want {
+				if !slices.Equal(got[i], want[i]) {
+					t.Fatalf("%d threads, %s: text %d differs from one thread's", threads, name, i)
+				}
+			}
+		}
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := e.Embed(cctx, texts); err == nil {
+			t.Errorf("%d threads: a cancelled call gave vectors", threads)
 		}
 	}
 }

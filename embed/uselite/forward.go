@@ -4,6 +4,8 @@ import (
 	"math"
 
 	"github.com/viterin/vek/vek32"
+
+	"github.com/praxis-os/continuity/embed/internal/cores"
 )
 
 // The forward pass of the USE-lite graph (dist/model.json), for a batch of
@@ -28,7 +30,7 @@ import (
 // and per sequence: mean of x over its tokens, tanh(mean·T + t), L2-normalised.
 
 // workspace holds the scratch buffers of one forward call, reused across
-// calls to avoid allocating ~tens of MB per batch.
+// calls to avoid allocating ~tens of MB per batch: bytesPerToken a token.
 type workspace struct {
 	bufs map[string][]float32
 }
@@ -43,6 +45,13 @@ func (ws *workspace) get(name string, n int) []float32 {
 		ws.bufs[name] = b
 	}
 	return b[:n]
+}
+
+// bytesPerToken is the scratch memory of a forward pass per token: the
+// buffers of forward, layer and layerUpToFFN2 (x0, xa, xb, y, h, qkv,
+// proj, f1); the per-sequence ones are small.
+func (m *model) bytesPerToken() int {
+	return 4 * (m.modelDim + 5*m.outputDim + 3*m.outputDim + m.hiddenFFN)
 }
 
 // timingTable returns timing(p) for p < maxTokens, row-major [maxTokens][2·128].
@@ -62,7 +71,7 @@ func (m *model) timingTable() []float32 {
 
 // forward embeds seqs (each 1..maxTokens ids) into out (len(seqs)×512),
 // unit vectors.
-func (e *Encoder) forward(ws *workspace, seqs [][]int32, out []float32) {
+func (e *Encoder) forward(ws *workspace, seqs [][]int32, out []float32, ex cores.Exec) {
 	m := e.m
 	T := 0
 	for _, s := range seqs {
@@ -86,19 +95,19 @@ func (e *Encoder) forward(ws *workspace, seqs [][]int32, out []float32) {
 	var pooled []float32
 	if e.poolLate {
 		for l := range m.layers {
-			x = e.layer(ws, &m.layers[l], m.layerScales[l], seqs, x, T, [2]string{"xa", "xb"}[l])
+			x = e.layer(ws, &m.layers[l], m.layerScales[l], seqs, x, T, [2]string{"xa", "xb"}[l], ex)
 		}
 		pooled = ws.get("pooled", len(seqs)*dim)
 		meanRows(pooled, x, seqs, dim)
 	} else {
 		last := len(m.layers) - 1
 		for l := range last {
-			x = e.layer(ws, &m.layers[l], m.layerScales[l], seqs, x, T, [2]string{"xa", "xb"}[l])
+			x = e.layer(ws, &m.layers[l], m.layerScales[l], seqs, x, T, [2]string{"xa", "xb"}[l], ex)
 		}
-		pooled = e.lastLayerPooled(ws, &m.layers[last], m.layerScales[last], seqs, x, T)
+		pooled = e.lastLayerPooled(ws, &m.layers[last], m.layerScales[last], seqs, x, T, ex)
 	}
 	// Then the tanh layer, then the L2 norm.
-	m.tanhP.Mul(out, pooled, len(seqs), e.threads)
+	m.tanhP.MulYield(out, pooled, len(seqs), ex.Threads, ex.Yield)
 	for i := range seqs {
 		v := out[i*dim : (i+1)*dim]
 		vek32.Add_Inplace(v, m.tanhBias)
@@ -114,11 +123,11 @@ func (e *Encoder) forward(ws *workspace, seqs [][]int32, out []float32) {
 }
 
 // layer runs one transformer layer over x (T×in) and returns T×out.
-func (e *Encoder) layer(ws *workspace, w *layerWeights, scale float32, seqs [][]int32, x []float32, T int, outName string) []float32 {
+func (e *Encoder) layer(ws *workspace, w *layerWeights, scale float32, seqs [][]int32, x []float32, T int, outName string, ex cores.Exec) []float32 {
 	out := w.out
-	y, f1 := e.layerUpToFFN2(ws, w, scale, seqs, x, T)
-	f2 := ws.get("f2", T*out)
-	w.ffn2P.Mul(f2, f1, T, e.threads)
+	y, f1 := e.layerUpToFFN2(ws, w, scale, seqs, x, T, ex)
+	f2 := ws.get("proj", T*out) // proj and h2 are done with
+	w.ffn2P.MulYield(f2, f1, T, ex.Threads, ex.Yield)
 	addBias(f2, w.ffn2Bias)
 	nx := ws.get(outName, T*out) // distinct from x, which the caller may still hold
 	vek32.Add_Into(nx, y, f2)
@@ -129,12 +138,12 @@ func (e *Encoder) layer(ws *workspace, w *layerWeights, scale float32, seqs [][]
 // product, which layer and lastLayerPooled apply differently: it returns
 // y, the residual stream after attention (T×out), and f1, the first
 // feed-forward product after its relu (T×hidden).
-func (e *Encoder) layerUpToFFN2(ws *workspace, w *layerWeights, scale float32, seqs [][]int32, x []float32, T int) (y, f1 []float32) {
+func (e *Encoder) layerUpToFFN2(ws *workspace, w *layerWeights, scale float32, seqs [][]int32, x []float32, T int, ex cores.Exec) (y, f1 []float32) {
 	in, out := w.in, w.out
 	// Residual input.
 	y = ws.get("y", T*out)
 	if w.residual != nil {
-		w.residualP.Mul(y, x, T, e.threads)
+		w.residualP.MulYield(y, x, T, ex.Threads, ex.Yield)
 		addBias(y, w.residualBias)
 	} else {
 		copy(y, x)
@@ -142,20 +151,20 @@ func (e *Encoder) layerUpToFFN2(ws *workspace, w *layerWeights, scale float32, s
 	h := ws.get("h", T*in)
 	layerNorm(h, x, w.lnScale, w.lnBias, in)
 	qkv := ws.get("qkv", T*3*in)
-	w.qkvP.Mul(qkv, h, T, e.threads)
+	w.qkvP.MulYield(qkv, h, T, ex.Threads, ex.Yield)
 	addBias(qkv, w.qkvBias)
-	att := ws.get("att", T*in)
+	att := ws.get("h", T*in) // h is done with
 	e.attention(ws, att, qkv, seqs, in, w.heads, scale)
 	proj := ws.get("proj", T*out)
-	w.attnOutP.Mul(proj, att, T, e.threads)
+	w.attnOutP.MulYield(proj, att, T, ex.Threads, ex.Yield)
 	addBias(proj, w.attnOutBias)
 	vek32.Add_Inplace(y, proj)
 
 	// Feed-forward, first product.
-	h2 := ws.get("h2", T*out)
+	h2 := ws.get("proj", T*out) // proj is done with
 	layerNorm(h2, y, w.ffnScale, w.ffnBias, out)
 	f1 = ws.get("f1", T*w.ffn1P.N)
-	w.ffn1P.Mul(f1, h2, T, e.threads)
+	w.ffn1P.MulYield(f1, h2, T, ex.Threads, ex.Yield)
 	addBias(f1, w.ffn1Bias)
 	vek32.MaximumNumber_Inplace(f1, 0) // relu
 	return y, f1
@@ -185,9 +194,9 @@ func meanRows(dst, x []float32, seqs [][]int32, dim int) {
 // token. Summed in another order, the vectors differ from the per-token
 // mean by float32 rounding only (TestPooledLastLayer: components within
 // 1e-6, cosine 1 - 1e-12).
-func (e *Encoder) lastLayerPooled(ws *workspace, w *layerWeights, scale float32, seqs [][]int32, x []float32, T int) []float32 {
+func (e *Encoder) lastLayerPooled(ws *workspace, w *layerWeights, scale float32, seqs [][]int32, x []float32, T int, ex cores.Exec) []float32 {
 	out, hid := w.out, w.ffn1P.N
-	y, f1 := e.layerUpToFFN2(ws, w, scale, seqs, x, T)
+	y, f1 := e.layerUpToFFN2(ws, w, scale, seqs, x, T, ex)
 
 	S := len(seqs)
 	meanY := ws.get("meanY", S*out)
@@ -195,7 +204,7 @@ func (e *Encoder) lastLayerPooled(ws *workspace, w *layerWeights, scale float32,
 	meanF1 := ws.get("meanF1", S*hid)
 	meanRows(meanF1, f1, seqs, hid)
 	pooled := ws.get("pooled", S*out)
-	w.ffn2P.Mul(pooled, meanF1, S, e.threads)
+	w.ffn2P.MulYield(pooled, meanF1, S, ex.Threads, ex.Yield)
 	addBias(pooled, w.ffn2Bias)
 	vek32.Add_Inplace(pooled, meanY)
 	return pooled

@@ -8,6 +8,8 @@ import (
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/praxis-os/continuity/embed/internal/cores"
 )
 
 // golden is testdata/golden.json, written by testdata/jsref/golden.js with
@@ -89,7 +91,7 @@ func TestGoldenVectors(t *testing.T) {
 		seqs = append(seqs, c.IDs[:min(len(c.IDs), MaxTokens)])
 	}
 	out := make([]float32, len(seqs)*Dimension)
-	e.forward(&workspace{}, seqs, out)
+	e.forward(&workspace{}, seqs, out, cores.Exec{Threads: 1})
 	worst := 1.0
 	for i, c := range g.Texts {
 		cos := cosine(out[i*Dimension:(i+1)*Dimension], decodeVector(t, c.Vector))
@@ -165,7 +167,7 @@ func TestGoldenInt8(t *testing.T) {
 		seqs = append(seqs, c.IDs[:min(len(c.IDs), MaxTokens)])
 	}
 	out := make([]float32, len(seqs)*Dimension)
-	q.forward(&workspace{}, seqs, out)
+	q.forward(&workspace{}, seqs, out, cores.Exec{Threads: 1})
 	worst, sum := 1.0, 0.0
 	for i, c := range g.Texts {
 		cos := cosine(out[i*Dimension:(i+1)*Dimension], decodeVector(t, c.Vector))

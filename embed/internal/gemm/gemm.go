@@ -69,13 +69,29 @@ func PackInto(p *Packed, k, n int, w []float32) {
 	}
 }
 
+// flops counts the floating-point operations of every product (2·m·K·N
+// each), for benchmarks (Flops).
+var flops atomic.Int64
+
+// Flops is the number of floating-point operations of the products
+// computed so far in this process (a multiply-add counts 2).
+func Flops() int64 { return flops.Load() }
+
 // Mul sets c (m×N) to a (m×K) times w, with up to threads goroutines.
 func (w *Packed) Mul(c, a []float32, m, threads int) {
+	w.MulYield(c, a, m, threads, nil)
+}
+
+// MulYield is Mul calling yield, when not nil, before each panel of each
+// block of rows (a few tens of microseconds of work apart): a background
+// product waits there while a query runs (package cores).
+func (w *Packed) MulYield(c, a []float32, m, threads int, yield func()) {
+	flops.Add(2 * int64(m) * int64(w.K) * int64(w.N))
 	panels := w.Panels()
 	threads = max(1, min(threads, panels, (m*w.K*w.N)/(1<<18)+1)) // small products: one goroutine
 	if threads == 1 {
 		tb := getTail(w.K)
-		w.mulPanels(c, a, m, 0, panels, tb)
+		w.mulPanels(c, a, m, 0, panels, tb, yield)
 		tailPool.Put(tb)
 		return
 	}
@@ -100,7 +116,7 @@ func (w *Packed) Mul(c, a []float32, m, threads int) {
 			if lo >= panels {
 				return
 			}
-			w.mulPanels(c, a, m, lo, min(lo+claim, panels), tb)
+			w.mulPanels(c, a, m, lo, min(lo+claim, panels), tb, yield)
 		}
 	}
 	var wg sync.WaitGroup
@@ -134,8 +150,9 @@ func getTail(k int) *tailBuf {
 	return tb
 }
 
-// mulPanels computes the columns of panels [p0, p1) of c.
-func (w *Packed) mulPanels(c, a []float32, m, p0, p1 int, tb *tailBuf) {
+// mulPanels computes the columns of panels [p0, p1) of c, calling yield
+// (when not nil) before each panel of each block of rows.
+func (w *Packed) mulPanels(c, a []float32, m, p0, p1 int, tb *tailBuf, yield func()) {
 	K, N := w.K, w.N
 	padA, padC := tb.a, tb.c[:]
 	for i0 := 0; i0 < m; i0 += rowBlock {
@@ -148,6 +165,9 @@ func (w *Packed) mulPanels(c, a []float32, m, p0, p1 int, tb *tailBuf) {
 			copy(pa, a[full*K:i1*K])
 		}
 		for p := p0; p < p1; p++ {
+			if yield != nil {
+				yield()
+			}
 			panel := w.Data[p*K*PanelWidth : (p+1)*K*PanelWidth]
 			c0 := p * PanelWidth
 			if cols := N - c0; cols < PanelWidth {

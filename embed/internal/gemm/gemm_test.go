@@ -3,6 +3,7 @@ package gemm
 import (
 	"math"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 )
 
@@ -16,14 +17,7 @@ func TestPackedMul(t *testing.T) {
 	// depth past 1536 (the tail buffer grows) included.
 	for _, sh := range [][3]int{{1, 32, 16}, {5, 256, 48}, {6, 64, 32}, {13, 512, 64}, {200, 96, 160}, {7, 40, 20}, {13, 33, 8}, {100, 64, 312}, {9, 3072, 40}} {
 		m, k, n := sh[0], sh[1], sh[2]
-		a := make([]float32, m*k)
-		w := make([]float32, k*n)
-		for i := range a {
-			a[i] = r.Float32()*2 - 1
-		}
-		for i := range w {
-			w[i] = r.Float32()*2 - 1
-		}
+		a, w := randomMatrix(r, m*k), randomMatrix(r, k*n)
 		want := make([]float64, m*n)
 		for i := 0; i < m; i++ {
 			for j := 0; j < n; j++ {
@@ -72,14 +66,7 @@ func TestPackedMul(t *testing.T) {
 func TestTailKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, k := range []int{1, 7, 256, 1536} {
-		a := make([]float32, kernelRows*k)
-		b := make([]float32, k*PanelWidth)
-		for i := range a {
-			a[i] = r.Float32()*2 - 1
-		}
-		for i := range b {
-			b[i] = r.Float32()*2 - 1
-		}
+		a, b := randomMatrix(r, kernelRows*k), randomMatrix(r, k*PanelWidth)
 		want := make([]float32, kernelRows*PanelWidth)
 		kernel6x16(a, k, b, want, PanelWidth, k)
 		for rows := 1; rows <= kernelRows; rows++ {
@@ -92,4 +79,43 @@ func TestTailKernels(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestMulYield: MulYield gives Mul's product bit for bit and calls yield
+// before every panel of every block of rows, on one goroutine and on
+// several; Flops counts 2·m·K·N a product.
+func TestMulYield(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const m, k, n = 200, 64, 40 // 3 blocks of rows, 3 panels (the last partial)
+	a, w := randomMatrix(r, m*k), randomMatrix(r, k*n)
+	p := Pack(k, n, w)
+	want := make([]float32, m*n)
+	p.Mul(want, a, m, 1)
+	for _, threads := range []int{1, 3} {
+		var yields atomic.Int64
+		got := make([]float32, m*n)
+		f0 := Flops()
+		p.MulYield(got, a, m, threads, func() { yields.Add(1) })
+		if d := Flops() - f0; d != 2*m*k*n {
+			t.Errorf("Flops grew by %d, want %d", d, 2*m*k*n)
+		}
+		blocks := (m + rowBlock - 1) / rowBlock
+		if y := yields.Load(); y != int64(blocks*p.Panels()) {
+			t.Errorf("%d threads: %d yields, want %d (%d blocks of rows × %d panels)", threads, y, blocks*p.Panels(), blocks, p.Panels())
+		}
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%d threads: c[%d] = %v, Mul %v", threads, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// randomMatrix returns n values uniform in [-1, 1).
+func randomMatrix(r *rand.Rand, n int) []float32 {
+	a := make([]float32, n)
+	for i := range a {
+		a[i] = r.Float32()*2 - 1
+	}
+	return a
 }

@@ -2,8 +2,9 @@
 // TEXTS.json SECONDS. TEXTS.json is {"short": [...], "long": [...]}; each
 // set is embedded in batches of 64 for about SECONDS seconds after a warm-up
 // batch. Prints {"backend": ..., "short": texts/s, "long": texts/s}.
-// Run by `go run ./embed/uselite/internal/benchjs`, which runs the Go
-// encoder on the same texts and prints the ratio.
+// Run by `go run ./embed/uselite/internal/benchjs` and `continuity-bench
+// embed` (package embed/embedbench), which run the Go encoder on the same
+// texts and print the ratio.
 "use strict";
 const fs = require("fs");
 const core = require("@energetic-ai/core");
