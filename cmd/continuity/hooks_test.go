@@ -227,21 +227,24 @@ func TestHookSessionStart(t *testing.T) {
 		t.Errorf("the settings.json hook command: %v\n%s", err, out)
 	}
 
+	// What the hook prints when there is nothing to print, with a
+	// generous limit: under load (or the race detector) the binary may
+	// outlive the 1 s limit, and the test is of what is printed.
 	// No index yet: nothing, exit 0.
 	empty := newWorkspace(t)
-	r = runHook(t, empty.root, binDir)
+	r = runHook(t, empty.root, binDir, generousHookLimit)
 	r.failOpen(t, "no index")
 	if r.stdout != "" {
 		t.Errorf("no index: printed %q", r.stdout)
 	}
 	// Not even a workspace.
-	r = runHook(t, t.TempDir(), binDir)
+	r = runHook(t, t.TempDir(), binDir, generousHookLimit)
 	r.failOpen(t, "no workspace")
 	if r.stdout != "" {
 		t.Errorf("no workspace: printed %q", r.stdout)
 	}
 	// No continuity binary on PATH.
-	r = runHook(t, ws.root, t.TempDir())
+	r = runHook(t, ws.root, t.TempDir(), generousHookLimit)
 	r.failOpen(t, "no binary")
 	if r.stdout != "" {
 		t.Errorf("no binary: printed %q", r.stdout)
@@ -250,7 +253,7 @@ func TestHookSessionStart(t *testing.T) {
 	one := newWorkspace(t)
 	one.appendRaw("session-x.jsonl", []byte(`{"type":"context_reset","session_id":"x","reason":"r"}`+"\n"))
 	one.cli("ingest")
-	r = runHook(t, one.root, binDir)
+	r = runHook(t, one.root, binDir, generousHookLimit)
 	r.failOpen(t, "nothing to resume")
 	if r.stdout != "" {
 		t.Errorf("nothing to resume: printed %q", r.stdout)
