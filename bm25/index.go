@@ -64,9 +64,9 @@ type Hit struct {
 }
 
 // SealDocs is how many documents the tail holds before Add seals it into
-// a segment file. At 64k documents of chat text the tail's postings take
-// about 20 MB of heap; larger would hold more heap, smaller make more
-// segments (each adds a dictionary look-up per term to every search).
+// a segment file: larger would hold more heap in the tail's postings
+// (README, "Figures behind design choices"), smaller make more segments
+// (each adds a dictionary look-up per term to every search).
 var SealDocs = 1 << 16
 
 // Index is a BM25 index in a folder. Search may run concurrently with the

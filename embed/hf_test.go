@@ -67,6 +67,9 @@ func TestHFProvider(t *testing.T) {
 	if id := e.Identity(); !strings.HasPrefix(id, "hf:tiny-bert-mean@sha256-") || !strings.HasSuffix(id, "-c2:64") {
 		t.Errorf("identity %q", id)
 	}
+	if d := Describe(e); d != (Description{Provider: ProviderHF, Model: dir, Dimension: 64}) || d.Where() != "in process" {
+		t.Errorf("Describe = %+v, %s", d, d.Where())
+	}
 	if _, err := New(Config{Provider: "hf", Model: dir, Dimension: 384}); err == nil || !strings.Contains(err.Error(), "dimension 384") {
 		t.Errorf("a wrong dimension: %v", err)
 	}

@@ -313,13 +313,16 @@ func TestRemoteServerDown(t *testing.T) {
 	} {
 		t.Run(cfg.Provider, func(t *testing.T) {
 			e := mustNew(t, cfg)
-			start := time.Now()
-			_, err := e.Embed(context.Background(), []string{"a", "b", "c"})
+			// It fails by itself (connection refused), not by running out
+			// of the time it is given.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_, err := e.Embed(ctx, []string{"a", "b", "c"})
 			if err == nil {
 				t.Fatal("Embed succeeded against a closed port")
 			}
-			if time.Since(start) > 5*time.Second {
-				t.Errorf("Embed took %s to fail", time.Since(start))
+			if errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("Embed ran out of its minute instead of failing: %v", err)
 			}
 			if !errors.Is(err, ErrUnavailable) {
 				t.Errorf("error %q does not wrap ErrUnavailable", err)
@@ -513,13 +516,11 @@ func TestRemoteCancel(t *testing.T) {
 	e := mustNew(t, f.config())
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
-	start := time.Now()
+	// Held a minute, the requests would be answered: an error means the
+	// cancellation ended the call.
 	_, err := e.Embed(ctx, []string{"a", "b", "c", "d", "e", "f", "g", "h"})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("Embed returned %s after cancellation", d)
 	}
 	if n := len(f.requests()); n > DefaultConcurrency {
 		t.Errorf("%d requests sent, want at most %d", n, DefaultConcurrency)
@@ -541,13 +542,11 @@ func TestRemoteTimeout(t *testing.T) {
 	cfg := f.config()
 	cfg.Timeout = 100 * time.Millisecond
 	e := mustNew(t, cfg)
-	start := time.Now()
+	// Held a minute, the request would be answered: the error is the
+	// timeout's.
 	_, err := e.Embed(context.Background(), []string{"slow"})
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "within 100ms") {
 		t.Fatalf("error %v, want a timeout naming 100ms", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("took %s", d)
 	}
 }
 

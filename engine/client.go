@@ -111,6 +111,10 @@ func (c *Client) route(ctx context.Context, name string, req, resp any, ping boo
 	err := perr
 	if perr == nil {
 		err = sc.Call(ctx, name, req, resp)
+	} else if ctx.Err() != nil {
+		// The caller gave up (its request was cancelled, the session
+		// ended): that says nothing of the daemon.
+		return fmt.Errorf("%s: %w", name, ctx.Err())
 	} else if !errors.Is(perr, server.ErrNoDaemon) {
 		fmt.Fprintf(c.warn, "continuity: the daemon does not answer (%v); answering from the index directly\n", perr)
 		err = server.ErrNoDaemon
@@ -147,10 +151,7 @@ func (c *Client) local(ctx context.Context, db *index.DB) (*queries, error) {
 // asking a server: always for the embedders in the binary, for remote
 // ones when the dimension is configured.
 func KnownIdentity(emb embed.Embedder) (string, bool) {
-	if emb.Dimension() == 0 {
-		return "", false
-	}
-	return vectors.SpaceIdentity(emb), true
+	return vectors.KnownSpaceIdentity(emb)
 }
 
 // openReader opens the workspace's index read-only, for queries that may

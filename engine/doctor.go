@@ -22,6 +22,7 @@ import (
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/logformat"
 	"github.com/praxis-os/continuity/server"
+	"github.com/praxis-os/continuity/vectors"
 	"github.com/praxis-os/continuity/workspace"
 )
 
@@ -57,7 +58,7 @@ type DoctorReport struct {
 // Doctor runs the checks on the workspace. It changes nothing; it reads
 // the index on its own (a damaged file may not open as an index at all).
 func (c *Client) Doctor(ctx context.Context) DoctorReport {
-	d := &doctor{ws: c.ws, r: DoctorReport{Workspace: c.ws.Root, Checks: []Check{}}}
+	d := &doctor{c: c, ws: c.ws, r: DoctorReport{Workspace: c.ws.Root, Checks: []Check{}}}
 	d.run(ctx)
 	return d.r
 }
@@ -100,6 +101,7 @@ func plural(n int, one, many string) string {
 // doctor runs the checks in order; later checks use what earlier ones
 // learned.
 type doctor struct {
+	c  *Client
 	ws workspace.Layout
 	r  DoctorReport
 
@@ -110,6 +112,7 @@ type doctor struct {
 	locked   bool             // a process holds the index lock
 	ingest   bool             // it is `continuity ingest`, not a daemon
 	holder   int              // its pid, 0 if unknown
+	daemon   bool             // the daemon answers on its socket
 }
 
 func (d *doctor) add(name, status, message, fix string) {
@@ -381,10 +384,12 @@ func (d *doctor) checkSocket(ctx context.Context) {
 	switch {
 	case err == nil:
 		if out.Version != Version {
+			d.daemon = true
 			d.add(name, StatusWarn, fmt.Sprintf("the daemon (pid %d) answers on %s but runs continuity %s, this is %s", out.PID, path, out.Version, Version),
 				"restart it to run this version")
 			return
 		}
+		d.daemon = true
 		d.add(name, StatusOK, fmt.Sprintf("the daemon answers on %s (pid %d, version %s)", path, out.PID, out.Version), "")
 	case errors.Is(err, server.ErrNoDaemon):
 		d.add(name, StatusFail, fmt.Sprintf("the process holding the index lock does not listen on %s (an older continuity, or an ingest)", path),
@@ -611,10 +616,17 @@ func (d *doctor) checkRejects() {
 	d.add(name, StatusOK, "no rejected lines", "")
 }
 
-// checkEmbedder builds the embedder the environment configures and, for a
-// remote one, embeds a probe text.
+// checkEmbedder checks the running daemon's embedder when one answers
+// (checkDaemonEmbedder); else it builds the embedder the environment
+// configures and, for a remote one, embeds a probe text.
 func (d *doctor) checkEmbedder(ctx context.Context) {
 	const name = "embedder"
+	if d.daemon {
+		if p, ok := d.c.daemonEmbedder(ctx); ok {
+			d.checkDaemonEmbedder(p)
+			return
+		}
+	}
 	envFix := fmt.Sprintf("fix %s, %s and %s, or set %s=%s", embed.EnvProvider, embed.EnvModel, embed.EnvURL, embed.EnvProvider, embed.DefaultProvider)
 	cfg, err := embed.ConfigFromEnv()
 	if err != nil {
@@ -658,6 +670,54 @@ func (d *doctor) checkEmbedder(ctx context.Context) {
 		d.add(name, StatusFail, fmt.Sprintf("%s embedder %s is not reachable at %s", provider, cfg.Model, where), fix)
 	default:
 		d.add(name, StatusFail, fmt.Sprintf("%s embedder %s at %s: %v", provider, cfg.Model, where, err), envFix)
+	}
+}
+
+// checkDaemonEmbedder describes the daemon's embedder as it reports it
+// (its last failure tells whether it reaches a remote one; the daemon
+// retries by itself), then warns when the environment chooses another
+// one.
+func (d *doctor) checkDaemonEmbedder(p vectors.Progress) {
+	const name = "embedder"
+	s := ofDaemon(p)
+	what := fmt.Sprintf("the daemon's %s embedder (%s)", or(s.Provider, "unknown"), s.Name())
+	if s.Space == "" {
+		what = fmt.Sprintf("the daemon's %s embedder %s (its dimension not learned yet)", or(s.Provider, "unknown"), s.Model)
+	}
+	backlog := ""
+	if p.Pending > 0 {
+		backlog = fmt.Sprintf("; %d %s waiting for a vector", p.Pending, plural(int(p.Pending), "exchange", "exchanges"))
+		if p.Rate > 0 && p.LastError == "" {
+			backlog += fmt.Sprintf(", %.0f/s", p.Rate)
+		}
+	}
+	switch {
+	case s.Remote && s.LastError != "":
+		fix := "check that the server runs at that address (the daemon retries by itself), or restart the daemon with another embedder"
+		if s.Provider == embed.ProviderOllama {
+			fix = "start Ollama (`ollama serve`; the daemon retries by itself), or restart the daemon with another embedder"
+		}
+		d.add(name, StatusFail, fmt.Sprintf("%s at %s fails: %s%s", what, s.URL, s.LastError, backlog), fix)
+	case s.LastError != "":
+		d.add(name, StatusWarn, fmt.Sprintf("%s, %s: its last embedding failed: %s%s", what, s.Where(), s.LastError, backlog),
+			"the daemon retries by itself; its log says more")
+	case s.Remote && s.Stored > 0:
+		d.add(name, StatusOK, fmt.Sprintf("%s answers at %s%s", what, s.URL, backlog), "")
+	case s.Remote:
+		d.add(name, StatusOK, fmt.Sprintf("%s at %s: not called since the daemon started (nothing to embed yet)%s", what, s.URL, backlog), "")
+	default:
+		d.add(name, StatusOK, fmt.Sprintf("%s, %s, offline%s", what, s.Where(), backlog), "")
+	}
+	emb, err := d.c.embedder()
+	env := compareEnvironment(&s, emb, err)
+	switch {
+	case err != nil:
+		d.add("embedder settings", StatusWarn, fmt.Sprintf("this environment's embedder settings are invalid: %v; the daemon embeds with %s", err, s.Name()),
+			fmt.Sprintf("fix %s, %s and %s, or set %s", embed.EnvProvider, embed.EnvModel, embed.EnvURL, EnvSettings(s.Description)))
+	case env != nil:
+		d.add("embedder settings", StatusWarn, fmt.Sprintf("the daemon embeds with %s but this environment (%s and the others) chooses %s: "+
+			"answers without the daemon, and MCP servers started from here, would use it, without its vectors", s.Name(), embed.EnvProvider, env.Name()),
+			fmt.Sprintf("align them: restart the daemon with the same settings as here (%s), or set %s here", DaemonCommand(env.Description), EnvSettings(s.Description)))
 	}
 }
 

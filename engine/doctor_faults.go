@@ -109,8 +109,9 @@ func processName(pid int) string {
 	return strings.TrimSpace(string(b))
 }
 
-// checkClock warns about events dated more than a day ahead of this
-// machine's clock.
+// checkClock warns about events dated after the moment they were read (a
+// producer's clock ahead, or local time written with "Z"): they sort
+// after everything written since.
 func (d *doctor) checkClock(ctx context.Context) {
 	const name = "event times"
 	if !d.indexOK {
@@ -121,16 +122,21 @@ func (d *doctor) checkClock(ctx context.Context) {
 		return
 	}
 	defer db.Close()
-	n, latest, err := db.FutureEvents(ctx, time.Now().Add(24*time.Hour))
+	a, err := db.EventsAhead(ctx)
 	switch {
 	case err != nil:
 		return
-	case n > 0:
+	case a.Events > 0:
+		var sessions []string
+		for _, s := range a.Sessions {
+			sessions = append(sessions, fmt.Sprintf("%s (%d)", s.Session, s.Events))
+		}
 		d.add(name, StatusWarn,
-			fmt.Sprintf("%d %s dated more than a day in the future (the latest %s): a producer's clock or timestamps are wrong; `resume --latest` and time-relative search order by these times",
-				n, plural(int(n), "event is", "events are"), latest.Format(time.RFC3339)),
-			"fix the clock or the timestamps of the agent that wrote them (`continuity search` shows their sessions); `forget --session` removes them")
+			fmt.Sprintf("%d %s dated after the moment %s read, up to %s ahead (the latest %s; sessions %s): they sort as the future, after everything written since; `resume --latest` takes the session written to last, not these times, but time-relative search reads them",
+				a.Events, plural(int(a.Events), "event is", "events are"), plural(int(a.Events), "it was", "they were"),
+				a.Most.Round(time.Minute), a.Latest.Format(time.RFC3339), strings.Join(sessions, ", ")),
+			"fix the producer's clock, or its timestamps: a local time must carry its offset (+hh:mm), not \"Z\"; `forget --session` removes the events")
 	default:
-		d.add(name, StatusOK, "no event is dated in the future", "")
+		d.add(name, StatusOK, "no event is dated after the moment it was read", "")
 	}
 }

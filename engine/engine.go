@@ -128,6 +128,11 @@ func Open(ws workspace.Layout, opts Options) (_ *Engine, err error) {
 			e.Close()
 		}
 	}()
+	// Forgets outlive the index: before any view loads or any line is
+	// read, the index holds every forget recorded beside the logs.
+	if err := applyTombstones(context.Background(), db, ws, e.log); err != nil {
+		return nil, err
+	}
 	if err := e.assemble(); err != nil {
 		return nil, err
 	}

@@ -232,7 +232,7 @@ func TestOpenTakesTheLock(t *testing.T) {
 // release and the default embedder's model.
 func TestReadBuild(t *testing.T) {
 	b := ReadBuild()
-	if b.Version != Version || b.Go == "" || b.Platform == "" || b.Embedder != embed.DefaultProvider || b.Model == "" || b.Space != b.Model+"#user" {
+	if b.Version != Version || b.Go == "" || b.Platform == "" || b.Embedder != embed.DefaultProvider || b.Model == "" || b.Space != b.Model+"#user|ai" {
 		t.Errorf("ReadBuild: %+v", b)
 	}
 }

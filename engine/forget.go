@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/logformat"
 	"github.com/praxis-os/continuity/server"
+	"github.com/praxis-os/continuity/workspace"
 )
 
 // ForgetRequest asks to remove sessions from the index.
@@ -21,35 +25,140 @@ type ForgetRequest struct {
 	Chain   bool   `json:"chain,omitempty"` // and the sessions it resumes
 }
 
-// ForgetResponse says what was (or would be) removed.
+// ForgetResponse says what was (or would be) removed, and, once done,
+// what was read back to check it.
 type ForgetResponse struct {
 	Sessions []string `json:"sessions"`
 	Events   int64    `json:"events"`
+	// Recorded is the file beside the logs the forget is recorded in
+	// (relative to the workspace), read back: a rebuild of the index and
+	// an import honour it. Empty in a dry run.
+	Recorded string `json:"recorded,omitempty"`
+	// Left is how many events of the sessions the index still holds, read
+	// back after the forget: 0.
+	Left int64 `json:"left"`
 }
 
 // Forget removes the sessions from the index, then from every view of it
 // (the full-text index, the bm25 engine's files, the vector space and
 // its snapshots): nothing derived keeps their text, words or vectors.
-// The index records the forget, so that their lines read again stay out.
+// The forget is recorded twice: in the index, and as tombstones beside
+// the logs (logformat.TombstoneFile), which outlive the index: a rebuild
+// (Open) and an import read them. Then both are read back: the response
+// says where the forget is recorded and how many events are left.
 func (e *Engine) Forget(ctx context.Context, req ForgetRequest) (ForgetResponse, error) {
 	sessions, known, err := forgetTargets(ctx, e.db, req)
 	resp := ForgetResponse{Sessions: sessions}
 	if err != nil || !known {
 		return resp, err
 	}
+	at := time.Now()
+	var tombs []logformat.Tombstone
 	for _, s := range sessions {
-		n, err := e.db.DeleteSession(ctx, s)
+		f, n, err := e.db.ForgetSession(ctx, index.Forget{Session: s, At: at.UnixNano()})
 		if err != nil {
 			return resp, fmt.Errorf("forget %s: %w", s, err)
 		}
 		resp.Events += n
+		tombs = append(tombs, logformat.Tombstone{Session: s, At: at, Resumes: f.Resumes})
 	}
 	for _, v := range e.views {
 		if err := v.Remove(ctx, follow.Removal{Sessions: sessions}); err != nil {
 			return resp, fmt.Errorf("forget: %s: %w", v.Name(), err)
 		}
 	}
-	return resp, nil
+	// The index first: a crash before the tombstones are written leaves
+	// the forget in the index, which Open writes out again.
+	if err := logformat.AppendTombstones(e.ws.Logs, tombs); err != nil {
+		return resp, err
+	}
+	return resp, e.verifyForget(ctx, &resp, at)
+}
+
+// verifyForget reads the forget back: from the tombstones, each session
+// forgotten at least as late as at; from the index, the events left.
+func (e *Engine) verifyForget(ctx context.Context, resp *ForgetResponse, at time.Time) error {
+	tombs, err := logformat.ReadTombstones(e.ws.Logs)
+	if err != nil {
+		return fmt.Errorf("forget: read back: %w", err)
+	}
+	for _, s := range resp.Sessions {
+		if t, ok := tombs[s]; !ok || t.At.UnixNano() < at.UnixNano() {
+			return fmt.Errorf("forget: read back %s: the forget of %s is not there", logformat.TombstoneFile, s)
+		}
+		n, err := e.db.EventsOf(ctx, s)
+		if err != nil {
+			return fmt.Errorf("forget: read back: %w", err)
+		}
+		resp.Left += n
+	}
+	rel, err := filepath.Rel(e.ws.Root, filepath.Join(e.ws.Logs, logformat.TombstoneFile))
+	if err != nil {
+		rel = filepath.Join(e.ws.Logs, logformat.TombstoneFile)
+	}
+	resp.Recorded = rel
+	return nil
+}
+
+// applyTombstones makes the index and the tombstones beside the logs
+// agree, before anything is read: a forget recorded beside the logs that
+// the index lacks (a new index: the cache deleted, a migration, a new
+// embedder; a backup from before the forget) is carried out, its
+// sessions' events deleted, so that their old lines stay out; a forget
+// the index holds that the tombstones lack (made before tombstones
+// existed, or a crash between the two) is written out.
+func applyTombstones(ctx context.Context, db *index.DB, ws workspace.Layout, log *slog.Logger) error {
+	tombs, err := logformat.ReadTombstones(ws.Logs)
+	if err != nil {
+		return err
+	}
+	have, err := db.Forgets(ctx)
+	if err != nil {
+		return err
+	}
+	sessions := slices.Sorted(maps.Keys(tombs))
+	for _, s := range sessions {
+		t := tombs[s]
+		f := index.Forget{Session: s, At: t.At.UnixNano(), Resumes: t.Resumes}
+		if h, ok := have[s]; ok && h.At >= f.At {
+			if !subset(f.Resumes, h.Resumes) {
+				if err := db.RecordForgotten(ctx, f); err != nil { // the sessions it resumed
+					return err
+				}
+			}
+			continue
+		}
+		_, n, err := db.ForgetSession(ctx, f)
+		if err != nil {
+			return err
+		}
+		log.Info("forgotten session kept out (recorded beside the logs)", "session", s, "forgotten_at", t.At, "events_deleted", n)
+	}
+	var missing []logformat.Tombstone
+	for _, s := range slices.Sorted(maps.Keys(have)) {
+		h := have[s]
+		t, ok := tombs[s]
+		if ok && t.At.UnixNano() >= h.At && subset(h.Resumes, t.Resumes) {
+			continue
+		}
+		missing = append(missing, logformat.Tombstone{Session: s, At: time.Unix(0, h.At), Resumes: h.Resumes})
+	}
+	if len(missing) > 0 {
+		if err := logformat.AppendTombstones(ws.Logs, missing); err != nil {
+			return err
+		}
+		log.Info("forgotten sessions recorded beside the logs", "sessions", len(missing), "file", logformat.TombstoneFile)
+	}
+	return nil
+}
+
+func subset(a, b []string) bool {
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
 }
 
 // forgetTargets are the sessions forgetting req removes: the session, or

@@ -38,10 +38,15 @@ type StatusReport struct {
 	UnknownTypes  int64            `json:"unknown_types"`
 	UnknownFields int64            `json:"unknown_fields"`
 	EventsByType  map[string]int64 `json:"events_by_type"`
-	Embedder      string           `json:"embedder"`
-	Vectors       map[string]int64 `json:"vectors"`
-	EmbedPending  int64            `json:"embed_pending"`
-	Embedding     *EmbedProgress   `json:"embedding,omitempty"`
+	// Embedder is the identity of the embedder described: the running
+	// daemon's when one answers (its provider and model while a remote
+	// one has not learned its dimension), else the configured one;
+	// EmbedderInfo says which, what it is and (Note) when the two differ.
+	Embedder     string           `json:"embedder"`
+	EmbedderInfo *EmbedderStatus  `json:"embedder_info,omitempty"`
+	Vectors      map[string]int64 `json:"vectors"`
+	EmbedPending int64            `json:"embed_pending"`
+	Embedding    *EmbedProgress   `json:"embedding,omitempty"`
 	// FullTextPending: exchanges not in the full-text index yet (plus
 	// deletions not applied); -1 when it is not built yet.
 	FullTextPending int64 `json:"fulltext_pending"`
@@ -103,6 +108,7 @@ type DaemonInfo struct {
 type ProducerCounts struct {
 	TimestampsNoOffset int64 `json:"timestamps_without_offset"` // read in the daemon's local time zone
 	AIFromAlias        int64 `json:"ai_from_alias"`             // "assistant" read as "ai"
+	TimestampsAhead    int64 `json:"timestamps_ahead"`          // dated after the moment they were read
 	BOMsSkipped        int64 `json:"byte_order_marks_skipped"`  // UTF-8 byte order marks skipped at the start of a file
 	ForgottenSkipped   int64 `json:"forgotten_skipped"`         // lines of forgotten sessions not indexed again
 	Forgotten          int64 `json:"forgotten_sessions"`        // sessions removed by `forget`
@@ -147,6 +153,7 @@ func (c *Client) Status(ctx context.Context) (StatusReport, error) {
 		UnknownFields: st.UnknownFields, EventsByType: st.EventsByType, Skipped: st.Skipped,
 		Files: []FileStatus{}, ProducerCounts: ProducerCounts{
 			TimestampsNoOffset: st.TimestampsNoOffset, AIFromAlias: st.AIFromAlias, BOMsSkipped: st.BOMsSkipped,
+			TimestampsAhead:  st.TimestampsAhead,
 			ForgottenSkipped: st.ForgottenSkipped, Forgotten: st.Forgotten,
 			UnknownFieldNames: st.UnknownFieldNames,
 		},
@@ -172,10 +179,10 @@ func (c *Client) Status(ctx context.Context) (StatusReport, error) {
 	case err != nil:
 		return StatusReport{}, err
 	}
+	r.Daemon = c.daemonState(ctx)
 	if err := c.embedStatus(ctx, db, &r); err != nil {
 		return StatusReport{}, err
 	}
-	r.Daemon = c.daemonState(ctx)
 	if r.Daemon.Running {
 		var bm BM25Status
 		if c.viewReport(ctx, "bm25", &bm) == nil {
@@ -194,19 +201,46 @@ func (c *Client) Status(ctx context.Context) (StatusReport, error) {
 	return r, nil
 }
 
-// embedStatus fills in the configured embedder and how far its vectors
-// are (nothing when it cannot be built).
+// embedStatus fills in the embedder and how far its vectors are: the
+// running daemon's (which embeds) when one answers, noting when this
+// command's settings choose another; else the configured one (nothing
+// when it cannot be built).
 func (c *Client) embedStatus(ctx context.Context, db *index.DB, r *StatusReport) error {
-	emb, err := c.embedder()
-	if err != nil {
+	var w vectors.Progress
+	daemon := false
+	if r.Daemon.Running {
+		w, daemon = c.daemonEmbedder(ctx)
+	}
+	var es EmbedderStatus
+	id := ""
+	if daemon {
+		es = ofDaemon(w)
+		emb, err := c.embedder()
+		compareEnvironment(&es, emb, err)
+		id = es.Space
+		r.Embedder = es.Name()
+	} else {
+		emb, err := c.embedder()
+		if err != nil {
+			return nil
+		}
+		es = ofEnvironment(emb)
+		var ok bool
+		if id, ok = KnownIdentity(emb); !ok {
+			r.Embedder = emb.Identity()
+			r.EmbedderInfo = &es
+			return nil
+		}
+		r.Embedder = id
+	}
+	r.EmbedderInfo = &es
+	if id == "" {
+		// The daemon's remote embedder has not learned its dimension:
+		// its count is all there is.
+		r.EmbedPending = w.Pending
 		return nil
 	}
-	id, ok := KnownIdentity(emb)
-	if !ok {
-		r.Embedder = emb.Identity()
-		return nil
-	}
-	r.Embedder = id
+	var err error
 	if r.EmbedPending, err = db.CountPending(ctx, id); err != nil {
 		return err
 	}
@@ -215,9 +249,9 @@ func (c *Client) embedStatus(ctx context.Context, db *index.DB, r *StatusReport)
 	if p.Total > 0 {
 		p.Percent = 100 * float64(done) / float64(p.Total)
 	}
-	// The rate, when a daemon answers quickly and embeds for this space.
-	var w vectors.Progress
-	if pending > 0 && c.viewReport(ctx, "embed", &w) == nil && w.Identity == id && w.Rate > 0 {
+	// The rate, when a daemon answers and embeds for this space (not
+	// while its embedder fails: the last rate says nothing then).
+	if pending > 0 && daemon && w.Identity == id && w.Rate > 0 && w.LastError == "" {
 		p.Rate = w.Rate
 		p.ETASeconds = float64(pending) / w.Rate
 	}

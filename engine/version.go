@@ -19,8 +19,9 @@ type Build struct {
 	// `go install ...@vX`, "(devel)" for a build from a checkout.
 	Module string `json:"module"`
 	// Revision, Time and Modified come from the version control system
-	// the binary was built in (absent when it was built outside one, or
-	// with -buildvcs=false).
+	// the binary was built in (absent when it was built outside one, in a
+	// linked git worktree, whose .git is a file go build does not read,
+	// or with -buildvcs=false).
 	Revision string `json:"vcs_revision,omitempty"`
 	Time     string `json:"vcs_time,omitempty"`
 	Modified bool   `json:"vcs_modified,omitempty"`

@@ -10,7 +10,8 @@ import (
 )
 
 // What the viewer (continuity ui) asks besides the other commands' calls:
-// a session a page at a time and one exchange whole. Like export, they are
+// a session a page at a time, one exchange whole, and how the sessions a
+// list shows begin. Like export, they are
 // read from the index directly (read-only), daemon or not: they need
 // nothing the daemon keeps in memory.
 
@@ -89,4 +90,22 @@ func (c *Client) Event(ctx context.Context, id string) (Event, error) {
 		return Event{}, server.BadRequest(fmt.Errorf("%w %q (forgotten, or never indexed)", ErrNoEvent, id))
 	}
 	return ev, nil
+}
+
+// MaxOpeners is how many sessions one SessionOpeners call may name.
+const MaxOpeners = 500
+
+// SessionOpeners reads, by session, the start of its first exchange (at
+// most maxRunes characters: the user's text, else the assistant's), for
+// the sessions a list shows; sessions without an exchange are absent.
+func (c *Client) SessionOpeners(ctx context.Context, sessions []string, maxRunes int) (map[string]string, error) {
+	if len(sessions) > MaxOpeners || maxRunes < 1 {
+		return nil, server.BadRequest(fmt.Errorf("openers of %d sessions, %d characters each: want at most %d sessions and at least 1 character", len(sessions), maxRunes, MaxOpeners))
+	}
+	db, err := openReader(c.ws)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return db.SessionOpeners(ctx, sessions, maxRunes)
 }

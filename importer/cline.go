@@ -54,6 +54,7 @@ const maxClineFile = 512 << 20
 // The files of a task folder.
 const (
 	clineUIFile    = "ui_messages.json"
+	clineOldUIFile = "claude_messages.json" // its name before Cline 2 (Claude Dev)
 	clineAPIFile   = "api_conversation_history.json"
 	clineHistFile  = "history_item.json"
 	clineMetaFile  = "task_metadata.json"
@@ -63,7 +64,7 @@ const (
 // clineTaskFile reports whether name is a file of a task folder.
 func clineTaskFile(name string) bool {
 	switch name {
-	case clineUIFile, clineAPIFile, clineHistFile, clineMetaFile:
+	case clineUIFile, clineOldUIFile, clineAPIFile, clineHistFile, clineMetaFile:
 		return true
 	}
 	return false
@@ -110,6 +111,9 @@ func ParseClineTask(agent, path string) Parsed {
 	}
 	info := readClineTaskInfo(dir)
 	ui := filepath.Join(dir, clineUIFile)
+	if !regular(ui) && regular(filepath.Join(dir, clineOldUIFile)) {
+		ui = filepath.Join(dir, clineOldUIFile) // a task not opened since Claude Dev
+	}
 	if data, err := readCapped(ui, maxClineFile); err == nil {
 		out = ParseClineUI(data, ui, agent, sid)
 	} else if !os.IsNotExist(err) {
@@ -195,7 +199,7 @@ var reEnvCwd = regexp.MustCompile(`# Current (?:Working|Workspace) Directory \((
 // clineEnvCwd reads the working folder from the first request of a task
 // (the start of its API history, else of its UI messages).
 func clineEnvCwd(dir string) string {
-	for _, name := range []string{clineAPIFile, clineUIFile} {
+	for _, name := range []string{clineAPIFile, clineUIFile, clineOldUIFile} {
 		f, err := os.Open(filepath.Join(dir, name))
 		if err != nil {
 			continue

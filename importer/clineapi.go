@@ -14,6 +14,10 @@ import (
 // missing) and the messages of Cline's newer sessions (clinesdk.go). Each
 // message is {role, content: text or blocks (text, tool_use, tool_result,
 // image, thinking), ts (ms), id; Roo: isSummary, isTruncationMarker}.
+// Roo Code's newer histories (RooMessage, 2026) wrap the list in
+// {version: 2, messages} and use the AI SDK's shapes: blocks tool-call
+// {toolName, input} and tool-result, a role "tool" message for tool
+// outputs, and reasoning items without a role; both shapes are read.
 //
 // What the model was sent is not what the user typed: Cline wraps the
 // first prompt in <task>, a resumed task's new message in <user_message>,
@@ -39,17 +43,33 @@ type apiMsg struct {
 
 // apiBlock is one content block.
 type apiBlock struct {
-	Type  string          `json:"type"`
-	Text  string          `json:"text"`
-	Name  string          `json:"name"`
-	Input json.RawMessage `json:"input"`
+	Type     string          `json:"type"`
+	Text     string          `json:"text"`
+	Name     string          `json:"name"`
+	ToolName string          `json:"toolName"` // AI SDK tool-call
+	Input    json.RawMessage `json:"input"`
 }
 
-// ParseAnthropicMessages reads a JSON array of messages (data; name for
-// messages) as session sid of agent; start stands in for the time of
+// ParseAnthropicMessages reads a JSON array of messages, or an object
+// holding it as its messages (Roo's {version: 2, messages}) (data; name
+// for messages) as session sid of agent; start stands in for the time of
 // messages without one.
 func ParseAnthropicMessages(data []byte, name, agent, sid string, start time.Time) Parsed {
 	var out Parsed
+	if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '{' {
+		var env struct {
+			Messages json.RawMessage `json:"messages"`
+		}
+		if err := json.Unmarshal(trimmed, &env); err != nil || len(env.Messages) == 0 {
+			reason := "not a JSON array of messages, nor an object holding one"
+			if err != nil {
+				reason += ": " + shortErr(err)
+			}
+			out.Problems = append(out.Problems, Problem{File: name, Line: lineOf(data, err), Reason: reason})
+			return out
+		}
+		data = env.Messages
+	}
 	raw, ok := jsonArray(data, name, &out)
 	if !ok {
 		return out
@@ -103,7 +123,7 @@ func apiMessage(s *Session, m *apiMsg, it Item, out *Parsed, name string) {
 		// <user_message>) is a prompt there
 		results := false
 		for _, b := range blocks {
-			results = results || b.Type == "tool_result" || b.Type == "text" && toolResultHeader(b.Text)
+			results = results || b.Type == "tool_result" || b.Type == "tool-result" || b.Type == "text" && toolResultHeader(b.Text)
 		}
 		var prompts []string
 		for _, b := range blocks {
@@ -150,8 +170,8 @@ func apiAnswer(s *Session, blocks []apiBlock, it Item) {
 		switch b.Type {
 		case "text":
 			x = parseXMLTools(stripThinking(b.Text))
-		case "tool_use":
-			x = apiToolUse(b.Name, b.Input)
+		case "tool_use", "tool-call":
+			x = apiToolUse(nonEmpty(b.Name, b.ToolName), b.Input)
 		default:
 			continue // thinking, images
 		}

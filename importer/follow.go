@@ -343,7 +343,7 @@ func unitStamp(agent, path string) (int64, time.Time, bool) {
 		add(path + "-wal")
 	case agent == Cline && strings.HasSuffix(path, clineSessionSuffix):
 		add(strings.TrimSuffix(path, clineSessionSuffix) + ".compaction.json")
-	case agent == OpenCode:
+	case agent == OpenCode || agent == Kilo && openCodeLayout(path):
 		var s ocSession
 		if b, err := readCapped(path, 16<<20); err == nil && jsonUnmarshal(b, &s) && s.ID != "" {
 			msgDir, _ := openCodeDirs(path, s.ID)

@@ -109,6 +109,8 @@ func FuzzParseClineUI(f *testing.F) {
 func FuzzParseAnthropicMessages(f *testing.F) {
 	f.Add([]byte(`[{"role":"user","content":[{"type":"text","text":"<task>\nx\n</task>"}]},{"role":"assistant","content":"<read_file><path>a</path></read_file><attempt_completion><result>done</result></attempt_completion>"},
 {"role":"assistant","isSummary":true,"content":"s"},{"role":"user","content":[{"type":"tool_result"},{"type":"text","text":"<feedback>more</feedback>"}]},{"role":"assistant","content":[{"type":"tool_use","name":"new_task","input":{"message":"m"}}]}]`))
+	f.Add([]byte(`{"version":2,"messages":[{"role":"user","content":[{"type":"text","text":"<user_message>q</user_message>"}]},{"type":"reasoning","encrypted_content":"x"},
+{"role":"assistant","content":[{"type":"tool-call","toolCallId":"c","toolName":"read_file","input":{"path":"a"}}]},{"role":"tool","content":[{"type":"tool-result","toolCallId":"c","output":"o"}]}]}`))
 	seed2(f, "cline/*/cline/legacy/tasks/*/api_conversation_history.json")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkRender(t, ParseAnthropicMessages(data, "api_conversation_history.json", Cline, "t1", time.Unix(1700000000, 0)))
@@ -144,5 +146,13 @@ func FuzzParseGoose(f *testing.F) {
 	seed2(f, "goose/*/goose/sessions/*.jsonl")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkRender(t, ParseGoose(bytes.NewReader(data), "20250101_1.jsonl"))
+	})
+}
+
+func FuzzParseCopilotLegacy(f *testing.F) {
+	f.Add([]byte(`{"sessionId":"s1","startTime":"2025-10-08T21:10:16.398Z","chatMessages":[{"role":"user","content":"hi"},
+{"role":"assistant","content":"ok","tool_calls":[{"function":{"name":"bash","arguments":"{\"command\":\"ls\"}"}}]},{"role":"tool","content":"out"}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkRender(t, ParseCopilotLegacy(data, "session_s1.json"))
 	})
 }

@@ -108,8 +108,11 @@ func gooseMessage(s *Session, m *gooseMsg, line int) string {
 	if m.Metadata != nil && m.Metadata.UserVisible != nil && !*m.Metadata.UserVisible {
 		return "" // a compaction's summary, instructions for the model
 	}
+	image := false
 	for _, c := range content {
 		switch c.Type {
+		case "image":
+			image = true
 		case "text":
 			it.Text = joinText(it.Text, c.Text)
 		case "toolRequest", "frontendToolRequest":
@@ -119,17 +122,20 @@ func gooseMessage(s *Session, m *gooseMsg, line int) string {
 				it.Files = append(it.Files, files...)
 			}
 		case "conversationCompacted", "summarizationRequested", "contextLengthExceeded":
-			reset := Item{Kind: ItemReset, Key: it.Key + "/reset", Time: it.Time, Line: line, Reason: "context compacted"}
-			s.Items = append(s.Items, reset)
+			gooseReset(s, Item{Kind: ItemReset, Key: it.Key + "/reset", Time: it.Time, Line: line, Reason: "context compacted"})
 		case "systemNotification":
 			if reGooseCompact.MatchString(c.Msg) {
-				s.Items = append(s.Items, Item{Kind: ItemReset, Key: it.Key + "/reset", Time: it.Time, Line: line, Reason: "context compacted"})
+				gooseReset(s, Item{Kind: ItemReset, Key: it.Key + "/reset", Time: it.Time, Line: line, Reason: "context compacted"})
 			}
 		}
 	}
 	switch m.Role {
 	case "user":
-		if t := strings.TrimSpace(it.Text); t != "" {
+		t := strings.TrimSpace(it.Text)
+		if t == "" && image {
+			t = imageOnly // a prompt of images only: the image left out
+		}
+		if t != "" {
 			it.Kind, it.Text, it.Tools = ItemPrompt, t, nil
 			s.Items = append(s.Items, it)
 		}
@@ -144,6 +150,16 @@ func gooseMessage(s *Session, m *gooseMsg, line int) string {
 		}
 	}
 	return ""
+}
+
+// gooseReset adds a reset, unless the item before it is one already (a
+// compaction writes several notices: "Exceeded auto-compact threshold",
+// "Compaction complete").
+func gooseReset(s *Session, it Item) {
+	if n := len(s.Items); n > 0 && s.Items[n-1].Kind == ItemReset {
+		return
+	}
+	s.Items = append(s.Items, it)
 }
 
 // gooseTime reads a time: Unix seconds (or milliseconds), or RFC 3339.

@@ -92,8 +92,10 @@ func (im *Importer) Files(paths []string) ([]string, error) {
 func (im *Importer) wants(path string) bool {
 	b := filepath.Base(path)
 	switch im.Agent {
-	case ClaudeCode, Codex, Copilot:
+	case ClaudeCode, Codex:
 		return strings.HasSuffix(b, ".jsonl")
+	case Copilot:
+		return strings.HasSuffix(b, ".jsonl") || strings.HasSuffix(b, ".json") && filepath.Base(filepath.Dir(path)) == "history-session-state"
 	case Gemini:
 		return b == "logs.json" || strings.HasPrefix(b, "session-") && (strings.HasSuffix(b, ".json") || strings.HasSuffix(b, ".jsonl")) ||
 			strings.HasPrefix(b, "checkpoint") && strings.HasSuffix(b, ".json")
@@ -103,7 +105,8 @@ func (im *Importer) wants(path string) bool {
 		return aiderName(b)
 	case Cline, Roo, Kilo:
 		return b == clineUIFile || b == clineAPIFile && !regular(filepath.Join(filepath.Dir(path), clineUIFile)) ||
-			im.Agent == Cline && strings.HasSuffix(b, clineSessionSuffix)
+			im.Agent == Cline && strings.HasSuffix(b, clineSessionSuffix) ||
+			im.Agent == Kilo && openCodeLayout(path) && (!strings.HasSuffix(b, ".db") || strings.HasPrefix(b, "kilo") || strings.HasPrefix(b, "opencode"))
 	case OpenCode:
 		return strings.HasSuffix(b, ".json") && filepath.Base(filepath.Dir(filepath.Dir(path))) == "session" ||
 			strings.HasPrefix(b, "opencode") && strings.HasSuffix(b, ".db")
@@ -279,6 +282,14 @@ func parseFile(agent, path string, roots []string) (Parsed, int64, error) {
 		return ParseAider(f, path, fi.ModTime()), fi.Size(), nil
 	case Cline, Roo, Kilo:
 		f.Close()
+		if agent == Kilo && openCodeLayout(path) {
+			// Kilo Code 5 keeps OpenCode's layout (kilo.db, storage/)
+			p, size, err := parseOpenCodeFile(path, roots, fi.Size())
+			for _, s := range p.Sessions {
+				s.Agent = Kilo
+			}
+			return p, size, err
+		}
 		if strings.HasSuffix(path, clineSessionSuffix) {
 			return ParseClineSession(path), fi.Size(), nil
 		}
@@ -287,6 +298,14 @@ func parseFile(agent, path string, roots []string) (Parsed, int64, error) {
 		f.Close()
 		return parseOpenCodeFile(path, roots, fi.Size())
 	case Copilot:
+		if strings.HasSuffix(path, ".json") {
+			f.Close()
+			data, err := readCapped(path, maxClineFile)
+			if err != nil {
+				return Parsed{}, fi.Size(), err
+			}
+			return ParseCopilotLegacy(data, path), fi.Size(), nil
+		}
 		return ParseCopilot(f, path), fi.Size(), nil
 	case Goose:
 		if isSQLite(f) {

@@ -26,8 +26,11 @@ type Home struct {
 	// XDGDataHome is $XDG_DATA_HOME, else <Dir>/.local/share (OpenCode's
 	// and Goose's data on every platform but Goose's Windows one).
 	XDGDataHome string
-	// CopilotDir is $COPILOT_HOME, else <Dir>/.copilot.
-	CopilotDir string
+	// CopilotDir is $COPILOT_HOME, else <Dir>/.copilot; CopilotXDGDir is
+	// $XDG_CONFIG_HOME/.copilot, where Copilot CLI before 1.0 kept it when
+	// that variable was set ("" otherwise).
+	CopilotDir    string
+	CopilotXDGDir string
 	// GooseSessionsDir is $GOOSE_PATH_ROOT/data/sessions, else
 	// <XDGDataHome>/goose/sessions.
 	GooseSessionsDir string
@@ -37,7 +40,8 @@ type Home struct {
 // replaces $HOME (tests, another user's folders) and then also the agents'
 // own variables; otherwise $CLAUDE_CONFIG_DIR, $CODEX_HOME,
 // $CLINE_DATA_DIR, $CLINE_DIR, $CLINE_SESSION_DATA_DIR, $XDG_DATA_HOME,
-// $COPILOT_HOME and $GOOSE_PATH_ROOT are honoured.
+// $COPILOT_HOME (and $XDG_CONFIG_HOME for Copilot CLI's older releases)
+// and $GOOSE_PATH_ROOT are honoured.
 func DefaultHome(home string) Home {
 	if home == "" {
 		home = os.Getenv("CONTINUITY_AGENT_HOME")
@@ -62,6 +66,9 @@ func DefaultHome(home string) Home {
 	h.ClineSessionsDir = env("CLINE_SESSION_DATA_DIR")
 	h.XDGDataHome = nonEmpty(absOrEmpty(env("XDG_DATA_HOME")), filepath.Join(h.Dir, ".local", "share"))
 	h.CopilotDir = nonEmpty(env("COPILOT_HOME"), filepath.Join(h.Dir, ".copilot"))
+	if xdg := absOrEmpty(env("XDG_CONFIG_HOME")); xdg != "" && env("COPILOT_HOME") == "" {
+		h.CopilotXDGDir = filepath.Join(xdg, ".copilot")
+	}
 	h.GooseSessionsDir = filepath.Join(h.XDGDataHome, "goose", "sessions")
 	if root := absOrEmpty(env("GOOSE_PATH_ROOT")); root != "" {
 		h.GooseSessionsDir = filepath.Join(root, "data", "sessions")

@@ -34,7 +34,8 @@ import (
 // tool parts summarised (files from their input, patch parts' files),
 // reasoning and tool outputs left out; a compaction part is a context
 // reset and the assistant summary that follows it (summary: true) a copy,
-// left out. A message whose finish is not "tool-calls" ends the turn. A
+// left out (such a summary without a compaction part before it, as older
+// releases wrote them, is the reset). A message whose finish is not "tool-calls" ends the turn. A
 // session started by another (parentID: a subagent's task) is linked to
 // it by a session_resume.
 
@@ -70,6 +71,7 @@ type ocPart struct {
 	Ignored   bool     `json:"ignored"`
 	Tool      string   `json:"tool"`
 	Files     []string `json:"files"`
+	Mime      string   `json:"mime"`
 	Prompt    string   `json:"prompt"`
 	Auto      bool     `json:"auto"`
 	Time      ocTimes  `json:"time"`
@@ -117,8 +119,11 @@ func openCodeMessage(s *Session, m *ocMessage, line int) {
 	sort.SliceStable(m.parts, func(i, j int) bool { return m.parts[i].ID < m.parts[j].ID })
 	it := Item{Key: nonEmpty(m.ID, "m"+itoa(line)), Time: ocTime(m.Time.Created), Line: line}
 	var reset *Item
+	image := false
 	for _, p := range m.parts {
 		switch p.Type {
+		case "file":
+			image = image || strings.HasPrefix(p.Mime, "image/")
 		case "text":
 			if !p.Synthetic && !p.Ignored {
 				it.Text = joinText(it.Text, p.Text)
@@ -151,11 +156,20 @@ func openCodeMessage(s *Session, m *ocMessage, line int) {
 		if reset != nil {
 			s.Items = append(s.Items, *reset)
 		}
+		if strings.TrimSpace(it.Text) == "" && image {
+			it.Text = imageOnly // a prompt of images only: the image left out
+		}
 		if strings.TrimSpace(it.Text) != "" {
 			it.Kind, it.Text, it.Tools = ItemPrompt, strings.TrimSpace(it.Text), nil
 			s.Items = append(s.Items, it)
 		}
-	case m.Role == "assistant" && !summary: // a compaction's summary is a copy
+	case m.Role == "assistant" && summary:
+		// a compaction's summary is a copy, left out; releases before the
+		// compaction part marked a compaction by this message alone
+		if n := len(s.Items); n == 0 || s.Items[n-1].Kind != ItemReset {
+			s.Items = append(s.Items, Item{Kind: ItemReset, Key: it.Key + "/summary", Time: it.Time, Line: line, Reason: "context compacted"})
+		}
+	case m.Role == "assistant":
 		if it.Text != "" || len(it.Tools) > 0 || len(it.Files) > 0 {
 			it.Kind = ItemStep
 			s.Items = append(s.Items, it)

@@ -57,6 +57,11 @@ func (h Home) StoreDirs(agent string) []string {
 		for _, g := range h.globalStorages() {
 			out = append(out, filepath.Join(g, extensionIDs[agent]))
 		}
+		if agent == Kilo {
+			// Kilo Code 5 (its CLI, and the extension built on it) is an
+			// OpenCode fork: ${XDG_DATA_HOME:-~/.local/share}/kilo.
+			out = append(out, filepath.Join(h.XDGDataHome, "kilo"))
+		}
 		if agent == Cline {
 			out = append([]string{h.ClineDataDir}, out...)
 			if h.ClineSessionsDir != "" {
@@ -67,6 +72,9 @@ func (h Home) StoreDirs(agent string) []string {
 		out = []string{filepath.Join(h.XDGDataHome, "opencode")}
 	case Copilot:
 		out = []string{filepath.Join(h.CopilotDir, "session-state"), filepath.Join(h.CopilotDir, "history-session-state")}
+		if h.CopilotXDGDir != "" {
+			out = append(out, filepath.Join(h.CopilotXDGDir, "session-state"))
+		}
 	case Goose:
 		out = []string{h.GooseSessionsDir}
 		if h.GooseSessionsDir == filepath.Join(h.XDGDataHome, "goose", "sessions") {
@@ -81,7 +89,7 @@ func (h Home) StoreDirs(agent string) []string {
 var unitGlobs = map[string][]string{
 	Cline:    {"tasks/*/" + clineUIFile, "tasks/*/" + clineAPIFile, "sessions/*/*" + clineSessionSuffix, "*/*" + clineSessionSuffix},
 	Roo:      {"tasks/*/" + clineUIFile, "tasks/*/" + clineAPIFile},
-	Kilo:     {"tasks/*/" + clineUIFile, "tasks/*/" + clineAPIFile},
+	Kilo:     {"tasks/*/" + clineUIFile, "tasks/*/" + clineAPIFile, "storage/session/*/*.json", "kilo.db", "kilo-*.db", "opencode-*.db"},
 	OpenCode: {"storage/session/*/*.json", "project/*/storage/session/info/*.json", "opencode.db", "opencode-*.db"},
 	Copilot:  {"*/events.jsonl", "*.jsonl"},
 	Goose:    {"*.jsonl", "sessions.db"},
@@ -127,26 +135,42 @@ func isDatabase(path string) bool { return strings.HasSuffix(path, ".db") }
 // UnitCwd is the folder the session of a unit file ran in, read from its
 // first records; "" when the files do not say (yet).
 func UnitCwd(agent, path string) string {
-	switch agent {
-	case Cline, Roo, Kilo:
+	switch {
+	case agent == Kilo && openCodeLayout(path):
+		return openCodeCwd(path)
+	case agent == Cline || agent == Roo || agent == Kilo:
 		if strings.HasSuffix(path, clineSessionSuffix) {
 			return clineSessionCwd(path)
 		}
 		return readClineTaskInfo(filepath.Dir(path)).cwd
-	case OpenCode:
-		b, err := readCapped(path, 16<<20)
-		if err != nil {
-			return ""
-		}
-		var s ocSession
-		_ = json.Unmarshal(b, &s)
-		return s.Directory
-	case Copilot:
+	case agent == OpenCode:
+		return openCodeCwd(path)
+	case agent == Copilot:
 		return copilotCwd(path)
-	case Goose:
+	case agent == Goose:
 		return gooseCwd(path)
 	}
 	return ""
+}
+
+// openCodeCwd is the directory of a session file of OpenCode's JSON
+// storage.
+func openCodeCwd(path string) string {
+	b, err := readCapped(path, 16<<20)
+	if err != nil {
+		return ""
+	}
+	var s ocSession
+	_ = json.Unmarshal(b, &s)
+	return s.Directory
+}
+
+// openCodeLayout reports whether path is a file of OpenCode's layout (a
+// database, a session file of its JSON storage), which Kilo Code 5 (an
+// OpenCode fork) writes too.
+func openCodeLayout(path string) bool {
+	b := filepath.Base(path)
+	return strings.HasSuffix(b, ".db") || strings.HasSuffix(b, ".json") && filepath.Base(filepath.Dir(filepath.Dir(path))) == "session"
 }
 
 // indexCache keeps the parsed taskHistory.json indexes (one per store,

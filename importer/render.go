@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/praxis-os/continuity/logformat"
@@ -415,10 +416,26 @@ func (r *renderer) exchange(t *turnAcc, part int) (planned, bool) {
 // the compact_boundary record's uuid), hashed when too long for an id.
 func resetID(agent, session, key string) string {
 	id := agent + ":reset:" + session + ":" + key
-	if len(id) > 200 {
+	if len(id) > 200 || !printableID(key) {
+		// a key an id cannot hold (a native id with control characters
+		// or invalid UTF-8) is hashed like an overlong one
 		id = agent + ":reset:" + shortHash(session+"\x00"+key)
 	}
 	return id
+}
+
+// printableID reports whether s may be part of an event id: valid UTF-8
+// without control characters (protocol.md, section 3).
+func printableID(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // rerender rebuilds an exchange for the steps of p from index from on: the

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -64,6 +65,10 @@ type Store struct {
 	// text to a new task, and the session whose first prompt it is.
 	handoffs map[string]string
 	openings map[string]string
+	// forgotten: the sessions `continuity forget` removed (the tombstones
+	// beside the logs): their events from before the forget are not
+	// written again.
+	forgotten map[string]logformat.Tombstone
 }
 
 type turnState struct {
@@ -84,6 +89,11 @@ func OpenStore(logsDir, agent string) (*Store, error) {
 // refresh reads what was appended to the agent's log files since the
 // last read (by this store or by another writer).
 func (st *Store) refresh() error {
+	forgotten, err := logformat.ReadTombstones(st.dir)
+	if err != nil {
+		return fmt.Errorf("importer: %w", err)
+	}
+	st.forgotten = forgotten
 	names, err := filepath.Glob(filepath.Join(st.dir, st.agent+"-*.jsonl"))
 	if err != nil {
 		return err
@@ -382,8 +392,18 @@ func (st *Store) linkHandoffs(s *Session, plans []planned, res *Result) error {
 	return nil
 }
 
-// write appends one event to its session's file.
+// write appends one event to its session's file; not an event of a
+// forgotten session from before the forget.
 func (st *Store) write(p planned, res *Result) error {
+	if t, ok := st.forgotten[p.ev.SessionID]; ok && t.Covers(p.ev.Timestamp, p.ev.Timestamp.IsZero()) {
+		res.Skipped++
+		why := fmt.Sprintf("session %s: forgotten (continuity forget, %s): its events from before are not imported again",
+			p.ev.SessionID, t.At.UTC().Format(time.RFC3339))
+		if !slices.Contains(res.Skips, why) {
+			res.Skips = append(res.Skips, why)
+		}
+		return nil
+	}
 	line, err := p.ev.MarshalLine()
 	if err != nil {
 		res.Errors++

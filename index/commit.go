@@ -35,6 +35,10 @@ const (
 	// CounterTimestampsNoOffset counts stored events whose timestamp had no
 	// UTC offset and was read in the daemon's local time zone.
 	CounterTimestampsNoOffset = "timestamps_without_offset"
+	// CounterTimestampsAhead counts stored events dated after the moment
+	// they were read (by more than AheadTolerance): a producer's clock
+	// ahead, or local time written with "Z".
+	CounterTimestampsAhead = "timestamps_ahead"
 	// CounterAIFromAlias counts stored exchanges whose answer was given as
 	// "assistant", the alias of "ai".
 	CounterAIFromAlias = "ai_from_alias"
@@ -197,12 +201,22 @@ type commitBatch struct {
 	// already holds: an edit of the log kept them (edit.go). Nil for
 	// nearly every batch.
 	kept map[int64]bool
+	// more and modTime are the batch's (watcher.Batch); prev the time of
+	// the generation's last event stored so far (prevKnown: looked up),
+	// next the index of the batch's next dated line from a line on: what
+	// places a line without a timestamp (undatedTime).
+	more      bool
+	modTime   time.Time
+	prev      int64
+	prevKnown bool
+	hasPrev   bool
+	next      int
 }
 
 // batchCounts are a batch's additions to the counters.
 type batchCounts struct {
-	duplicates, unknownTypes, unknownFields, forgottenSkipped, redactions, noOffset, aliases int64
-	boms                                                                                     int64
+	duplicates, unknownTypes, unknownFields, forgottenSkipped, redactions, noOffset, aliases, ahead int64
+	boms                                                                                            int64
 }
 
 // forgottenSessions looks up when sessions were forgotten, once each per
@@ -221,7 +235,7 @@ type forgottenSessions struct {
 func (c *commitTx) startBatch(ctx context.Context, b watcher.Batch, now time.Time) (*commitBatch, error) {
 	cb := &commitBatch{commitTx: c, gen: b.Gen, lines: b.Lines, now: now, nowNano: now.UnixNano(),
 		sessions: map[string]*sessionDelta{}, unknownNames: map[string]int64{},
-		forgotten: forgottenSessions{at: map[string]int64{}}}
+		forgotten: forgottenSessions{at: map[string]int64{}}, more: b.More, modTime: b.ModTime, next: -1}
 	switch err := c.tx.QueryRowContext(ctx, `SELECT "offset" FROM generations WHERE id = ?`, b.Gen.ID).Scan(&cb.stored); {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, fmt.Errorf("no generation %d", b.Gen.ID)
@@ -275,6 +289,13 @@ func (cb *commitBatch) storeLine(i int) error {
 		return cb.reject(cb.gen, l, kind, pl.err.Error(), cb.nowNano)
 	}
 	ev := &pl.ev
+	if ev.TimestampInferred {
+		t, err := cb.undated(i, l)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", l.Number, err)
+		}
+		ev.Timestamp = t
+	}
 	if at, err := cb.stillForgotten(ev.SessionID, ev); err != nil {
 		return fmt.Errorf("line %d: %w", l.Number, err)
 	} else if at != 0 {
@@ -293,8 +314,129 @@ func (cb *commitBatch) storeLine(i int) error {
 	}
 	cb.count(ev)
 	ts := eventTime(ev.Timestamp, cb.now)
+	cb.prev, cb.prevKnown, cb.hasPrev = ts, true, true
 	cb.addToSession(ev, ts)
 	return cb.link(l, ev, rowID, ts)
+}
+
+// undated is the time of line i (l), which has none of its own: among the
+// lines an edit kept (amongKept), else among its neighbours in the file
+// (undatedTime).
+func (cb *commitBatch) undated(i int, l *watcher.Line) (time.Time, error) {
+	ts, placed, err := cb.amongKept(l)
+	if err != nil || placed {
+		return time.Unix(0, ts).UTC(), err
+	}
+	t, err := cb.undatedTime(i)
+	if err != nil {
+		return t, err
+	}
+	// Plus its place in the batch in nanoseconds, never reaching the next
+	// dated line: the undated lines of a batch are in file order by time
+	// too (events are ordered by time, then by row), so that a line an
+	// edit changes later, which gets a new row and the time of the line
+	// before it (amongKept), stays before the lines that followed it.
+	u := t.Add(time.Duration(i))
+	if next, ok := cb.nextDated(i); !ok || u.Before(next) {
+		t = u
+	}
+	return t, nil
+}
+
+// undatedTime places line i, which has no timestamp, among its
+// neighbours in the file: the time it was read (or the file's last
+// modification, when earlier: a log read long after it was written), but
+// never before the event stored before it in the file, nor after the next
+// dated line of the batch; when the file goes on past the batch (a
+// backfill cut into batches) and no dated line follows in it, the time
+// of the event before it. So a context_reset written without a timestamp
+// in an old log falls between the exchanges around it, not at the time of
+// a backfill (protocol.md, section 3).
+func (cb *commitBatch) undatedTime(i int) (time.Time, error) {
+	t := cb.now
+	if !cb.modTime.IsZero() && cb.modTime.Before(t) {
+		t = cb.modTime
+	}
+	if !cb.prevKnown {
+		err := cb.tx.QueryRowContext(cb.ctx, `SELECT ts FROM events WHERE generation = ? AND start_offset < ?
+			ORDER BY start_offset DESC LIMIT 1`, cb.gen.ID, cb.lines[i].Start).Scan(&cb.prev)
+		switch {
+		case err == nil:
+			cb.hasPrev = true
+		case !errors.Is(err, sql.ErrNoRows):
+			return time.Time{}, fmt.Errorf("time of the line before: %w", err)
+		}
+		cb.prevKnown = true
+	}
+	prev := time.Unix(0, cb.prev).UTC()
+	if next, ok := cb.nextDated(i); ok {
+		t = minTime(t, next)
+	} else if cb.more && cb.hasPrev {
+		t = prev
+	}
+	if cb.hasPrev && t.Before(prev) {
+		t = prev
+	}
+	return t.UTC(), nil
+}
+
+// nextDated returns the time of the first line after line i of the batch
+// that is stored with a timestamp of its own, if any.
+func (cb *commitBatch) nextDated(i int) (time.Time, bool) {
+	if cb.next <= i {
+		cb.next = len(cb.lines)
+		for j := i + 1; j < len(cb.lines); j++ {
+			l := &cb.lines[j]
+			if l.End <= cb.stored || l.Oversize || cb.kept[l.Start] {
+				continue
+			}
+			if pl := cb.prep.line(j); pl.err == nil && !pl.ev.TimestampInferred {
+				cb.next = j
+				break
+			}
+		}
+	}
+	if cb.next >= len(cb.lines) {
+		return time.Time{}, false
+	}
+	return cb.prep.line(cb.next).ev.Timestamp, true
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// amongKept places line l, which has no timestamp, when it was read
+// between lines the generation already holds (a line changed or inserted
+// by an edit of the log, read after the edit): the time of the event
+// before it in the file (after which its row puts it), or just before the
+// event after it. It then stays where it was in its session, before a
+// context reset that followed it. placed is false when no stored line
+// follows it (appended lines: undatedTime places them).
+func (cb *commitBatch) amongKept(l *watcher.Line) (ts int64, placed bool, err error) {
+	if cb.kept == nil {
+		return 0, false, nil // nothing stored past the batch's start: appended lines
+	}
+	var next int64
+	switch err := cb.tx.QueryRowContext(cb.ctx, `SELECT ts FROM events WHERE generation = ? AND start_offset > ?
+		ORDER BY start_offset LIMIT 1`, cb.gen.ID, l.Start).Scan(&next); {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, false, nil // after every stored line
+	case err != nil:
+		return 0, false, fmt.Errorf("the time of the line after it: %w", err)
+	}
+	var prev int64
+	switch err := cb.tx.QueryRowContext(cb.ctx, `SELECT ts FROM events WHERE generation = ? AND start_offset < ?
+		ORDER BY start_offset DESC LIMIT 1`, cb.gen.ID, l.Start).Scan(&prev); {
+	case errors.Is(err, sql.ErrNoRows):
+		return next - 1, true, nil
+	case err != nil:
+		return 0, false, fmt.Errorf("the time of the line before it: %w", err)
+	}
+	return prev, true, nil
 }
 
 // Kinds of the rejects of lines not stored because their producer id is
@@ -362,6 +504,9 @@ func (cb *commitBatch) count(ev *logformat.Event) {
 	if ev.TimestampNoOffset {
 		cb.counts.noOffset++
 	}
+	if !ev.TimestampInferred && ev.Timestamp.UnixNano() > cb.nowNano+int64(AheadTolerance) {
+		cb.counts.ahead++
+	}
 	if ev.AIFromAlias {
 		cb.counts.aliases++
 	}
@@ -388,27 +533,66 @@ func (cb *commitBatch) addToSession(ev *logformat.Event, ts int64) {
 	}
 }
 
-// link records the session link of a stored session_resume event. A link
-// to a forgotten session is not made again: the event stays (it belongs
-// to its own session), the link would only lead to nothing.
+// link records the session link of a stored session_resume event. A
+// link from a forgotten session is not made again (the event stays: it
+// belongs to its own session). A link to a forgotten session goes through
+// it, to the sessions it resumed (forgotten_links, and on through those
+// forgotten too): forgetting the middle of a chain does not cut it.
 func (cb *commitBatch) link(l *watcher.Line, ev *logformat.Event, rowID, ts int64) error {
 	if ev.Type != logformat.TypeSessionResume || ev.PreviousSession == "" || ev.NewSession == "" {
 		return nil
 	}
-	fp, err := cb.stillForgotten(ev.PreviousSession, ev)
-	if err != nil {
-		return fmt.Errorf("line %d: %w", l.Number, err)
-	}
 	fn, err := cb.stillForgotten(ev.NewSession, ev)
+	if err != nil || fn != 0 {
+		return err
+	}
+	prevs, err := cb.resumedThrough(ev.PreviousSession, ev)
 	if err != nil {
 		return fmt.Errorf("line %d: %w", l.Number, err)
 	}
-	if fp == 0 && fn == 0 {
-		if _, err := cb.exec(insertLinkSQL, ev.PreviousSession, ev.NewSession, rowID, ts); err != nil {
+	for _, p := range prevs {
+		if p == ev.NewSession {
+			continue
+		}
+		if _, err := cb.exec(insertLinkSQL, p, ev.NewSession, rowID, ts); err != nil {
 			return fmt.Errorf("line %d: link sessions: %w", l.Number, err)
 		}
 	}
 	return nil
+}
+
+// resumedThrough is the sessions a link to session reaches: session
+// itself, or, when the event's link to it belongs to what was forgotten
+// of it, the sessions it resumed, through those forgotten as well.
+func (cb *commitBatch) resumedThrough(session string, ev *logformat.Event) ([]string, error) {
+	var out []string
+	seen := map[string]bool{session: true}
+	for todo := []string{session}; len(todo) > 0; {
+		s := todo[0]
+		todo = todo[1:]
+		at, err := cb.stillForgotten(s, ev)
+		if err != nil {
+			return nil, err
+		}
+		if at == 0 {
+			out = append(out, s)
+			continue
+		}
+		if err := eachRow(cb.ctx, cb.tx, `SELECT previous FROM forgotten_links WHERE session = ? ORDER BY previous`, func(rows *sql.Rows) error {
+			var p string
+			if err := rows.Scan(&p); err != nil {
+				return err
+			}
+			if !seen[p] {
+				seen[p] = true
+				todo = append(todo, p)
+			}
+			return nil
+		}, s); err != nil {
+			return nil, fmt.Errorf("sessions resumed by forgotten %s: %w", s, err)
+		}
+	}
+	return out, nil
 }
 
 // forgottenAt returns when session was forgotten (unix nanoseconds), 0 if
@@ -485,6 +669,7 @@ func (cb *commitBatch) writeCounters() error {
 		{CounterForgottenSkipped, n.forgottenSkipped},
 		{CounterRedactions, n.redactions},
 		{CounterTimestampsNoOffset, n.noOffset},
+		{CounterTimestampsAhead, n.ahead},
 		{CounterAIFromAlias, n.aliases},
 		{CounterBOMsSkipped, n.boms},
 	} {

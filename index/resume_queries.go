@@ -142,25 +142,73 @@ func sortTimeline(es []TimelineEntry) {
 	})
 }
 
-// LatestSession returns the session of the most recent event (by
-// timestamp, then row id) that has a session, "" when there is none.
+// errStop ends an eachRow walk early.
+var errStop = errors.New("stop")
+
+// LatestSession returns the session written to last: the session of the
+// most recent event, each event's time being its timestamp, or the
+// moment it was read when that is earlier (an event dated ahead of its
+// reading, by a clock ahead or local time written with "Z", counts as
+// written when it was read); ties by row id. "" when no event has a
+// session.
 func (db *DB) LatestSession(ctx context.Context) (string, error) {
-	var s string
-	// sessions.last_ts is the latest timestamp of each session's events:
-	// only the sessions whose last_ts is the greatest have an event at
-	// that time, and events_session_ts finds those events (a lookup by
-	// ts alone would scan every event: no index starts with ts).
-	err := db.r.QueryRowContext(ctx, `SELECT e.session_id FROM
-		(SELECT id, last_ts FROM sessions WHERE last_ts = (SELECT max(last_ts) FROM sessions)) AS s
-		JOIN events AS e INDEXED BY events_session_ts ON e.session_id = s.id AND e.ts = s.last_ts
-		ORDER BY e.id DESC LIMIT 1`).Scan(&s)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
+	return db.latestSession(ctx, "")
+}
+
+// LatestSessionWithExchanges is LatestSession among the sessions that
+// hold exchanges.
+func (db *DB) LatestSessionWithExchanges(ctx context.Context) (string, error) {
+	return db.latestSession(ctx, "WHERE exchanges > 0")
+}
+
+func (db *DB) latestSession(ctx context.Context, where string) (string, error) {
+	tx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return "", fmt.Errorf("index: latest session: %w", err)
 	}
-	return s, nil
+	defer tx.Rollback()
+	// Sessions newest first by their latest timestamp: an event's time
+	// is at most its timestamp, so once a session's latest timestamp is
+	// below the best time found, no later session can beat it. Within a
+	// session, its events newest first (events_session_ts), likewise.
+	var best struct {
+		session string
+		t, row  int64
+		found   bool
+	}
+	err = eachRow(ctx, tx, `SELECT id, last_ts FROM sessions `+where+` ORDER BY last_ts DESC`, func(rows *sql.Rows) error {
+		var id string
+		var last int64
+		if err := rows.Scan(&id, &last); err != nil {
+			return err
+		}
+		if best.found && last < best.t {
+			return errStop
+		}
+		err := eachRow(ctx, tx, `SELECT ts, ingested_at, id FROM events INDEXED BY events_session_ts
+			WHERE session_id = ? ORDER BY ts DESC, id DESC`, func(ev *sql.Rows) error {
+			var ts, read, row int64
+			if err := ev.Scan(&ts, &read, &row); err != nil {
+				return err
+			}
+			if best.found && ts < best.t {
+				return errStop
+			}
+			t := min(ts, read)
+			if !best.found || t > best.t || t == best.t && row > best.row {
+				best.session, best.t, best.row, best.found = id, t, row, true
+			}
+			return nil
+		}, id)
+		if errors.Is(err, errStop) {
+			return nil
+		}
+		return err
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return "", fmt.Errorf("index: latest session: %w", err)
+	}
+	return best.session, nil
 }
 
 // SessionExists reports whether id is a known session: it has events, or a

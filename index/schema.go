@@ -287,6 +287,19 @@ CREATE TABLE edits (
 );
 CREATE INDEX edits_generation ON edits(generation);
 `,
+
+	// 7: the sessions a forgotten session resumed (forget keeps a chain
+	// whole): a link from a later session to the forgotten one reaches
+	// them instead (DeleteSession bridges the links there are, Commit
+	// the links it reads later). The engine fills it from the forgets
+	// recorded beside the logs when it rebuilds the index.
+	`
+CREATE TABLE forgotten_links (
+	session  TEXT NOT NULL, -- the forgotten session
+	previous TEXT NOT NULL, -- a session it resumed
+	PRIMARY KEY (session, previous)
+);
+`,
 }
 
 // SchemaVersion is the schema version this binary writes and reads.

@@ -385,3 +385,68 @@ func TestLatestSession(t *testing.T) {
 		}
 	}
 }
+
+// TestForgetKeepsChain: forgetting sessions in the middle of a chain
+// leaves the sessions that resumed them resuming the sessions they
+// resumed, whether the links were read before the forget (bridged by
+// the forget) or after it (a rebuild: the forget recorded first, the
+// logs read after, in any order).
+func TestForgetKeepsChain(t *testing.T) {
+	type link struct{ prev, next string }
+	tests := []struct {
+		name    string
+		links   []link // a link's event is timestamped before the forgets
+		forget  []string
+		resumes map[string][]string // recorded with the forget (a rebuild)
+		session string
+		want    []string
+	}{
+		{name: "middle", links: []link{{"a", "b"}, {"b", "c"}}, forget: []string{"b"}, session: "c", want: []string{"c", "a"}},
+		{name: "two in a row", links: []link{{"a", "b"}, {"b", "c"}, {"c", "d"}}, forget: []string{"b", "c"}, session: "d", want: []string{"d", "a"}},
+		{name: "two in a row, other order", links: []link{{"a", "b"}, {"b", "c"}, {"c", "d"}}, forget: []string{"c", "b"}, session: "d", want: []string{"d", "a"}},
+		{name: "head", links: []link{{"a", "b"}, {"b", "c"}}, forget: []string{"a"}, session: "c", want: []string{"c", "b"}},
+		{name: "two parents", links: []link{{"a", "m"}, {"z", "m"}, {"m", "c"}}, forget: []string{"m"}, session: "c", want: []string{"c", "a", "z"}},
+		{name: "rebuild: forget recorded before the links are read", forget: []string{"b"}, resumes: map[string][]string{"b": {"a"}},
+			links: []link{{"b", "c"}, {"a", "b"}}, session: "c", want: []string{"c", "a"}},
+		{name: "rebuild: two in a row", forget: []string{"b", "c"}, resumes: map[string][]string{"b": {"a"}, "c": {"b"}},
+			links: []link{{"c", "d"}, {"b", "c"}, {"a", "b"}}, session: "d", want: []string{"d", "a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := openTest(t, testDir(t))
+			f := newFeeder(t, db, "log.jsonl")
+			forget := func() {
+				for _, s := range tt.forget {
+					if _, _, err := db.ForgetSession(ctx, Forget{Session: s, At: hour(12).UnixNano(), Resumes: tt.resumes[s]}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if tt.resumes != nil {
+				forget()
+			}
+			for i, l := range tt.links {
+				commit(t, db, f.batch(resumeLine(l.prev, l.next, hour(i+1))))
+			}
+			if tt.resumes == nil {
+				forget()
+			}
+			got, err := db.Chain(ctx, tt.session, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Chain(%s) = %v, want %v", tt.session, got, tt.want)
+			}
+			fs, err := db.Forgets(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range tt.forget {
+				if _, ok := fs[s]; !ok {
+					t.Errorf("the forget of %s is not listed: %+v", s, fs)
+				}
+			}
+		})
+	}
+}

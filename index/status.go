@@ -45,6 +45,9 @@ type Status struct {
 	// "assistant" (protocol.md, "Producer mistakes").
 	TimestampsNoOffset int64 `json:"timestamps_without_offset"`
 	AIFromAlias        int64 `json:"ai_from_alias"`
+	// TimestampsAhead counts events dated after the moment they were
+	// read (CounterTimestampsAhead).
+	TimestampsAhead int64 `json:"timestamps_ahead"`
 	// BOMsSkipped counts the UTF-8 byte order marks skipped at the start
 	// of a file.
 	BOMsSkipped int64 `json:"byte_order_marks_skipped"`
@@ -156,6 +159,8 @@ func (db *DB) Status(ctx context.Context) (st Status, err error) {
 			st.TimestampsNoOffset = n
 		case CounterAIFromAlias:
 			st.AIFromAlias = n
+		case CounterTimestampsAhead:
+			st.TimestampsAhead = n
 		case CounterBOMsSkipped:
 			st.BOMsSkipped = n
 		default:

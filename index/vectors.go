@@ -167,7 +167,10 @@ func (db *DB) CountPending(ctx context.Context, identity string) (int64, error) 
 }
 
 // StoreVectors stores vecs[i] as the vector of exchange rows[i] for
-// identity, replacing any, in one transaction. Rows that are not (or no
+// identity, replacing any, in one transaction. A blob may hold several
+// vectors of the space one after the other (vectors.VectorsPer: the
+// prompt's and the answer's); the index only stores and counts it, one
+// per exchange. Rows that are not (or no
 // longer) exchanges in the index are skipped: an exchange may be deleted
 // while it is being embedded. All vectors of an identity have the same
 // dimension; a vector of another length is an error and nothing is stored.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 )
@@ -126,4 +127,36 @@ func agentOf(meta string) string {
 		}
 	}
 	return ""
+}
+
+// SessionOpeners returns, by session, the start of what its first
+// exchange says (at most maxRunes characters of the user's text, else the
+// assistant's): what the session was about, for a list of sessions whose
+// ids say nothing (Claude Code's UUIDs, aider's dates). Sessions without
+// an exchange are absent. One indexed look-up per session.
+func (db *DB) SessionOpeners(ctx context.Context, sessions []string, maxRunes int) (map[string]string, error) {
+	out := make(map[string]string, len(sessions))
+	if len(sessions) == 0 {
+		return out, nil
+	}
+	stmt, err := db.r.PrepareContext(ctx, `SELECT substr(coalesce(nullif(user, ''), ai, ''), 1, ?) FROM events
+		WHERE session_id = ? AND type = 'exchange' ORDER BY ts, id LIMIT 1`)
+	if err != nil {
+		return nil, fmt.Errorf("index: first exchanges of sessions: %w", err)
+	}
+	defer stmt.Close()
+	for _, s := range sessions {
+		var text string
+		err := stmt.QueryRowContext(ctx, maxRunes, s).Scan(&text)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("index: first exchange of session %s: %w", s, err)
+		}
+		if text != "" {
+			out[s] = text
+		}
+	}
+	return out, nil
 }

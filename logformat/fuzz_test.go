@@ -80,6 +80,9 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"type":"exchange","user":"u"}`), "session-.jsonl")
 	f.Add([]byte(`{"type":"exchange","user":"u"}`), "my notes.jsonl")
 	f.Add([]byte(`{"type":"exchange","user":"u"}`), "x.jsonl")
+	for _, pretty := range []string{`{`, `  "type": "exchange",`, `    "a\"b"`, `  },`, `    1.5,`, `  {"type":"exchange","user":"u"},`} {
+		f.Add([]byte(pretty), "x.jsonl")
+	}
 	f.Fuzz(func(t *testing.T, line []byte, file string) {
 		e, err := Parse(line, file, testNow)
 		stripped := bytes.TrimSuffix(line, []byte("\r"))

@@ -48,10 +48,25 @@ func ParseWithLimits(line []byte, fileName string, now time.Time, lim Limits) (E
 	s.data, s.pos, s.maxDepth = line, 0, lim.MaxDepth
 	kind, serr := s.top()
 	if serr != nil {
-		return Event{}, serr.toError()
+		e := serr.toError()
+		switch serr.kind {
+		case KindInvalidJSON:
+			if hint := shapeHint(line, -1); hint != "" {
+				e.Reason = "invalid JSON: " + hint
+			}
+		case KindTrailingData:
+			if hint := shapeHint(line, serr.off); hint != "" {
+				e.Reason = hint
+			}
+		}
+		return Event{}, e
 	}
 	if kind != kindObject {
-		return Event{}, &Error{Kind: KindNotObject, Reason: "line is a JSON " + kind.String() + ", not an object"}
+		reason := "line is a JSON " + kind.String() + ", not an object"
+		if hint := shapeHint(line, -1); hint != "" {
+			reason = "line is not an object: it " + hint
+		}
+		return Event{}, &Error{Kind: KindNotObject, Reason: reason}
 	}
 	p := parser{line: line, lim: lim}
 	e, err := p.event(s.members, fileName, now)

@@ -79,6 +79,7 @@ type segment struct {
 	score      float64
 	prio       int  // tie-break order when scores are equal (lower first)
 	matched    bool // it holds a query term
+	repeat     bool // it repeats an earlier segment (shape.go's repeats): never kept
 }
 
 // fence is the fenced code block a point of a text lies in.
@@ -392,25 +393,83 @@ func (c *cutter) cut(x exRef, limit int) (out cutExchange, ok bool) {
 	}
 	p := &cutPlan{c: c, a: a, x: x, limit: limit, room: room,
 		keep: [2][]bool{make([]bool, len(a.sides[0].segs)), make([]bool, len(a.sides[1].segs))}}
+	if !p.keepPrompt() {
+		return cutExchange{}, false
+	}
 	p.greedy()
-	if len(p.kept) == 0 && len(a.segs) > 0 {
+	if len(p.kept) == p.forced {
 		p.window = p.bestWindow()
 	}
 	if out, ok = p.shrink(); !ok {
 		return cutExchange{}, false
 	}
+	if w := p.window; w != nil && p.forced > 0 && p.c.counter.Count(w.text) < minKeep {
+		// A shred of the answer beside the prompt says less than its
+		// marker: the prompt alone, and what else fits.
+		p.window = nil
+		out = p.render(nil)
+	}
 	if p.window == nil {
 		out = p.grow(out)
 	}
-	// A window shorter than minKeep is a shred; a whole sentence or line
-	// (a kept segment: often the user's question itself) is not, however
-	// short.
-	if len(p.kept) == 0 && c.counter.Count(StripMarkers(out.user))+c.counter.Count(StripMarkers(out.ai)) < minKeep {
+	if !p.useful(out) {
 		return cutExchange{}, false
 	}
 	out.truncated = true
 	return out, true
 }
+
+// shortPrompt is the longest user text, in characters, that is never cut:
+// a question that short is what the answer is about, and a marker in its
+// place says nothing.
+const shortPrompt = 300
+
+// keepPrompt keeps the whole user text when it is short (shortPrompt),
+// before anything else; it reports false when that does not fit the room.
+func (p *cutPlan) keepPrompt() bool {
+	u := p.a.sides[0]
+	if len(u.segs) == 0 || utf8.RuneCountInString(u.text) > shortPrompt {
+		return true
+	}
+	for i := range u.segs {
+		p.add(segment{side: 0, idx: i, start: u.segs[i][0], end: u.segs[i][1]})
+	}
+	p.forced = len(p.kept)
+	// The whole text in place of the marker the overhead counts for it.
+	p.used = max(0, p.c.counter.Count(strings.TrimSpace(u.text))-markerTokens)
+	return p.used <= p.room
+}
+
+// promptRoom is the room an exchange with a short prompt (shortPrompt)
+// needs to be shown cut: the prompt whole, and minKeep tokens of the
+// answer; 0 for a longer prompt.
+func (c *cutter) promptRoom(x exRef) int {
+	if utf8.RuneCountInString(x.user) > shortPrompt {
+		return 0
+	}
+	a := c.analyse(x, false)
+	n := c.counter.Count(x.render(a.user, marker(utf8.RuneCountInString(a.ai))))
+	if strings.TrimSpace(a.ai) != "" {
+		n += minKeep
+	}
+	return n
+}
+
+// useful reports whether a cut shows enough to be worth its place: some
+// text besides its markers, and of an exchange cut to a window only (no
+// segment of it kept whole), at least minKeep tokens. A whole sentence or
+// line (a kept segment: often the user's question itself) is not a shred,
+// however short.
+func (p *cutPlan) useful(out cutExchange) bool {
+	u, a := StripMarkers(out.user), StripMarkers(out.ai)
+	if !hasWords(u) && !hasWords(a) {
+		return false // nothing but markers
+	}
+	return len(p.kept) > 0 || p.c.counter.Count(u)+p.c.counter.Count(a) >= minKeep
+}
+
+// hasWords reports whether s holds a letter or a digit.
+func hasWords(s string) bool { return strings.IndexFunc(s, isWordRune) >= 0 }
 
 // cutPlan is one cut of an exchange in progress: the segments kept (in
 // the order kept) and left out, and the window of the best one when none
@@ -425,6 +484,9 @@ type cutPlan struct {
 	keep       [2][]bool // per side, whether each segment is kept
 	kept, rest []segment
 	window     *windowed
+	// forced is how many of kept, first, are the short prompt kept
+	// whatever the query (keepPrompt); used their cost.
+	forced, used int
 }
 
 // costWith is a segment's cost with n tokens of text. A segment that
@@ -472,8 +534,11 @@ func (p *cutPlan) dropFrom(n int) {
 // greedy keeps segments by priority; a segment that does not fit is
 // skipped for smaller ones.
 func (p *cutPlan) greedy() {
-	used := 0
+	used := p.used
 	for _, s := range p.a.segs {
+		if p.keep[s.side][s.idx] || s.repeat {
+			continue
+		}
 		if used+p.costLB(s) > p.room {
 			p.rest = append(p.rest, s)
 		} else if n := p.cost(s); used+n <= p.room {
@@ -485,13 +550,18 @@ func (p *cutPlan) greedy() {
 	}
 }
 
-// bestWindow is the best segment cut at word boundaries to a window that
-// fits, starting a little before its first query term.
+// bestWindow is the best segment not kept cut at word boundaries to a
+// window that fits, starting a little before its first query term; nil
+// when every segment is kept.
 func (p *cutPlan) bestWindow() *windowed {
 	sides := p.a.sides
-	s := p.a.segs[0]
+	i := slices.IndexFunc(p.a.segs, func(s segment) bool { return !p.keep[s.side][s.idx] && !s.repeat })
+	if i < 0 {
+		return nil
+	}
+	s := p.a.segs[i]
 	// One marker of its side is in the overhead already.
-	n := p.room - markerTokens
+	n := p.room - p.used - markerTokens
 	if sides[s.side].fenceAt[s.idx].block >= 0 {
 		n -= 2 * fenceTokens
 	}
@@ -507,7 +577,7 @@ func (p *cutPlan) bestWindow() *windowed {
 
 // render assembles the texts kept (and the window) and counts the block.
 func (p *cutPlan) render(window *windowed) cutExchange {
-	u, a := assemble(p.a.sides, p.kept, window)
+	u, a := assemble(p.a.sides, p.kept, window, p.c.counter)
 	block := p.x.render(u, a)
 	return cutExchange{user: u, ai: a, block: block, tokens: p.c.counter.Count(block)}
 }
@@ -521,17 +591,25 @@ func (p *cutPlan) shrink() (out cutExchange, ok bool) {
 			return out, true
 		}
 		switch {
-		case len(p.kept) > 0:
+		case len(p.kept) > p.forced:
 			p.dropFrom(len(p.kept) - 1)
-			if len(p.kept) == 0 {
+			if len(p.kept) == p.forced {
 				// The one segment that seemed to fit does not: a window
 				// of the best one, as when none fits whole, rather than
 				// nothing.
 				p.window = p.bestWindow()
 			}
 		case p.window != nil && p.window.text != "":
+			// Smaller each time: a window trimmed to word boundaries may
+			// come out the same for a token less.
 			n := p.c.counter.Count(p.window.text)
-			p.window = p.c.windowOf(p.a.sides, p.window.seg, p.window.from, n-max(1, n/8))
+			for step := max(1, n/8); ; step *= 2 {
+				w := p.c.windowOf(p.a.sides, p.window.seg, p.window.from, n-step)
+				if len(w.text) < len(p.window.text) || n-step <= 0 {
+					p.window = w
+					break
+				}
+			}
 		default:
 			return cutExchange{}, false
 		}
@@ -630,6 +708,13 @@ func (c *cutter) score(d *shapeDeep) []segment {
 				}
 				s.matched = len(matched) > 0
 			}
+			// A repeat of an earlier segment is never kept (its marker
+			// says how much was like it), unless the query names what
+			// sets it apart (a term with a digit: "CheckField30",
+			// "batch 450").
+			s.repeat = d.repeat[side][i] && !slices.ContainsFunc(matched, func(t string) bool {
+				return strings.IndexFunc(t, unicode.IsDigit) >= 0
+			})
 			segs = append(segs, s)
 			segTerms = append(segTerms, matched)
 		}
@@ -643,6 +728,12 @@ func (c *cutter) score(d *shapeDeep) []segment {
 		segs[i].prio = headPriority(segs[i], len(d.segs[segs[i].side]))
 	}
 	slices.SortStableFunc(segs, func(a, b segment) int {
+		if a.repeat != b.repeat {
+			if b.repeat {
+				return -1
+			}
+			return 1
+		}
 		if a.score != b.score {
 			if a.score > b.score {
 				return -1
@@ -763,11 +854,12 @@ func isWordRune(r rune) bool {
 
 // assemble joins the kept segments of each side in their original order
 // (the window, when there is one, in its segment's place). Each place
-// where text was left out gets a marker saying how many characters; a
+// where text was left out gets a marker saying how many characters, unless
+// the text costs no more tokens than its marker: then the text stays. A
 // kept line of a fenced block whose opening line was cut gets it back, and
 // a block left open is closed. A side that was empty stays empty; a side
 // of which nothing is kept is just a marker.
-func assemble(sides [2]sideText, kept []segment, w *windowed) (string, string) {
+func assemble(sides [2]sideText, kept []segment, w *windowed, counter *Counter) (string, string) {
 	var out [2]string
 	for side, st := range sides {
 		n := len(st.segs)
@@ -806,6 +898,13 @@ func assemble(sides [2]sideText, kept []segment, w *windowed) (string, string) {
 				if b.Len() > 0 {
 					b.WriteString(g)
 				}
+				return
+			}
+			if cheaperThanMarker(g, counter) {
+				// The text itself, as the original has it (it holds no
+				// fence line: it lies in the block, or outside any, where
+				// its neighbours are).
+				b.WriteString(g)
 				return
 			}
 			if cur.block >= 0 && cur.block != next.block {
@@ -861,8 +960,9 @@ func assemble(sides [2]sideText, kept []segment, w *windowed) (string, string) {
 			i = j
 		}
 		// What is left out at the end, and a block still open.
-		if pos < len(st.text) && strings.TrimSpace(st.text[pos:]) != "" {
-			rest := st.text[pos:]
+		if rest := st.text[pos:]; pos < len(st.text) && strings.TrimSpace(rest) != "" && cheaperThanMarker(rest, counter) {
+			b.WriteString(rest)
+		} else if pos < len(st.text) && strings.TrimSpace(rest) != "" {
 			midLine := pos > 0 && st.text[pos-1] != '\n'
 			m := marker(utf8.RuneCountInString(rest))
 			if midLine && cur.block < 0 && b.Len() > 0 {
@@ -884,4 +984,16 @@ func assemble(sides [2]sideText, kept []segment, w *windowed) (string, string) {
 		out[side] = text
 	}
 	return out[0], out[1]
+}
+
+// cheaperThanMarker reports whether text left out costs no more tokens
+// than the marker that would stand for it, and holds no fence line (it is
+// then shown as it is: a marker must never cost more than what it
+// replaces).
+func cheaperThanMarker(text string, counter *Counter) bool {
+	m := marker(utf8.RuneCountInString(text))
+	if counter == nil || len(text) > 4*len(m) || strings.Contains(text, "``") || strings.Contains(text, "~~") {
+		return false
+	}
+	return counter.Count(strings.TrimSpace(text)) <= counter.Count(m)
 }

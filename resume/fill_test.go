@@ -170,9 +170,10 @@ func smallChain() *memSource {
 
 // On a small budget, what was being done just before the reset shows as
 // soon as the headers leave room for a useful part of it: its question,
-// a whole sentence, even when that is under minKeep tokens (it used to
-// need 150 tokens, and 130–140 showed nothing); and room left after a cut
-// goes to growing it.
+// whole (a prompt under shortPrompt characters is never cut: at 130
+// tokens it does not fit, and nothing is shown rather than half of it),
+// even when that is under minKeep tokens (it used to need 150 tokens);
+// and room left after a cut goes to growing it.
 func TestSmallBudgetShowsTail(t *testing.T) {
 	m := smallChain()
 	for _, tt := range []struct {
@@ -180,7 +181,7 @@ func TestSmallBudgetShowsTail(t *testing.T) {
 		exchanges int // at least
 	}{
 		{budget: 60},
-		{budget: 130, exchanges: 1},
+		{budget: 130},
 		{budget: 140, exchanges: 1},
 		{budget: 150, exchanges: 1},
 		{budget: 200, exchanges: 1},
@@ -196,6 +197,11 @@ func TestSmallBudgetShowsTail(t *testing.T) {
 			}
 			if tt.exchanges > 0 && !strings.Contains(p.Text, "step 6: how do we configure the retry backoff") {
 				t.Errorf("the newest question is missing:\n%s", p.Text)
+			}
+			for _, e := range p.Exchanges {
+				if !strings.HasSuffix(e.User, "nothing useful about the cause.") {
+					t.Errorf("a short prompt was cut: %q", e.User)
+				}
 			}
 			checkFill(t, m, p, 0)
 		})

@@ -68,7 +68,9 @@ type headerInfo struct {
 	sessionsTotal  int
 	inWindow       int
 	includeCurrent bool
-	hasReset       bool // S has a context reset
+	hasReset       bool   // S has a context reset
+	gone           string // why S's own exchanges are offered (Pack.AgentGone)
+	instead        string // the latest session, which had nothing to resume (Pack.Instead)
 }
 
 func (h headerInfo) sinceReset() string {
@@ -81,6 +83,9 @@ func (h headerInfo) sinceReset() string {
 func renderHeader(h headerInfo) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Resume context for session %s (times UTC)\n", h.session)
+	if h.instead != "" {
+		fmt.Fprintf(&b, "The latest session, %s, has nothing to resume yet: this is the latest session that has.\n", h.instead)
+	}
 	b.WriteString(h.chainLine)
 	switch {
 	case h.total == 0:
@@ -102,6 +107,9 @@ func renderHeader(h headerInfo) string {
 				plural(h.inWindow, "exchange"), h.sinceReset(), isAre(h.inWindow))
 		}
 		b.WriteString(".\n")
+	}
+	if h.gone != "" {
+		fmt.Fprintf(&b, "Session %s's own exchanges are included: %s, so no agent holds them in context.\n", h.session, h.gone)
 	}
 	return b.String()
 }

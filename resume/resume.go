@@ -80,6 +80,25 @@ type Pack struct {
 	Text      string   `json:"text"`
 	// Explain is there when Options.Explain asked for it.
 	Explain *Explanation `json:"explain,omitempty"`
+	// AgentGone says why the session's own exchanges were offered
+	// although IncludeCurrent was not asked: its agent is gone (imported,
+	// continued in another session, reset since; goneSource).
+	AgentGone string `json:"agent_gone,omitempty"`
+	// Instead names the latest session when it had nothing to resume and
+	// the pack is of the latest session that has (Options.Latest).
+	Instead string `json:"latest_had_nothing,omitempty"`
+}
+
+// latestMaterial is a Source that can name the latest session holding
+// exchanges (IndexSource).
+type latestMaterial interface {
+	LatestSessionWithExchanges(ctx context.Context) (string, error)
+}
+
+// goneSource is a Source that knows when a session's agent is gone: then
+// no window holds its exchanges, and resume offers them (IndexSource).
+type goneSource interface {
+	AgentGone(ctx context.Context, session string) (string, error)
 }
 
 // Exchange is one exchange as included in a pack.
@@ -142,16 +161,44 @@ func Build(ctx context.Context, src Source, opts Options) (*Pack, error) {
 	if !ok {
 		return nil, fmt.Errorf("resume: %w %q", ErrUnknownSession, session)
 	}
-	var l *layout
-	if cached {
-		l, err = cs.layout(ctx, session, opts.MaxDepth, opts.IncludeCurrent)
-	} else {
-		l, err = buildLayout(ctx, src, session, opts.MaxDepth, opts.IncludeCurrent)
+	// The session's own exchanges are in no agent's window when its
+	// agent is gone (imported, continued elsewhere, reset since).
+	var gone string
+	if gs, ok := src.(goneSource); ok && !opts.Latest && !opts.IncludeCurrent {
+		if gone, err = gs.AgentGone(ctx, session); err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
+		opts.IncludeCurrent = gone != ""
 	}
+	lay := func(session string) (*layout, error) {
+		if cached {
+			return cs.layout(ctx, session, opts.MaxDepth, opts.IncludeCurrent)
+		}
+		return buildLayout(ctx, src, session, opts.MaxDepth, opts.IncludeCurrent)
+	}
+	l, err := lay(session)
 	if err != nil {
 		return nil, err
 	}
+	// --latest on a session with nothing to resume (a new session linked
+	// to a session the index does not hold, such as the one a /clear
+	// starts): the latest session that has something, as a fresh start
+	// would show.
+	var instead string
+	if lm, ok := src.(latestMaterial); ok && opts.Latest && len(l.cands) == 0 && l.inCtx == 0 {
+		other, err := lm.LatestSessionWithExchanges(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("resume: latest session: %w", err)
+		}
+		if other != "" && other != session {
+			if l, err = lay(other); err != nil {
+				return nil, err
+			}
+			instead, session = session, other
+		}
+	}
 	p := newPlan(l, opts, pol, counter)
+	p.gone, p.instead = gone, instead
 	if cached {
 		p.cut.shapes = cs.shapes()
 	}

@@ -216,6 +216,10 @@ type plan struct {
 	minExtra int
 	// x records what an Explanation needs (explain.go); nil unless asked.
 	x *explainer
+	// gone is why S's own exchanges are offered without IncludeCurrent
+	// (Pack.AgentGone), "" when they are not; instead the latest session
+	// when it had nothing to resume (Pack.Instead).
+	gone, instead string
 }
 
 func newPlan(l *layout, opts Options, pol Policy, counter *Counter) *plan {
@@ -337,16 +341,24 @@ func (p *plan) choose(ctx context.Context, src Source) error {
 		if !grown && len(p.picks) == n && round > 0 {
 			break
 		}
-		// Recount: what was charged for headers, notes and files is an
-		// upper bound; the rendered text says what is really left.
-		exact := p.assemble(p.picks).Tokens
-		worst := p.counter.Count(renderHeader(p.worstHeader())) - p.counter.Count(renderHeader(p.header(len(p.picks), len(p.shown))))
-		if exact+worst+recountMargin >= p.used {
+		if !p.recount() {
 			break
 		}
-		p.used = exact + worst + recountMargin
 	}
 	return nil
+}
+
+// recount sets the room used to what the rendered text takes, when that
+// is less than was charged (for headers, notes and files, an upper
+// bound), and reports whether it was.
+func (p *plan) recount() bool {
+	exact := p.assemble(p.picks).Tokens
+	worst := p.counter.Count(renderHeader(p.worstHeader())) - p.counter.Count(renderHeader(p.header(len(p.picks), len(p.shown))))
+	if exact+worst+recountMargin >= p.used {
+		return false
+	}
+	p.used = exact + worst + recountMargin
+	return true
 }
 
 // recountMargin is kept free when the budget is recounted exactly: token
@@ -596,11 +608,16 @@ func (p *plan) try(ctx context.Context, src Source, ci, room int, wholeOnly bool
 	}
 	newFiles, filesCost := p.offerFiles(&p.files, ev.Files)
 	extra += filesCost
+	x := exRef{row: ev.Row, stamp: stamp(ev.Timestamp, p.sess[ev.SessionID].oneDay()), user: ev.User, ai: ev.AI}
+	if !wholeOnly {
+		// A short prompt is never cut: the room is at least what it
+		// needs with a useful part of the answer.
+		room = max(room, p.cut.promptRoom(x))
+	}
 	room = min(room, p.remaining()-extra)
 	if least := p.pol.MinItem - p.lastCut; room < least || wholeOnly && room < minExchangeTokens {
 		return nil, nil
 	}
-	x := exRef{row: ev.Row, stamp: stamp(ev.Timestamp, p.sess[ev.SessionID].oneDay()), user: ev.User, ai: ev.AI}
 	// A text of more than maxBytesPerToken bytes a token of the room
 	// cannot fit whole: no need to count it.
 	if wholeOnly && len(ev.User)+len(ev.AI) > maxBytesPerToken*room {
@@ -695,6 +712,7 @@ func (p *plan) header(shown, sessionsShown int) headerInfo {
 		chainLine: chainLine(p.chain, p.counter, max(16, p.opts.Budget/10)),
 		shown:     shown, total: len(p.cands), sessionsShown: sessionsShown,
 		sessionsTotal: p.sessionsWithCandidates(), inWindow: p.inCtx, includeCurrent: p.opts.IncludeCurrent, hasReset: p.reset,
+		gone: p.gone, instead: p.instead,
 	}
 }
 
@@ -747,7 +765,7 @@ func (p *plan) offerFiles(fs *fileSet, files []string) ([]string, int) {
 	cost := 0
 	room := int(p.pol.FilesShare * float64(p.opts.Budget))
 	for _, f := range files {
-		if fs.listed[f] || slices.Contains(out, f) {
+		if fs.has(f) || slices.ContainsFunc(out, func(o string) bool { return sameFile(o, f) }) {
 			continue
 		}
 		if len(fs.order)+len(out) >= p.pol.MaxFiles {
@@ -764,6 +782,38 @@ func (p *plan) offerFiles(fs *fileSet, files []string) ([]string, int) {
 		cost += c
 	}
 	return out, cost
+}
+
+// has reports whether fs lists f, under this name or another of the same
+// file (sameFile).
+func (fs *fileSet) has(f string) bool {
+	return fs.listed[f] || slices.ContainsFunc(fs.order, func(o string) bool { return sameFile(o, f) })
+}
+
+// sameFile reports whether two paths an exchange's files name are the
+// same file: equal, or one absolute and ending with the other, relative
+// (the workspace's root, which the producer may or may not have written,
+// before it).
+func sameFile(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if strings.HasPrefix(b, "/") {
+		a, b = b, a
+	}
+	b = strings.TrimPrefix(b, "./")
+	return strings.HasPrefix(a, "/") && !strings.HasPrefix(b, "/") && b != "" && strings.HasSuffix(a, "/"+b)
+}
+
+// shortName is the name a file is listed under: of the names the picks
+// give it (sameFile), the relative one, without a leading "./".
+func shortName(f string, names []string) string {
+	for _, n := range names {
+		if sameFile(n, f) && len(n) < len(f) {
+			f = n
+		}
+	}
+	return strings.TrimPrefix(f, "./")
 }
 
 func (fs *fileSet) add(files []string, cost int) {
@@ -826,6 +876,7 @@ func (p *plan) assemble(picks []*pick) *Pack {
 	pack := &Pack{
 		SessionID: p.session, Chain: slices.Clone(p.chain.Sessions), Budget: p.opts.Budget, Encoding: p.counter.Name(),
 		Exchanges: []Exchange{}, Omitted: len(p.cands) - len(picks), InContext: p.inCtx, Files: []string{},
+		AgentGone: p.gone, Instead: p.instead,
 	}
 	by, of := supersessions(sorted)
 	for _, s := range order {
@@ -902,23 +953,47 @@ func (p *plan) fileList(picks []*pick) ([]string, int) {
 	}
 	refs := map[string]ref{}
 	var fs fileSet
+	var names []string // every name the picks give a file
 	for _, pk := range picks {
 		fs.add(p.offerFiles(&fs, pk.ev.Files))
 		for i, f := range pk.ev.Files {
 			if r, seen := refs[f]; !seen || pk.cand > r.cand {
 				refs[f] = ref{pk.cand, i}
 			}
+			if !slices.Contains(names, f) {
+				names = append(names, f)
+			}
 		}
+	}
+	// A file named several ways counts once, at its newest reference.
+	newest := func(f string) ref {
+		r := refs[f]
+		for _, n := range names {
+			if sameFile(n, f) && refs[n].cand > r.cand {
+				r = refs[n]
+			}
+		}
+		return r
 	}
 	listed := fs.order
 	slices.SortStableFunc(listed, func(a, b string) int {
-		ra, rb := refs[a], refs[b]
+		ra, rb := newest(a), newest(b)
 		if c := cmp.Compare(rb.cand, ra.cand); c != 0 {
 			return c
 		}
 		return cmp.Compare(ra.idx, rb.idx)
 	})
-	return listed, len(refs) - len(listed)
+	distinct := 0
+	for i, f := range names {
+		if !slices.ContainsFunc(names[:i], func(o string) bool { return sameFile(o, f) }) {
+			distinct++
+		}
+	}
+	out := make([]string, len(listed))
+	for i, f := range listed {
+		out[i] = shortName(f, names)
+	}
+	return out, distinct - len(listed)
 }
 
 func minTime(a, b time.Time) time.Time {

@@ -20,9 +20,11 @@ package resume
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode"
 
 	"github.com/praxis-os/continuity/analyze"
 )
@@ -55,6 +57,8 @@ type shapeDeep struct {
 	tokensLB [2][]int32
 	tokens   [2][]atomic.Int32
 	terms    [2][]string // each segment's distinct terms, in order of first appearance, joined by ' '
+	// repeat marks the segments that repeat an earlier one (repeats).
+	repeat [2][]bool
 }
 
 // newShapeDeep splits the texts as shown whole (fences balanced) and
@@ -101,7 +105,45 @@ func newShapeDeep(c *Counter, user, ai string, overhead int) *shapeDeep {
 			d.terms[side][i] = string(joined)
 		}
 	}
+	d.repeat = repeats(d.terms, d.fenceAt)
 	return d
+}
+
+// repeatMinTerms is the fewest terms (numbers aside) a segment must hold
+// to count as a repeat of another.
+const repeatMinTerms = 3
+
+// repeats marks the segments of prose, of either side, whose terms are
+// those of an earlier segment once the terms holding a digit are set
+// aside: the near-identical lines of a log or a listing ("checked batch
+// 12: ok", "checked batch 13: ok"), of which a cut keeps the first only.
+// Lines of code (in a fenced block) are never repeats: their numbers
+// matter.
+func repeats(terms [2][]string, fenceAt [2][]fence) [2][]bool {
+	var out [2][]bool
+	seen := map[string]bool{}
+	for side := range 2 {
+		out[side] = make([]bool, len(terms[side]))
+		for i, joined := range terms[side] {
+			if fenceAt[side][i].block >= 0 {
+				continue
+			}
+			var key []string
+			for _, t := range strings.Fields(joined) {
+				if strings.IndexFunc(t, unicode.IsDigit) < 0 {
+					key = append(key, t)
+				}
+			}
+			if len(key) < repeatMinTerms {
+				continue
+			}
+			slices.Sort(key)
+			k := strings.Join(key, " ")
+			out[side][i] = seen[k]
+			seen[k] = true
+		}
+	}
+	return out
 }
 
 // tokensOf returns the tokens of segment i of side (trimmed), text the

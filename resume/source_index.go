@@ -129,3 +129,14 @@ func (s *IndexSource) SessionExists(ctx context.Context, id string) (bool, error
 	}
 	return s.DB.SessionExists(ctx, id)
 }
+
+// AgentGone implements goneSource: why no agent holds the session's own
+// exchanges in its window, "" when one may (index.DB.AgentGone).
+func (s *IndexSource) AgentGone(ctx context.Context, session string) (string, error) {
+	return s.DB.AgentGone(ctx, session)
+}
+
+// LatestSessionWithExchanges implements latestMaterial.
+func (s *IndexSource) LatestSessionWithExchanges(ctx context.Context) (string, error) {
+	return s.DB.LatestSessionWithExchanges(ctx)
+}

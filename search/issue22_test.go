@@ -202,6 +202,11 @@ func TestTimeOnlyQueries(t *testing.T) {
 				{"last wednesday", []string{"y4", "y3", "y2", "y1", "wed-early"}},
 				{"what did we work on 2 days ago", []string{"tue"}},
 				{"this morning", []string{"morning"}},
+				// A weekday alone is the last one, in a query about
+				// nothing else.
+				{"what did we do on tuesday", []string{"tue"}},
+				{"wednesday?", []string{"y4", "y3", "y2", "y1", "wed-early"}},
+				{"what did we do on friday", nil},
 			} {
 				res, err := s.Search(ctx, Query{Text: tc.text, Mode: m, Now: now})
 				if err != nil {
@@ -209,6 +214,9 @@ func TestTimeOnlyQueries(t *testing.T) {
 				}
 				if !slices.Equal(ids(res), tc.want) {
 					t.Errorf("%s %q: %v, want %v", m, tc.text, ids(res), tc.want)
+				}
+				if _, ok := s.TimeOnly(Query{Text: tc.text, Now: now}); !ok {
+					t.Errorf("%q: not read as a question about a time only", tc.text)
 				}
 				for _, r := range res {
 					if r.Score != 1 || r.Weak {

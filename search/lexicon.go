@@ -381,8 +381,8 @@ func (l *Lexicon) builtLocked(st *lexState) error {
 	l.log.Info("bm25 engine: caught up; searches of plain words use it", "docs", st.ix.Len(), "took", took.Round(time.Millisecond))
 	err := l.flushLocked()
 	// A build went through the texts of every exchange: give the memory
-	// it used back to the system now rather than over minutes (at a
-	// million exchanges, some 120 MiB of the daemon's RSS).
+	// it used back to the system now rather than over minutes (README,
+	// "Figures behind design choices": continuity-bench query's RSS).
 	debug.FreeOSMemory()
 	return err
 }

@@ -105,6 +105,13 @@ func paraphraseSearch(t *testing.T, opts Options) (*Searcher, embed.Embedder) {
 		lines = append(lines, exchange(fmt.Sprintf("p%d", i), fmt.Sprintf("s%d", i%5), at(i), p.user, p.ai))
 	}
 	f.commit(lines...)
+	if a := os.Getenv("PARAPHRASE_ANSWER_WEIGHT"); a != "" { // measure vectors.AnswerWeight
+		old := vectors.AnswerWeight
+		if _, err := fmt.Sscan(a, &vectors.AnswerWeight); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { vectors.AnswerWeight = old })
+	}
 	w := drain(t, f.db, e)
 	if c := os.Getenv("PARAPHRASE_COHORT"); c != "" { // measure Options.CohortMargin
 		if _, err := fmt.Sscan(c, &opts.CohortMargin); err != nil {

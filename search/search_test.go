@@ -192,7 +192,7 @@ func TestSearchWithoutVectors(t *testing.T) {
 	if _, err := partial.Step(ctx); err != nil { // one batch of the re-embed
 		t.Fatal(err)
 	}
-	if st := partial.Status(); st.Vectors != 2 || st.Pending != 5 || st.Identity != "builtin:hash-v2:128#user" {
+	if st := partial.Status(); st.Vectors != 2 || st.Pending != 5 || st.Identity != "builtin:hash-v2:128#user|ai" {
 		t.Fatalf("status after one batch: %+v", st)
 	}
 

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"regexp"
 	"strings"
 	"time"
 
@@ -43,6 +44,16 @@ func (s *Searcher) TimeOnly(q Query) (TimeRef, bool) {
 		now = time.Now()
 	}
 	ref, ok := ParseTimeRef(q.Text, now)
+	if !ok {
+		// "what did we do on saturday": a weekday alone, in a query about
+		// nothing else, is the last one (in a query about something, it
+		// names no span: any Saturday).
+		if m := onWeekdayRE.FindStringSubmatch(strings.ToLower(q.Text)); m != nil {
+			if ref, ok = ParseTimeRef("last "+m[2], now); ok {
+				ref.Phrase = m[0]
+			}
+		}
+	}
 	if !ok || !onlyTime(q.Text, ref.Phrase) {
 		return TimeRef{}, false
 	}
@@ -54,6 +65,9 @@ func (s *Searcher) TimeOnly(q Query) (TimeRef, bool) {
 	}
 	return ref, true
 }
+
+// onWeekdayRE finds a weekday named alone ("on saturday", "saturday").
+var onWeekdayRE = regexp.MustCompile(`\b(on )?` + weekdayRE + `\b`)
 
 // onlyTime reports whether text says nothing but the time phrase names.
 func onlyTime(text, phrase string) bool {

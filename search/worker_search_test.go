@@ -49,7 +49,7 @@ func TestSearchRejectedText(t *testing.T) {
 	f := newFixture(t)
 	f.commit(
 		exchange("ok1", "s", at(0), "a question about gardening tomatoes", "water them"),
-		exchange("bad", "s", at(1), "POISON a question about gardening roses", "prune them"),
+		exchange("bad", "s", at(1), "POISON a question about gardening roses", "POISON prune them"),
 		exchange("ok2", "s", at(2), "a question about gardening basil", "pinch it"),
 	)
 	e := refusing{Embedder: builtin(t, 32), poison: "POISON"}

@@ -94,8 +94,12 @@ type chainView struct {
 
 type sessionView struct {
 	engine.SessionRow
-	Hits int // search results of the text filter in it
+	Hits   int    // search results of the text filter in it
+	Opener string // the start of its first exchange, on one line
 }
+
+// openerRunes is how much of a session's first exchange the list shows.
+const openerRunes = 160
 
 // noAgent is the agent filter's value for sessions no agent is named for
 // (protocol logs).
@@ -168,8 +172,22 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
 	if len(pages) > 0 {
 		v.Chains = pages[v.Page-1]
 	}
+	var ids []string
 	for _, c := range v.Chains {
 		v.Shown += len(c.Rows)
+		for _, row := range c.Rows {
+			ids = append(ids, row.ID)
+		}
+	}
+	openers, err := s.b.SessionOpeners(ctx, ids[:min(len(ids), engine.MaxOpeners)], openerRunes)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	for _, c := range v.Chains {
+		for i := range c.Rows {
+			c.Rows[i].Opener = strings.Join(strings.Fields(openers[c.Rows[i].ID]), " ")
+		}
 	}
 	v.Prev, v.Next = pageLinks(r, v.Page, v.Pages)
 	s.render(w, r, http.StatusOK, "sessions", v)
@@ -434,10 +452,14 @@ type resultView struct {
 	ID, SessionID string
 	Timestamp     time.Time
 	Score         float64
+	Weak          bool
 	File          string
 	Line          int64
 	User, AI      string
 	Clipped       bool
+	Files         []string
+	SupersededBy  *engine.SearchRef
+	Supersedes    []engine.SearchRef
 	HL            map[string]bool
 }
 
@@ -451,7 +473,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 	if v.Q != "" {
 		v.Asked = true
 		resp, err := s.b.Search(r.Context(), engine.SearchRequest{Query: v.Q, Session: v.Session, Chain: v.Chain,
-			Since: v.Since, Until: v.Until, Mode: v.Mode, Limit: v.Limit})
+			Since: v.Since, Until: inclusiveUntil(v.Until), Mode: v.Mode, Limit: v.Limit})
 		switch {
 		case engine.IsBadRequest(err):
 			v.Error = err.Error()
@@ -465,7 +487,8 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 			u, cu := clip(res.User, searchClip)
 			a, ca := clip(res.AI, searchClip)
 			v.Results = append(v.Results, resultView{ID: res.ID, SessionID: res.SessionID, Timestamp: res.Timestamp, Score: res.Score,
-				File: res.File, Line: res.Line, User: u, AI: a, Clipped: cu || ca, HL: hl})
+				Weak: res.Weak, File: res.File, Line: res.Line, User: u, AI: a, Clipped: cu || ca, Files: res.Files,
+				SupersededBy: res.SupersededBy, Supersedes: res.Supersedes, HL: hl})
 		}
 	}
 	code := http.StatusOK
@@ -473,6 +496,21 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 		code = http.StatusBadRequest
 	}
 	s.render(w, r, code, "search", v)
+}
+
+// inclusiveUntil makes a date-only until filter (what the form's date
+// field sends) take in the whole day, as the sessions page reads it: the
+// search reads until strictly, so the day after. Anything else is passed
+// as given (a bad value is the search's to refuse).
+func inclusiveUntil(until string) string {
+	if len(until) != len("2006-01-02") {
+		return until
+	}
+	d, err := time.Parse("2006-01-02", until)
+	if err != nil {
+		return until
+	}
+	return d.AddDate(0, 0, 1).Format("2006-01-02")
 }
 
 // ---- resume preview ----
@@ -491,6 +529,7 @@ type resumeView struct {
 	MinBudget      int
 	MaxBudget      int
 	Sessions       []string
+	Latest         []string // the sessions active last, offered when none is chosen
 	Pack           *packView
 	Error          string
 }
@@ -529,6 +568,7 @@ func (s *Server) resumePage(w http.ResponseWriter, r *http.Request) {
 	for _, row := range rows {
 		v.Sessions = append(v.Sessions, row.ID)
 	}
+	v.Latest = v.Sessions[:min(len(v.Sessions), 8)]
 	code := http.StatusOK
 	if v.Session != "" {
 		pack, err := s.b.Resume(ctx, engine.ResumeRequest{Session: v.Session, Query: v.Query, Budget: v.Budget,
@@ -566,8 +606,9 @@ const rejectsShown = 100
 
 type healthView struct {
 	base
-	St      engine.StatusReport
-	Rejects []engine.Reject
+	St         engine.StatusReport
+	Rejects    []engine.Reject
+	RejectsCut bool // more rejects than listed
 }
 
 func (s *Server) healthPage(w http.ResponseWriter, r *http.Request) {
@@ -583,7 +624,7 @@ func (s *Server) healthPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	slices.Reverse(rej) // newest first
-	s.render(w, r, http.StatusOK, "health", healthView{base: s.base("Health", "health"), St: st, Rejects: rej})
+	s.render(w, r, http.StatusOK, "health", healthView{base: s.base("Health", "health"), St: st, Rejects: rej, RejectsCut: st.Rejects > int64(len(rej))})
 }
 
 type doctorView struct {

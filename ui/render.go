@@ -38,6 +38,7 @@ var funcs = template.FuncMap{
 	"marked":   richText,
 	"when":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") },
 	"clock":    func(t time.Time) string { return t.UTC().Format("15:04:05") },
+	"span":     timeSpan,
 	"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"score":    func(f float64) string { return fmt.Sprintf("%.3f", f) },
 	"bytes":    engine.HumanBytes,
@@ -46,11 +47,11 @@ var funcs = template.FuncMap{
 	"add":      func(a, b int) int { return a + b },
 	"link":     urlFor,
 	"list":     func(xs ...string) []string { return xs },
-	"plural": func(n int64, one, many string) string {
-		if n == 1 {
-			return "1 " + one
+	"plural": func(n any, one, many string) string {
+		if s := fmt.Sprint(n); s != "1" {
+			return s + " " + many
 		}
-		return fmt.Sprintf("%d %s", n, many)
+		return "1 " + one
 	},
 }
 
@@ -250,6 +251,20 @@ func highlights(query string) map[string]bool {
 		}
 	}
 	return hl
+}
+
+// timeSpan is first to last in UTC, shorter within one day: 2026-11-21
+// 12:00–12:10, a single time when they are the same minute.
+func timeSpan(first, last time.Time) string {
+	f, l := first.UTC(), last.UTC()
+	from := f.Format("2006-01-02 15:04")
+	switch {
+	case l.Format("2006-01-02 15:04") == from:
+		return from
+	case l.Format("2006-01-02") == f.Format("2006-01-02"):
+		return from + "–" + l.Format("15:04")
+	}
+	return from + " → " + l.Format("2006-01-02 15:04")
 }
 
 func humanDuration(seconds float64) string {

@@ -40,6 +40,7 @@ import (
 type Backend interface {
 	Sessions(ctx context.Context) (engine.SessionsResponse, error)
 	SessionPage(ctx context.Context, session string, offset, limit int) (engine.SessionPage, error)
+	SessionOpeners(ctx context.Context, sessions []string, maxRunes int) (map[string]string, error)
 	Event(ctx context.Context, id string) (engine.Event, error)
 	Search(ctx context.Context, req engine.SearchRequest) (engine.SearchResponse, error)
 	Resume(ctx context.Context, req engine.ResumeRequest) (resume.Pack, error)

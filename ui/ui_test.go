@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/engine"
@@ -357,20 +358,37 @@ func TestPages(t *testing.T) {
 		want []string
 		not  []string
 	}{
-		{"/", []string{`data-session="a"`, `data-session="b"`, `data-session="c"`, "claude-code", "chain of 2", `class="link-prev" href="/session?id=a"`}, nil},
+		{"/", []string{`data-session="a"`, `data-session="b"`, `data-session="c"`, "claude-code", "chain of 2", `class="link-prev" href="/session?id=a"`,
+			// what each session began with, escaped
+			`<td class="opener" title="why is the sqlite database locked">why is the sqlite database locked</td>`,
+			`>&lt;script&gt;alert(&#39;xss&#39;)&lt;/script&gt; render this</td>`}, nil},
+		{"/?q=kubernetes", []string{`<a class="hits" href="/search?mode=bm25&amp;q=kubernetes&amp;session=b"`}, nil},
 		{"/?agent=claude-code", []string{`data-session="a"`, "1 session"}, []string{`data-session="b"`, `data-session="c"`}},
 		{"/?agent=" + url.QueryEscape(noAgent), []string{`data-session="b"`, `data-session="c"`}, []string{`data-session="a"`}},
 		{"/?q=kubernetes", []string{`data-session="b"`, "1 match"}, []string{`data-session="c"`, `data-session="a"`}},
 		{"/?since=2026-03-02&until=2026-03-02", []string{`data-session="b"`}, []string{`data-session="a"`, `data-session="c"`}},
 		{"/session?id=b", []string{"context reset: window full", `resumes <a href="/session?id=a">a</a>`, "deploy/pod.yaml", "index/db.go", "Files it touched (2)", `class="node" href="/session?id=a"`, "liveness probe"}, nil},
-		{"/session?id=a", []string{"claude-code", `class="node" href="/session?id=b"`, "index/db.go"}, nil},
+		{"/session?id=a", []string{"claude-code", `class="node" href="/session?id=b"`, "index/db.go"}, []string{`id="forget-chain"`}},
+		{"/session?id=b", []string{`id="forget-chain" href="/forget?chain=1&amp;session=b"`, "Forget it and the sessions it resumes"}, nil},
 		{"/exchange?id=b1", []string{"the kubernetes pod restarts", "b.jsonl:2"}, nil},
 		{"/search?q=sqlite+lock&mode=bm25", []string{"<mark>sqlite</mark>", "<mark>lock</mark>", `class="score"`, "a.jsonl:1"}, []string{`id="nothing"`}},
-		{"/search?q=sqlite&session=b&mode=bm25", []string{`id="nothing"`, "Nothing relevant found"}, nil},
+		{"/search?q=sqlite&session=b&mode=bm25", []string{`id="nothing"`, "Nothing relevant: no past exchange within these filters matches"}, []string{`class="result`}},
+		{"/search?q=quantum+entanglement+photosynthesis", []string{`id="nothing"`, "Nothing relevant: no past exchange matches"}, []string{`class="result`}},
+		// One word in common with one exchange, the rest about nothing:
+		// its closest match, said to be weak (as `continuity search` does).
+		{"/search?q=kubernetes+zygomorphic+bromeliad+xerophytic+tardigrade+cryptobiosis&mode=bm25",
+			[]string{`id="weak"`, "no past exchange scores 0.200 or more", `<article class="result weak">`, `<span class="weak-tag">weak</span>`, "b.jsonl:2"},
+			[]string{`id="nothing"`, `class="count"`}},
+		// A date as until takes in that day (b1 is at 09:01 on it), as
+		// the sessions page reads it.
+		{"/search?q=kubernetes&until=2026-03-02&mode=bm25", []string{"b.jsonl:2", `value="2026-03-02"`}, []string{`id="nothing"`}},
+		{"/search?q=kubernetes&until=2026-03-01&mode=bm25", []string{`id="nothing"`}, []string{"b.jsonl:2"}},
+		{"/search?q=liveness+probe&mode=bm25", []string{"deploy/pod.yaml"}, nil},
 		{"/resume?session=b&budget=2000", []string{`id="tokens"`, "# Resume context for session b", "in: chain", "out: in context", "why is the sqlite database locked"}, nil},
-		{"/health", []string{"c.jsonl:2", "invalid JSON", `data-load="/doctor"`, "exchanges in 3 sessions"}, nil},
+		{"/health", []string{"c.jsonl:2", "invalid JSON", `data-load="/doctor"`, "5 exchanges in 3 sessions", `<a href="#rejected">1 rejected line</a>`}, []string{"1 rejected lines"}},
+		{"/resume", []string{`id="choose"`, `<a href="/resume?session=c">c</a>`}, []string{`id="tokens"`}},
 		{"/doctor", []string{`id="doctor"`, "rejects", "WARN"}, nil},
-		{"/forget?session=b&chain=1", []string{`name="chain" value="1"`, "2 sessions", `name="csrf" value="` + f.srv.csrf + `"`}, nil},
+		{"/forget?session=b&chain=1", []string{`name="chain" value="1"`, "2 sessions", `name="csrf" value="` + f.srv.csrf + `"`, "and the sessions it resumes?"}, nil},
 	}
 	for _, tc := range tests {
 		body := f.page(c, tc.path)
@@ -460,4 +478,26 @@ func FuzzRichText(f *testing.F) {
 			out = out[i+1:]
 		}
 	})
+}
+
+func TestTimeSpan(t *testing.T) {
+	at := func(s string) time.Time {
+		t.Helper()
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	tests := []struct{ first, last, want string }{
+		{"2026-11-21T12:00:30Z", "2026-11-21T12:00:50Z", "2026-11-21 12:00"},
+		{"2026-11-21T12:00:00Z", "2026-11-21T12:10:00Z", "2026-11-21 12:00–12:10"},
+		{"2026-11-21T23:00:00Z", "2026-11-22T01:00:00Z", "2026-11-21 23:00 → 2026-11-22 01:00"},
+		{"2026-11-21T12:00:00+02:00", "2026-11-21T13:30:00+02:00", "2026-11-21 10:00–11:30"}, // shown in UTC
+	}
+	for _, tc := range tests {
+		if got := timeSpan(at(tc.first), at(tc.last)); got != tc.want {
+			t.Errorf("timeSpan(%s, %s) = %q, want %q", tc.first, tc.last, got, tc.want)
+		}
+	}
 }

@@ -66,9 +66,7 @@ func load(ctx context.Context, db *index.DB, identity string, log *slog.Logger, 
 			if writers != nil {
 				defer writers.Done()
 			}
-			if testHookSnapshot != nil {
-				testHookSnapshot()
-			}
+			snapshotStarting()
 			s := time.Now()
 			if err := writeSnapshot(ctx, db, v); err != nil {
 				if ctx.Err() != nil {
@@ -84,10 +82,6 @@ func load(ctx context.Context, db *index.DB, identity string, log *slog.Logger, 
 	}
 	return v, nil
 }
-
-// testHookSnapshot, when set (tests), runs in the snapshot writer before
-// it writes.
-var testHookSnapshot func()
 
 // loadRows adds to v the vectors of the rows from `from` on, and returns
 // how many it read.
@@ -143,10 +137,18 @@ func loadRange(ctx context.Context, db *index.DB, v *Space, identity string, fro
 		}
 		return v.addStaged(st)
 	}
+	per := max(v.per, 1)
 	err := db.EachVectorIn(ctx, identity, from, to, func(row int64, session string, ts int64, vec []float32) error {
 		n++
-		batch = append(batch, vectorDoc{row: row, session: session, ts: ts, vec: vec})
-		if len(batch) == cap(batch) {
+		// An exchange's vectors, one after the other (VectorsPer).
+		if len(vec)%per != 0 {
+			return fmt.Errorf("vectors of row %d: %d components are not %d vectors of one dimension", row, len(vec), per)
+		}
+		dim := len(vec) / per
+		for k := range per {
+			batch = append(batch, vectorDoc{row: row, session: session, ts: ts, vec: vec[k*dim : (k+1)*dim : (k+1)*dim], slot: k})
+		}
+		if len(batch) >= cap(batch)-per {
 			return flush()
 		}
 		return nil

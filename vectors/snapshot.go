@@ -48,9 +48,15 @@ var (
 
 // snapshotHeader is the JSON header of a snapshot file.
 type snapshotHeader struct {
-	Identity string   `json:"identity"`
-	Dim      int      `json:"dim"`
-	Count    int      `json:"count"`
+	Identity string `json:"identity"`
+	Dim      int    `json:"dim"`
+	Count    int    `json:"count"`
+	// Rows is how many index rows (exchanges) the space was built from,
+	// MaxRow the largest: what the index must still hold for the snapshot
+	// to be its space. (Count may differ: an exchange may have several
+	// vectors, or none that is not zero.) Snapshots written before it
+	// have 0: Count is the rows then.
+	Rows     int      `json:"rows,omitempty"`
 	MaxRow   int64    `json:"max_row"`
 	Epoch    int64    `json:"epoch"`
 	Sessions []string `json:"sessions"`
@@ -102,9 +108,9 @@ func loadSnapshot(ctx context.Context, db *index.DB, identity string) (v *Space,
 		case err != nil:
 		case u.err != nil:
 			v, maxRow, err = nil, 0, u.err
-		case u.count != int64(h.Count) || u.epoch != h.Epoch:
-			v, maxRow, err = nil, 0, fmt.Errorf("stale snapshot: %d vectors up to row %d and deletion counter %d, the index has %d and %d",
-				h.Count, h.MaxRow, h.Epoch, u.count, u.epoch)
+		case u.count != int64(h.rowCount()) || u.epoch != h.Epoch:
+			v, maxRow, err = nil, 0, fmt.Errorf("stale snapshot: %d exchanges up to row %d and deletion counter %d, the index has %d and %d",
+				h.rowCount(), h.MaxRow, h.Epoch, u.count, u.epoch)
 		}
 	}()
 	v = NewSpace(identity)
@@ -115,6 +121,7 @@ func loadSnapshot(ctx context.Context, db *index.DB, identity string) (v *Space,
 	for i, s := range h.Sessions {
 		v.sessIdx[s] = int32(i)
 	}
+	v.offered, v.maxOffered = h.rowCount(), h.MaxRow
 	crc := crc32.New(castagnoli)
 	body := io.TeeReader(r, crc)
 	for _, a := range []any{v.rows, v.ts, v.session, v.scale} {
@@ -122,6 +129,7 @@ func loadSnapshot(ctx context.Context, db *index.DB, identity string) (v *Space,
 			return nil, 0, fmt.Errorf("snapshot: %w", err)
 		}
 	}
+	v.exchanges = distinctRuns(v.rows)
 	for _, si := range v.session {
 		if si < 0 || int(si) >= len(v.sessions) {
 			return nil, 0, fmt.Errorf("snapshot: session index %d of %d", si, len(v.sessions))
@@ -148,6 +156,14 @@ func loadSnapshot(ctx context.Context, db *index.DB, identity string) (v *Space,
 		return nil, 0, errors.New("snapshot: trailing data")
 	}
 	return v, h.MaxRow, nil
+}
+
+// rowCount is how many index rows the snapshot's space was built from.
+func (h snapshotHeader) rowCount() int {
+	if h.Rows > 0 {
+		return h.Rows
+	}
+	return h.Count
 }
 
 func readSnapshotHeader(r io.Reader) (snapshotHeader, error) {
@@ -196,11 +212,8 @@ func writeSnapshot(ctx context.Context, db *index.DB, v *Space) error {
 		return fmt.Errorf("snapshot: %w", err)
 	}
 	v.mu.RLock()
-	h := snapshotHeader{Identity: v.identity, Dim: v.dim, Count: len(v.rows), Epoch: before,
+	h := snapshotHeader{Identity: v.identity, Dim: v.dim, Count: len(v.rows), Rows: v.offered, MaxRow: v.maxOffered, Epoch: before,
 		Sessions: v.sessions[:len(v.sessions):len(v.sessions)]}
-	for _, r := range v.rows {
-		h.MaxRow = max(h.MaxRow, r)
-	}
 	// The body is written twice: once to checksum it (the header comes
 	// first), once to the file. Both passes read memory only.
 	crc := crc32.New(castagnoli)
@@ -209,7 +222,7 @@ func writeSnapshot(ctx context.Context, db *index.DB, v *Space) error {
 	if err == nil {
 		err = writeSnapshotFile(ctxWriter{ctx, tmp}, h, v)
 	}
-	count, maxRow := len(v.rows), h.MaxRow
+	count, maxRow := h.Rows, h.MaxRow
 	v.mu.RUnlock()
 	if err != nil {
 		return fmt.Errorf("snapshot: %w", err)
@@ -225,7 +238,7 @@ func writeSnapshot(ctx context.Context, db *index.DB, v *Space) error {
 		return err
 	}
 	if n != int64(count) || after != before {
-		return fmt.Errorf("snapshot: the index changed while it was written (%d vectors against %d); not kept", n, count)
+		return fmt.Errorf("snapshot: the index changed while it was written (%d exchanges with vectors against %d); not kept", n, count)
 	}
 	if err := tmp.Sync(); err != nil {
 		return fmt.Errorf("snapshot: %w", err)

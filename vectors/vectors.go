@@ -43,9 +43,14 @@ import (
 // per-document maps and strings add to float32 vectors; and its
 // exact-match where filter cannot express a resume chain or a time range.
 //
+// An exchange may have several vectors (VectorsPer: its prompt's and its
+// answer's, TextPromptAnswer): they sit side by side under its row, and a
+// query ranks the exchange by the most similar of them.
+//
 // Space is safe for concurrent use.
 type Space struct {
 	identity string
+	per      int // the most vectors of one row (VectorsPer of the identity's recipe)
 
 	mu      sync.RWMutex
 	dim     int
@@ -61,6 +66,15 @@ type Space struct {
 	sessIdx  map[string]int32 // index of a session id
 
 	mem *blockMem // where blocks and signs live (blockmem.go)
+
+	// offered and maxOffered are how many index rows were added (a row
+	// whose vectors are all zero included: it has none in the space) and
+	// the largest of them: what a snapshot is checked against
+	// (snapshot.go).
+	offered    int
+	maxOffered int64
+	// exchanges is how many distinct rows have a vector in the space.
+	exchanges int
 }
 
 // blockSize is how many vectors one block holds.
@@ -76,7 +90,7 @@ var ErrDimension = errors.New("vectors: vector dimension mismatch")
 // NewSpace returns an empty space for identity; its dimension is set by
 // the first vector added.
 func NewSpace(identity string) *Space {
-	v := &Space{identity: identity, sessIdx: map[string]int32{}, mem: &blockMem{}}
+	v := &Space{identity: identity, per: VectorsPer(RecipeOfIdentity(identity)), sessIdx: map[string]int32{}, mem: &blockMem{}}
 	runtime.AddCleanup(v, func(m *blockMem) { m.free() }, v.mem)
 	return v
 }
@@ -87,22 +101,57 @@ type vectorDoc struct {
 	session string
 	ts      int64
 	vec     []float32
+	// slot is which of its exchange's vectors it is (embedTexts): 0 the
+	// prompt's, 1 the answer's.
+	slot int
 }
+
+// AnswerWeight scales the similarity of an answer's vector (slot 1 of
+// TextPromptAnswer) to a query: an exchange matched by its answer ranks
+// below one matched as well by its prompt, the question asked being more
+// often what a query rephrases. Applied when a vector is added (its
+// quantisation scale), so a scan costs nothing more. A variable for
+// evaluation (continuity-eval --answer-weight); its value is part of the
+// recipe: changing it needs a new recipe name, since snapshots keep the
+// scaled vectors.
+var AnswerWeight = 0.85
 
 // Identity is the identity of the space.
 func (v *Space) Identity() string { return v.identity }
 
-// Len is the number of vectors that can be found.
+// Len is the number of exchanges that can be found: those with a vector
+// that is not zero.
 func (v *Space) Len() int {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return v.exchanges
+}
+
+// Vectors is the number of vectors in the space (an exchange may have
+// several).
+func (v *Space) Vectors() int {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	return len(v.rows)
 }
 
+// distinctRuns counts the runs of equal values in rows: the exchanges,
+// since the vectors of one row sit side by side.
+func distinctRuns(rows []int64) int {
+	n := 0
+	for i, r := range rows {
+		if i == 0 || r != rows[i-1] {
+			n++
+		}
+	}
+	return n
+}
+
 // add appends docs (copying their vectors), normalising those that are not
 // of unit length. Zero vectors (texts without content) are similar to
 // nothing and left out. Nothing is added if a vector has the wrong
-// dimension.
+// dimension. The docs of one row (its several vectors) come one after
+// the other.
 func (v *Space) add(docs []vectorDoc) error {
 	st, err := stage(docs)
 	if err != nil {
@@ -121,6 +170,10 @@ type staged struct {
 	rows     []int64
 	sessions []string
 	ts       []int64
+	// offered and maxRow: the distinct rows of the docs (zero vectors
+	// included) and the largest.
+	offered int
+	maxRow  int64
 }
 
 // stage quantises docs, which must all have the same dimension, leaving out
@@ -135,7 +188,11 @@ func stage(docs []vectorDoc) (staged, error) {
 	}
 	words := (dim + 63) / 64
 	st := staged{dim: dim, codes: make([]int8, len(docs)*dim), signs: make([]uint64, len(docs)*words)}
-	for _, d := range docs {
+	for i, d := range docs {
+		if i == 0 || d.row != docs[i-1].row {
+			st.offered++
+			st.maxRow = max(st.maxRow, d.row)
+		}
 		if len(d.vec) != dim {
 			return staged{}, fmt.Errorf("%w: event %d has %d components, others %d", ErrDimension, d.row, len(d.vec), dim)
 		}
@@ -145,7 +202,11 @@ func stage(docs []vectorDoc) (staged, error) {
 		}
 		k := len(st.rows)
 		code := st.codes[k*dim : (k+1)*dim]
-		st.scale = append(st.scale, quantize(code, d.vec, norm))
+		scale := quantize(code, d.vec, norm)
+		if d.slot == 1 {
+			scale *= float32(AnswerWeight)
+		}
+		st.scale = append(st.scale, scale)
 		signCode(st.signs[k*words:(k+1)*words], code)
 		st.rows = append(st.rows, d.row)
 		st.sessions = append(st.sessions, d.session)
@@ -156,11 +217,17 @@ func stage(docs []vectorDoc) (staged, error) {
 
 // addStaged appends a staged batch.
 func (v *Space) addStaged(st staged) error {
-	if len(st.rows) == 0 {
+	if st.offered == 0 {
 		return nil
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	v.offered += st.offered
+	v.maxOffered = max(v.maxOffered, st.maxRow)
+	if len(st.rows) == 0 {
+		return nil
+	}
+	v.exchanges += distinctRuns(st.rows)
 	if v.dim == 0 {
 		v.dim, v.words = st.dim, (st.dim+63)/64
 	}
@@ -279,6 +346,7 @@ func (v *Space) keepLocked(keep func(i int) bool) {
 		n++
 	}
 	v.rows, v.session, v.ts, v.scale = v.rows[:n], v.session[:n], v.ts[:n], v.scale[:n]
+	v.exchanges = distinctRuns(v.rows)
 }
 
 // Hit is a nearest neighbour: an event row and its cosine similarity
@@ -294,8 +362,9 @@ type Filter struct {
 	Since, Until int64    // unix nanoseconds; since <= ts < until
 }
 
-// Query returns the n vectors most similar to q among those that pass f,
-// best first (ties: the later row first).
+// Query returns the n rows most similar to q among those that pass f,
+// best first (ties: the later row first): a row's similarity is that of
+// its most similar vector.
 func (v *Space) Query(ctx context.Context, q []float32, n int, f Filter) ([]Hit, error) {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
@@ -303,6 +372,11 @@ func (v *Space) Query(ctx context.Context, q []float32, n int, f Filter) ([]Hit,
 	if total == 0 || n <= 0 {
 		return nil, nil
 	}
+	rowsWanted := n
+	// The best n rows are among the best n·per vectors: a row better
+	// than the n-th best has its best vector ahead of the (at most
+	// per·(n-1)) vectors of the rows ahead of it.
+	n *= max(v.per, 1)
 	if len(q) != v.dim {
 		return nil, fmt.Errorf("%w: query has %d components, the space %s has %d", ErrDimension, len(q), v.identity, v.dim)
 	}
@@ -370,12 +444,28 @@ func (v *Space) Query(ctx context.Context, q []float32, n int, f Filter) ([]Hit,
 		}
 		return cmp.Compare(b.row, a.row)
 	})
-	all = all[:min(n, len(all))]
+	if v.per > 1 {
+		all = bestPerRow(all)
+	}
+	all = all[:min(rowsWanted, len(all))]
 	hits := make([]Hit, len(all))
 	for i, s := range all {
 		hits[i] = Hit{Row: v.rows[s.idx], Score: float64(s.score) * float64(qscale) / norm}
 	}
 	return hits, nil
+}
+
+// bestPerRow keeps the first (best) of the sorted vectors of each row.
+func bestPerRow(all []scoredIdx) []scoredIdx {
+	seen := make(map[int64]bool, len(all))
+	out := all[:0]
+	for _, s := range all {
+		if !seen[s.row] {
+			seen[s.row] = true
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // exact scores every vector that passes the filter; each worker keeps the

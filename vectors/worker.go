@@ -212,17 +212,39 @@ func (w *Worker) Remove(ctx context.Context, r follow.Removal) error {
 }
 
 // Progress is the worker's progress as a running daemon tells it
-// (Report).
+// (Report), and which embedder it embeds with.
 type Progress struct {
+	// Identity is the loaded space's identity; "" until it is loaded.
 	Identity string  `json:"identity"`
 	Pending  int64   `json:"pending"`
 	Rate     float64 `json:"rate"` // exchanges per second, 0 until measured
+	// Space is the space identity of the worker's embedder
+	// (KnownSpaceIdentity), known before the space loads; "" while a
+	// remote embedder has not learned its dimension, or without an
+	// embedder.
+	Space string `json:"space,omitempty"`
+	// Embedder describes the worker's embedder (nil without one): its
+	// provider, model and, for a remote one, the server's URL.
+	Embedder *embed.Description `json:"embedder,omitempty"`
+	// Ready: the space is loaded. Stored counts the vectors stored since
+	// the daemon started. LastError is the last failure (an embedder
+	// server that cannot be reached), "" after a success.
+	Ready     bool   `json:"ready"`
+	Stored    int64  `json:"stored"`
+	LastError string `json:"last_error,omitempty"`
 }
 
-// Report is the worker's Progress.
+// Report is the worker's Progress. It never blocks on the embedder: a
+// remote one's identity is given once its dimension is known.
 func (w *Worker) Report(context.Context) any {
 	st := w.Status()
-	return Progress{Identity: st.Identity, Pending: st.Pending, Rate: st.Rate}
+	p := Progress{Identity: st.Identity, Pending: st.Pending, Rate: st.Rate, Ready: st.Ready, Stored: st.Stored, LastError: st.LastErr}
+	if w.emb != nil {
+		d := embed.Describe(w.emb)
+		p.Embedder = &d
+		p.Space, _ = KnownSpaceIdentity(w.emb)
+	}
+	return p
 }
 
 // Step embeds and stores one batch of pending exchanges, making sure the
@@ -248,6 +270,9 @@ func (w *Worker) once(ctx context.Context) (n int, err error) {
 	}
 	w.step.Lock()
 	defer w.step.Unlock()
+	// The error is published as the step ends; a success clears it
+	// before the step publishes what it stored (below), so that Status
+	// never shows new vectors with the error of the step before.
 	defer func() {
 		if err != nil {
 			s := err.Error()
@@ -297,15 +322,24 @@ func (w *Worker) once(ctx context.Context) (n int, err error) {
 			return 0, fmt.Errorf("vectors: read the context of %d exchanges to embed: %w", len(rows), err)
 		}
 	}
-	texts := make([]string, 0, len(rows))
-	docs := make([]vectorDoc, 0, len(rows))
+	// Each exchange's texts (embedTexts), the non-empty ones embedded
+	// in one call; slot k of exchange i is vector i·per+k.
+	per := VectorsPer(recipe)
+	var texts []string
+	var slots []int // the slot of each text
+	docs := make([]vectorDoc, 0, per*len(rows))
 	for _, r := range rows {
 		e, ok := evs[r]
 		if !ok {
 			continue // deleted since PendingEmbeddings
 		}
-		texts = append(texts, truncate(embedText(recipe, e, prev[r]), w.cfg.MaxTextBytes))
-		docs = append(docs, vectorDoc{row: r, session: e.SessionID, ts: e.Timestamp.UnixNano()})
+		for k, t := range embedTexts(recipe, e, prev[r]) {
+			if k == 0 || t != "" {
+				texts = append(texts, truncate(t, w.cfg.MaxTextBytes))
+				slots = append(slots, len(docs))
+			}
+			docs = append(docs, vectorDoc{row: r, session: e.SessionID, ts: e.Timestamp.UnixNano(), slot: k})
+		}
 	}
 	if len(docs) == 0 {
 		return len(rows), nil
@@ -313,17 +347,33 @@ func (w *Worker) once(ctx context.Context) (n int, err error) {
 	start := time.Now()
 	vecs, err := w.embed(ctx, texts)
 	if err != nil {
-		return 0, fmt.Errorf("vectors: embed %d exchanges for %s: %w", len(texts), id, err)
+		return 0, fmt.Errorf("vectors: embed %d exchanges for %s: %w", len(docs)/per, id, err)
 	}
-	w.observeRate(len(texts), time.Since(start))
+	w.observeRate(len(docs)/per, time.Since(start))
+	for i, v := range vecs {
+		docs[slots[i]].vec = v
+	}
+	// What the index stores of an exchange: its vectors one after the
+	// other (zeros for a slot without text).
+	dim := len(vecs[0])
 	rows = rows[:0]
-	for i := range docs {
-		docs[i].vec = vecs[i]
+	stored := make([][]float32, 0, len(docs)/per)
+	for i := 0; i < len(docs); i += per {
+		blob := make([]float32, per*dim)
+		for k := range per {
+			if d := &docs[i+k]; d.vec == nil {
+				d.vec = blob[k*dim : (k+1)*dim] // zero: similar to nothing
+			} else {
+				copy(blob[k*dim:], d.vec)
+			}
+		}
 		rows = append(rows, docs[i].row)
+		stored = append(stored, blob)
 	}
-	if err := w.db.StoreVectors(ctx, id, rows, vecs); err != nil {
+	if err := w.db.StoreVectors(ctx, id, rows, stored); err != nil {
 		return 0, fmt.Errorf("vectors: store %d vectors: %w", len(rows), err)
 	}
+	w.lastErr.Store(nil) // a success: before its vectors are counted
 	w.stored.Add(int64(len(rows)))
 	w.pending.Store(max(0, w.pending.Load()-int64(len(items))))
 	// Stored: a failure to add them to the in-memory space only delays
@@ -365,12 +415,43 @@ const (
 	// previous exchange of the session (document expansion with the
 	// neighbouring exchange; evaluated, see embedText).
 	TextUserPrev = "user+prev"
+	// TextAI embeds the assistant's text alone (nothing when it is
+	// empty): the answer side of an exchange, for evaluation.
+	TextAI = "ai"
+	// TextPromptAnswer embeds two vectors per exchange: the prompt's
+	// (TextUser's text) and the answer's (the assistant's text, when the
+	// user's is not empty: otherwise the first vector is the answer's
+	// already). A query ranks the exchange by the more similar of the
+	// two. The default: agents' decisions, fixes and root causes are in
+	// their answers, often to a prompt that says little ("go on", "status
+	// update please"), while a long answer embedded with the prompt would
+	// drown the prompt's words (see embedTexts).
+	TextPromptAnswer = "user|ai"
 	// DefaultText is the recipe of an embedder that does not choose one.
-	DefaultText = TextUser
+	DefaultText = TextPromptAnswer
 )
 
 // textRecipes are the recipes WithTextRecipe accepts.
-var textRecipes = []string{TextUser, TextUserAI, TextUserDate, TextUserPrev}
+var textRecipes = []string{TextUser, TextUserAI, TextUserDate, TextUserPrev, TextAI, TextPromptAnswer}
+
+// VectorsPer is how many vectors recipe gives an exchange (some may be
+// zero: an exchange without an answer).
+func VectorsPer(recipe string) int {
+	if recipe == TextPromptAnswer {
+		return 2
+	}
+	return 1
+}
+
+// RecipeOfIdentity is the text recipe of a space identity
+// (SpaceIdentity): what follows its last "#", DefaultText when it has
+// none.
+func RecipeOfIdentity(identity string) string {
+	if i := strings.LastIndex(identity, "#"); i >= 0 {
+		return identity[i+1:]
+	}
+	return DefaultText
+}
 
 // TextRecipe is implemented by embedders that choose their text recipe
 // (see WithTextRecipe); others get DefaultText.
@@ -395,6 +476,9 @@ type recipeEmbedder struct {
 
 func (r recipeEmbedder) TextRecipe() string { return r.recipe }
 
+// Unwrap is the embedder given a recipe (embed.Describe looks through it).
+func (r recipeEmbedder) Unwrap() embed.Embedder { return r.Embedder }
+
 func recipeOf(e embed.Embedder) string {
 	if r, ok := e.(TextRecipe); ok {
 		return r.TextRecipe()
@@ -407,9 +491,42 @@ func recipeOf(e embed.Embedder) string {
 // recipe, e.g. "uselite:use-lite-en-0.2.0-f16:512#user".
 func SpaceIdentity(e embed.Embedder) string { return e.Identity() + "#" + recipeOf(e) }
 
-// embedText is what is embedded of an exchange under recipe.
+// KnownSpaceIdentity is SpaceIdentity(e) when it is known without asking
+// a server: always for the embedders in the binary, for remote ones once
+// their dimension is configured or learned. It never blocks.
+func KnownSpaceIdentity(e embed.Embedder) (string, bool) {
+	if e == nil || e.Dimension() == 0 {
+		return "", false
+	}
+	return SpaceIdentity(e), true
+}
+
+// embedTexts is what is embedded of an exchange under recipe: one text per
+// vector (VectorsPer); "" for a vector that is zero (not embedded), except
+// the first, which is embedded whatever it is, as it always was.
 //
-// TextUser, the default: questions about past conversations are mostly
+// TextPromptAnswer, the default: the prompt as TextUser, and the answer on
+// its own. On the answer-side set (continuity-eval --set answers: the
+// evidence in the agent's answer, the prompt generic), vectors alone found
+// evidence that the prompt vector alone never ranks (README, "Figures
+// behind design choices"), with the coding and dev sets' held-out halves
+// unchanged for hybrid search.
+func embedTexts(recipe string, e index.Event, prev string) []string {
+	if recipe != TextPromptAnswer {
+		return []string{embedText(recipe, e, prev)}
+	}
+	prompt := embedText(TextUser, e, prev)
+	answer := ""
+	if strings.TrimSpace(e.User) != "" {
+		answer = embedText(TextAI, e, prev)
+	}
+	return []string{prompt, answer}
+}
+
+// embedText is what is embedded of an exchange under a recipe of one
+// vector.
+//
+// TextUser, the prompt: questions about past conversations are mostly
 // about what the user said and did, and long answers drown the user's
 // words; it found more than the user's and the assistant's text together,
 // with the hash embedder and with uselite. BM25 searches both either way.
@@ -420,8 +537,11 @@ func SpaceIdentity(e embed.Embedder) string { return e.Identity() + "#" + recipe
 // test. They stay for evaluation. The figures are in README,
 // "Figures behind design choices".
 func embedText(recipe string, e index.Event, prev string) string {
-	if recipe == TextUserAI {
+	switch recipe {
+	case TextUserAI:
 		return index.EmbedText(e.User, e.AI)
+	case TextAI:
+		return strings.TrimSpace(e.AI)
 	}
 	u := strings.TrimSpace(e.User)
 	if u == "" {
@@ -459,7 +579,7 @@ func (w *Worker) prepare(ctx context.Context) (*Space, error) {
 	}
 	w.pending.Store(n)
 	w.space.Store(v)
-	w.log.Info("vector space loaded", "identity", id, "vectors", v.Len(), "pending", n, "took", time.Since(start).Round(time.Millisecond))
+	w.log.Info("vector space loaded", "identity", id, "exchanges", v.Len(), "vectors", v.Vectors(), "pending", n, "took", time.Since(start).Round(time.Millisecond))
 	return v, nil
 }
 

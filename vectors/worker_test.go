@@ -68,7 +68,7 @@ func TestWorkerDrainAndLoad(t *testing.T) {
 	// 9 exchanges; the one without words gets a zero vector (stored, so
 	// not pending, but not searchable).
 	st := w.Status()
-	if st.Pending != 0 || st.Vectors != 8 || st.Stored != 9 || !st.Ready || st.Identity != "builtin:hash-v2:64#user" || st.LastErr != "" {
+	if st.Pending != 0 || st.Vectors != 8 || st.Stored != 9 || !st.Ready || st.Identity != "builtin:hash-v2:64#user|ai" || st.LastErr != "" {
 		t.Errorf("status after Drain: %+v", st)
 	}
 	if n := pending(t, w); n != 0 {
@@ -136,8 +136,11 @@ func TestWorkerRun(t *testing.T) {
 	done := make(chan error)
 	go func() { done <- w.Run(ctx) }()
 	waitFor(t, "first exchange embedded", func() bool { st := w.Status(); return st.Vectors == 1 && st.Pending == 0 })
-	if e.calls < 4 {
-		t.Errorf("%d embedder calls, want the 3 failures and a success", e.calls)
+	e.mu.Lock()
+	calls := e.calls
+	e.mu.Unlock()
+	if calls < 4 {
+		t.Errorf("%d embedder calls, want the 3 failures and a success", calls)
 	}
 	if st := w.Status(); st.LastErr != "" {
 		t.Errorf("last error after success: %q", st.LastErr)
@@ -190,13 +193,15 @@ func TestWorkerRejectedText(t *testing.T) {
 	)
 	e := &flaky{Embedder: indextest.Hash(t, 32), poison: "POISON"}
 	w := drain(t, f.DB, e)
-	if st := w.Status(); st.Pending != 0 || st.Vectors != 2 || st.Stored != 3 {
-		t.Errorf("status: %+v", st)
+	// The refused prompt's vector is zero; its answer's is not: all
+	// three exchanges can be found by meaning.
+	if st := w.Status(); st.Pending != 0 || st.Vectors != 3 || st.Stored != 3 || w.Space().Vectors() != 5 {
+		t.Errorf("status: %+v, %d vectors", st, w.Space().Vectors())
 	}
 	// When the embedder refuses everything, that is its configuration's
 	// fault: nothing is stored and Drain reports the error.
 	f2 := indextest.New(t)
-	f2.Commit(indextest.Exchange("p1", "s", indextest.At(0), "POISON one", "x"), indextest.Exchange("p2", "s", indextest.At(1), "POISON two", "y"))
+	f2.Commit(indextest.Exchange("p1", "s", indextest.At(0), "POISON one", ""), indextest.Exchange("p2", "s", indextest.At(1), "POISON two", ""))
 	w2, err := NewWorker(WorkerConfig{DB: f2.DB, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -301,5 +306,100 @@ func TestTextRecipes(t *testing.T) {
 	}
 	if _, err := WithTextRecipe(indextest.Hash(t, 64), "user+everything"); err == nil {
 		t.Error("unknown recipe accepted")
+	}
+}
+
+// alternating is an embedder whose every other call fails, each failure
+// with an error of its own ("unavailable #n").
+type alternating struct {
+	embed.Embedder
+	mu    sync.Mutex
+	calls int
+}
+
+func (a *alternating) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	a.mu.Lock()
+	a.calls++
+	n := a.calls
+	a.mu.Unlock()
+	if n%2 == 1 {
+		return nil, fmt.Errorf("#%d: %w", n, embed.ErrUnavailable)
+	}
+	return a.Embedder.Embed(ctx, texts)
+}
+
+// TestWorkerStatusConsistent: Status never shows the vectors a step
+// stored together with the error of the step before it: the error is
+// cleared before the vectors are counted. Before, once published the
+// stored count and the vector space, then cleared the error in a deferred
+// call: a Status in between showed the new vectors with the old error.
+func TestWorkerStatusConsistent(t *testing.T) {
+	f := indextest.New(t)
+	e := &alternating{Embedder: indextest.Hash(t, 32)}
+	w, err := NewWorker(WorkerConfig{DB: f.DB, Embedder: e, BatchSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type seen struct {
+		stored int64
+		err    string
+	}
+	var (
+		mu      sync.Mutex
+		errAt   = map[string]int64{} // each error, and the count stored when it was the step's
+		samples []seen
+	)
+	stop := make(chan struct{})
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		var last seen
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			st := w.Status()
+			if s := (seen{st.Stored, st.LastErr}); s.err != "" && s != last {
+				last = s
+				mu.Lock()
+				samples = append(samples, s)
+				mu.Unlock()
+			}
+		}
+	}()
+	const steps = 200
+	for i := range steps {
+		f.Commit(indextest.Exchange(fmt.Sprintf("e%d", i), "s", indextest.At(i), fmt.Sprintf("question number %d", i), "answer"))
+		before := w.Status().Stored
+		if _, err := w.Step(ctx); err == nil {
+			t.Fatalf("step %d: want the embedder's failure", i)
+		} else {
+			mu.Lock()
+			errAt[err.Error()] = before
+			mu.Unlock()
+		}
+		if _, err := w.Step(ctx); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	close(stop)
+	<-polled
+	// Status reads the count before the error: a step that fails while
+	// it reads may show its new error with the count of before (older
+	// vectors, a newer error), never the reverse.
+	bad := 0
+	for _, s := range samples {
+		if at, ok := errAt[s.err]; ok && s.stored > at {
+			bad++
+			t.Logf("%d vectors stored with the error %q, of a step when %d were", s.stored, s.err, at)
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d observations showed vectors stored after an error together with that error", bad, len(samples))
+	}
+	if st := w.Status(); st.Stored != steps || st.LastErr != "" {
+		t.Errorf("at the end: %+v", st)
 	}
 }

@@ -1,6 +1,9 @@
 package watcher
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // FingerprintSize is how many bytes a Fingerprint covers at most: the head of
 // a file, or the bytes just before its committed offset.
@@ -67,6 +70,13 @@ const ExcerptSize = 256
 type Batch struct {
 	Gen   Generation // Offset, Line, Head and Tail already advanced past Lines
 	Lines []Line
+	// More is true when the file holds complete lines after the batch's
+	// (the batch was cut by its limits); ModTime is the file's
+	// modification time when the batch was read (zero when unknown, for
+	// a log decompressed in memory). They place a line without a
+	// timestamp among its neighbours (index.Commit).
+	More    bool
+	ModTime time.Time
 }
 
 // Store is the durable checkpointer the watcher needs. The index package

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc64"
 	"io"
+	"os"
 	"time"
 )
 
@@ -120,6 +121,12 @@ func (t *tail) readBatch(buf []byte, maxLine, maxLines, maxBytes int) (b Batch, 
 		b.Gen = t.gen
 		b.Gen.Offset, b.Gen.Line = t.lineStart, t.line
 		b.Gen.Head, b.Gen.Tail = sum(t.head), sum(t.win)
+		b.More = more
+		if f, ok := t.f.(interface{ Stat() (os.FileInfo, error) }); ok && len(b.Lines) > 0 {
+			if fi, err := f.Stat(); err == nil {
+				b.ModTime = fi.ModTime()
+			}
+		}
 	}()
 	for {
 		n, rerr := t.f.ReadAt(buf, t.pos)

@@ -22,6 +22,9 @@ type Layout struct {
 	Root  string // the workspace
 	Logs  string // <root>/.praxis-os/.conversations: the watched logs
 	Cache string // <root>/.praxis-os/.cache/continuity: the index, lock, socket
+	// Named: the user named the root (--root), which is then used as
+	// given, even a broad folder (Broad).
+	Named bool
 }
 
 // At is the layout of the workspace rooted at root (an absolute path).
@@ -42,20 +45,74 @@ func At(root string) Layout {
 //
 // The top folder of a linked git worktree shares the memory of its
 // repository's main worktree (Shared; worktree.go).
+//
+// A .praxis-os in a broad folder (the home folder, a filesystem root:
+// Broad) is not taken for a git repository below it, which uses its own:
+// one workspace there would hold the conversations of every project.
 func Find(dir string) string {
-	if d, ok := nearest(dir, func(d string) bool {
+	ws, wsOK := nearest(dir, func(d string) bool {
 		fi, err := os.Stat(filepath.Join(d, Dir))
 		return err == nil && fi.IsDir()
-	}); ok {
-		return Shared(d)
-	}
-	if d, ok := nearest(dir, func(d string) bool {
+	})
+	git, gitOK := nearest(dir, func(d string) bool {
 		_, err := os.Lstat(filepath.Join(d, ".git"))
 		return err == nil
-	}); ok {
-		return Shared(d)
+	})
+	switch {
+	case wsOK && gitOK && len(git) > len(ws) && Broad(ws): // both hold dir: git is below ws
+		return Shared(git)
+	case wsOK:
+		return Shared(ws)
+	case gitOK:
+		return Shared(git)
 	}
 	return dir
+}
+
+// Broad reports whether dir is the home folder or a filesystem root:
+// folders continuity does not make a workspace of unless the user names
+// them (--root), since a workspace there holds whatever runs below it. A
+// global MCP entry started from the home folder would otherwise create
+// one that every project without its own logs into.
+func Broad(dir string) bool {
+	if filepath.Dir(dir) == dir {
+		return true
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return false
+	}
+	if filepath.Clean(dir) == filepath.Clean(home) {
+		return true
+	}
+	a, errA := filepath.EvalSymlinks(dir)
+	b, errB := filepath.EvalSymlinks(home)
+	return errA == nil && errB == nil && a == b
+}
+
+// BroadError is the refusal to create a workspace in a broad folder
+// (Broad) that the user did not name.
+type BroadError struct{ Root string }
+
+func (e *BroadError) Error() string {
+	what := "a filesystem root"
+	if filepath.Dir(e.Root) != e.Root {
+		what = "your home folder"
+	}
+	return fmt.Sprintf("%s is %s: continuity does not create a workspace there unless told, since it would hold the conversations of every project below it; "+
+		"run continuity in a project's folder (a git repository), or give --root %s to use this folder anyway", e.Root, what, e.Root)
+}
+
+// CheckCreate refuses to create .praxis-os in a broad folder the user
+// did not name (a *BroadError); one already there is used.
+func (l Layout) CheckCreate() error {
+	if l.Named || !Broad(l.Root) {
+		return nil
+	}
+	if fi, err := os.Stat(filepath.Join(l.Root, Dir)); err == nil && fi.IsDir() {
+		return nil
+	}
+	return &BroadError{Root: l.Root}
 }
 
 func nearest(dir string, match func(string) bool) (string, bool) {
@@ -109,6 +166,9 @@ const (
 // PrepareLogs creates the logs folder (0700, with its parents) and its
 // ignore file when missing.
 func (l Layout) PrepareLogs() error {
+	if err := l.CheckCreate(); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(l.Logs, 0o700); err != nil {
 		return fmt.Errorf("create logs folder: %w", err)
 	}
@@ -118,6 +178,9 @@ func (l Layout) PrepareLogs() error {
 // PrepareCache creates the cache folder (0700, with its parents) and the
 // ignore file of .praxis-os/.cache when missing.
 func (l Layout) PrepareCache() error {
+	if err := l.CheckCreate(); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(l.Cache, 0o700); err != nil {
 		return fmt.Errorf("create cache folder: %w", err)
 	}

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,5 +107,61 @@ func TestPrepare(t *testing.T) {
 	}
 	if _, err := os.Stat(target); err == nil {
 		t.Error("ignore file written through a symbolic link")
+	}
+}
+
+// TestBroadFolders: the home folder and a filesystem root are broad: no
+// .praxis-os is created there unless the user names the folder, and one
+// already there does not capture a git repository below it.
+func TestBroadFolders(t *testing.T) {
+	home, _ := filepath.EvalSymlinks(t.TempDir())
+	t.Setenv("HOME", home)
+	for _, tc := range []struct {
+		dir  string
+		want bool
+	}{{home, true}, {home + "/", true}, {"/", true}, {filepath.Join(home, "proj"), false}, {filepath.Dir(home), false}} {
+		if got := Broad(tc.dir); got != tc.want {
+			t.Errorf("Broad(%s) = %v, want %v", tc.dir, got, tc.want)
+		}
+	}
+	link := filepath.Join(t.TempDir(), "home-link")
+	if err := os.Symlink(home, link); err == nil && !Broad(link) {
+		t.Errorf("a link to the home folder is not broad")
+	}
+
+	var be *BroadError
+	if err := At(home).PrepareLogs(); !errors.As(err, &be) || !strings.Contains(err.Error(), "is your home folder") || !strings.Contains(err.Error(), "--root "+home) {
+		t.Errorf("PrepareLogs in the home folder: %v", err)
+	}
+	if err := At(home).PrepareCache(); !errors.As(err, &be) {
+		t.Errorf("PrepareCache in the home folder: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(home, Dir)); !os.IsNotExist(err) {
+		t.Fatalf("%s/.praxis-os was created: %v", home, err)
+	}
+	if err := (Layout{Root: "/"}).CheckCreate(); err == nil || !strings.Contains(err.Error(), "a filesystem root") {
+		t.Errorf("CheckCreate(/): %v", err)
+	}
+	proj := filepath.Join(home, "code", "proj")
+	os.MkdirAll(filepath.Join(proj, ".git"), 0o700)
+	os.MkdirAll(filepath.Join(proj, "src"), 0o700)
+	if got := Find(home); got != home {
+		t.Errorf("Find(home) = %s", got)
+	}
+	// Named (--root): created.
+	named := At(home)
+	named.Named = true
+	if err := named.PrepareLogs(); err != nil {
+		t.Fatalf("PrepareLogs of a named home folder: %v", err)
+	}
+	// Now there: used in the home folder itself, not by the repository.
+	if err := At(home).PrepareCache(); err != nil {
+		t.Errorf("PrepareCache once .praxis-os is there: %v", err)
+	}
+	for dir, want := range map[string]string{home: home, filepath.Join(proj, "src"): proj, filepath.Join(home, "notes"): home} {
+		os.MkdirAll(dir, 0o700)
+		if got := Find(dir); got != want {
+			t.Errorf("Find(%s) = %s, want %s", dir, got, want)
+		}
 	}
 }

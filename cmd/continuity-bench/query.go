@@ -27,7 +27,8 @@ import (
 //
 // vectors says how the exchanges get their vectors: vectorsSeed (each
 // distinct text embedded once, seedVectors) or vectorsEmbed (ingest embeds
-// every exchange with the model, as a user's would: ~100 exchanges/s).
+// every exchange with the model, as a user's would, at the model's rate:
+// README, "Embedders").
 //
 // ws is the workspace; one that a previous run prepared (its size file
 // says so) is measured again as it is, without ingesting or seeding.

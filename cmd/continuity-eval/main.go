@@ -123,9 +123,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	embedder := fs.String("embedder", embed.DefaultProvider, "embedder: uselite, hash (\"builtin\" is its old name), ollama or openai (remote ones read CONTINUITY_EMBED_URL, _MODEL, _API_KEY)")
 	dim := fs.Int("dim", 0, "embedder dimension (hash: buckets; default: the embedder's default)")
 	chunks := fs.Int("chunks", 0, "uselite: most 128-token chunks embedded per exchange (default: the embedder's default)")
-	text := fs.String("text", vectors.DefaultText, "what of an exchange is embedded: "+strings.Join([]string{vectors.TextUser, vectors.TextUserAI, vectors.TextUserDate, vectors.TextUserPrev}, ", ")+"; or chunkN, chunkmean (see --more)")
+	text := fs.String("text", vectors.DefaultText, "what of an exchange is embedded: "+strings.Join([]string{vectors.TextUser, vectors.TextUserAI, vectors.TextUserDate, vectors.TextUserPrev, vectors.TextAI}, ", ")+"; or chunkN, chunkmean (see --more)")
 	limit := fs.Int("first", 0, "only the first N questions of the split (0: all), for quick comparisons of costly settings")
-	more := fs.String("more", "", "retrieval: further vector spaces of the same model searched with the main one, an exchange's similarity being the largest (several vectors per exchange): comma-separated text recipes ("+strings.Join([]string{vectors.TextUser, vectors.TextUserAI, vectors.TextUserDate, vectors.TextUserPrev}, ", ")+") chunkN (the vector of the N-th 128-token chunk of the user+ai text, 1 to 8) or chunkmean (their mean, = the user+ai vector); --text chunk1 --more chunk2,...,chunk8 is the max over chunks, --text chunkmean the mean, from the same chunk vectors")
+	answerWeight := fs.Float64("answer-weight", vectors.AnswerWeight, "the factor of an answer vector's similarity (the recipe user|ai: vectors.AnswerWeight)")
+	more := fs.String("more", "", "retrieval: further vector spaces of the same model searched with the main one, an exchange's similarity being the largest (several vectors per exchange): comma-separated text recipes ("+strings.Join([]string{vectors.TextUser, vectors.TextUserAI, vectors.TextUserDate, vectors.TextUserPrev, vectors.TextAI}, ", ")+") chunkN (the vector of the N-th 128-token chunk of the user+ai text, 1 to 8) or chunkmean (their mean, = the user+ai vector); --text chunk1 --more chunk2,...,chunk8 is the max over chunks, --text chunkmean the mean, from the same chunk vectors")
 	cache := fs.Bool("cache", true, "cache vectors on disk by embedder identity and text SHA-256 (folder $"+embedcache.EnvDir+", else $XDG_CACHE_HOME/continuity-eval or ~/.cache/continuity-eval)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: continuity-eval [flags]\n\nRetrieval and resume quality of continuity on a LongMemEval-style dataset (--set longmemeval),\n"+
@@ -139,6 +140,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	vectors.AnswerWeight = *answerWeight
 	t, ok := tasks[*mode]
 	if !ok {
 		return fmt.Errorf("unknown --mode %q (want %s)", *mode, strings.Join(taskNames(), ", "))

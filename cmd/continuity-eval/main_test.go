@@ -90,7 +90,7 @@ func TestRetrievalJSON(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	if got.Questions != 2 || got.Embedder != "uselite:use-lite-en-0.2.0-f16:512#user" || len(got.Results) != len(defaultVariants()) {
+	if got.Questions != 2 || got.Embedder != "uselite:use-lite-en-0.2.0-f16:512#user|ai" || len(got.Results) != len(defaultVariants()) {
 		t.Fatalf("got %+v", got)
 	}
 	for _, sums := range got.Results {

@@ -199,17 +199,20 @@ func scoreResumeVariants(ctx context.Context, c *config, qs []question, vs []res
 
 // resumeSummary is one variant's scores over the questions.
 type resumeSummary struct {
-	Variant        string             `json:"variant"`
-	RecallAny      float64            `json:"recall_any"`
-	EvidenceRecall float64            `json:"evidence_recall"`
-	RecallWhole    float64            `json:"recall_any_whole"`
-	EvidenceWhole  float64            `json:"evidence_whole"`
-	MeanShown      float64            `json:"mean_exchanges_shown"`
-	MeanTokens     float64            `json:"mean_tokens,omitempty"`
-	Truncated      float64            `json:"mean_truncated"`
-	ByType         map[string]float64 `json:"recall_any_by_type"`
-	LatencyP50     float64            `json:"latency_p50_ms,omitempty"`
-	LatencyP95     float64            `json:"latency_p95_ms,omitempty"`
+	Variant        string  `json:"variant"`
+	RecallAny      float64 `json:"recall_any"`
+	EvidenceRecall float64 `json:"evidence_recall"`
+	RecallWhole    float64 `json:"recall_any_whole"`
+	EvidenceWhole  float64 `json:"evidence_whole"`
+	// EvidenceTotal is how many evidence exchanges the questions have
+	// (what evidence and evidence_whole are shares of).
+	EvidenceTotal int                `json:"evidence_total"`
+	MeanShown     float64            `json:"mean_exchanges_shown"`
+	MeanTokens    float64            `json:"mean_tokens,omitempty"`
+	Truncated     float64            `json:"mean_truncated"`
+	ByType        map[string]float64 `json:"recall_any_by_type"`
+	LatencyP50    float64            `json:"latency_p50_ms,omitempty"`
+	LatencyP95    float64            `json:"latency_p95_ms,omitempty"`
 }
 
 // summariseResume sums up a variant's scores, one per question.
@@ -239,6 +242,7 @@ func summariseResume(name string, scores []resumeScore, byType map[string][]int)
 	s.EvidenceRecall = float64(found) / float64(max(1, total))
 	s.RecallWhole = float64(wholeHits) / float64(n)
 	s.EvidenceWhole = float64(whole) / float64(max(1, total))
+	s.EvidenceTotal = total
 	s.MeanShown = float64(shown) / float64(n)
 	s.MeanTokens = float64(tokens) / float64(n)
 	s.Truncated = float64(cut) / float64(n)
@@ -263,7 +267,11 @@ func printResumeSummaries(c *config, questions int, sums []resumeSummary, byType
 	fmt.Fprintf(c.stdout, "resume on %d questions of %s (embedder %s), budget %d tokens (%s)\n",
 		questions, c.data, vectors.SpaceIdentity(c.emb), resumeEvalBudget, resume.DefaultEncoding)
 	fmt.Fprintf(c.stdout, "recall_any: an evidence exchange in the pack with >= %d characters kept (all when shorter); "+
-		"evidence: share of evidence exchanges so kept;\nany_whole, ev_whole: the same, counting only evidence kept whole (not cut); latency: one resume, per question\n\n", resumeEvalMinChars)
+		"evidence: share of evidence exchanges so kept;\nany_whole, ev_whole: the same, counting only evidence kept whole (not cut); latency: one resume, per question\n", resumeEvalMinChars)
+	if len(sums) > 0 {
+		fmt.Fprintf(c.stdout, "evidence exchanges: %d in all\n", sums[0].EvidenceTotal)
+	}
+	fmt.Fprintln(c.stdout)
 	types := make([]string, 0, len(byType))
 	for t := range byType {
 		types = append(types, t)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"database/sql"
 	"encoding/json"
 	"os"
@@ -347,16 +346,7 @@ func TestWorktreeSharedMemory(t *testing.T) {
 	run := func(dir string, env []string, name string, args ...string) (string, string, int) {
 		cmd := exec.Command(name, args...)
 		cmd.Dir, cmd.Env = dir, env
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return out.String(), errb.String(), code
+		return runCmd(t, cmd)
 	}
 	os.MkdirAll(filepath.Join(main, "src"), 0o755)
 	os.WriteFile(filepath.Join(main, "src", "a.go"), []byte("package a\n"), 0o644)

@@ -49,6 +49,7 @@ type paths struct {
 	root  string
 	logs  string // watched: <root>/.praxis-os/.conversations
 	cache string // private: <root>/.praxis-os/.cache/continuity
+	named bool   // the root was given (--root): used as given, even a broad folder
 }
 
 func (e *env) paths() (paths, error) {
@@ -56,13 +57,18 @@ func (e *env) paths() (paths, error) {
 	if err != nil {
 		return paths{}, err
 	}
+	return pathsAt(root, e.rootFlag != ""), nil
+}
+
+// pathsAt is the paths of the workspace at root.
+func pathsAt(root string, named bool) paths {
 	l := wspace.At(root)
-	return paths{root: root, logs: l.Logs, cache: l.Cache}, nil
+	return paths{root: root, logs: l.Logs, cache: l.Cache, named: named}
 }
 
 // layout is p as a workspace.Layout.
 func (p paths) layout() wspace.Layout {
-	return wspace.Layout{Root: p.root, Logs: p.logs, Cache: p.cache}
+	return wspace.Layout{Root: p.root, Logs: p.logs, Cache: p.cache, Named: p.named}
 }
 
 // client asks the workspace's questions (engine.Client): of its daemon

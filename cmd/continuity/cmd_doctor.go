@@ -11,9 +11,10 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 Check the workspace and say what to fix: the logs folder (a private real
 folder), the log files and those skipped, the privacy of the index files,
 whether a daemon runs and answers on its socket, the integrity and schema of
-the index, what is not indexed yet, rejected lines, whether the configured
-embedder answers, and (retention) whether an agent's own cleanup is about to
-delete transcripts of this workspace that were never imported: Claude Code
+the index, what is not indexed yet, rejected lines, whether the embedder
+answers (the running daemon's, with a warning when this environment chooses
+another; without a daemon, the configured one), and (retention) whether an
+agent's own cleanup is about to delete transcripts of this workspace that were never imported: Claude Code
 deletes those older than cleanupPeriodDays (default 30) at each start. One line
 per check: OK, WARN or FAIL, with the fix. Exits 1 if a check fails, 0
 otherwise (warnings included).`)

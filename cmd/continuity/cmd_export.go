@@ -52,7 +52,8 @@ followed back, as resume does).`)
 			w.WriteByte('\n')
 		}
 	} else {
-		writeMarkdownExport(w, *session, x.Chain, *chain, events)
+		// Stored text shows its control characters escaped.
+		writeMarkdownExport(engine.PrintableWriter{W: w}, *session, x.Chain, *chain, events)
 	}
 	return w.Flush()
 }

@@ -23,8 +23,13 @@ text) as lines of a forgotten session. Lines timestamped after the forget
 are new work in that session and are indexed as usual; forget again to
 remove them too.
 
-The forget is recorded in the index: deleting .praxis-os/.cache rebuilds
-the index from the logs, and brings back what they still hold.
+The forget is recorded twice: in the index, and beside the logs
+(.praxis-os/.conversations/.forgotten, private and git-ignored like them),
+so that it outlives the index: a rebuild (the cache deleted, a migration,
+a new embedder, a restored backup) and 'continuity import' keep the
+session's old lines out. Links through a forgotten session keep connecting
+its neighbours: when b resumed a and c resumed b, c resumes a once b is
+forgotten. forget reads both back and says what it checked.
 The log lines themselves stay unless --purge-logs, which deletes the log
 files holding only forgotten sessions' lines (a file mixing other sessions
 is left as is and named: rewriting it would re-read everyone else's
@@ -37,7 +42,7 @@ daemon when one runs.`)
 	purge := fs.Bool("purge-logs", false, "also delete the log files that hold only forgotten sessions' lines (asks first)")
 	dryRun := fs.Bool("dry-run", false, "say what would be forgotten and which log files deleted; change nothing")
 	yes := fs.Bool("yes", false, "do not ask before deleting log files (needed with --purge-logs when stdin is not a terminal)")
-	asJSON := fs.Bool("json", false, `print JSON: {"sessions", "events", "purged", "kept"} (and "dry_run")`)
+	asJSON := fs.Bool("json", false, `print JSON: {"sessions", "events", "recorded", "left", "purged", "kept"} (and "dry_run")`)
 	pos, err := parse(e, fs, args)
 	if err != nil {
 		return err
@@ -97,9 +102,13 @@ daemon when one runs.`)
 	}
 	if *asJSON {
 		return printJSON(e.stdout, map[string]any{"sessions": resp.Sessions, "events": resp.Events,
-			"purged": nonNil(purged), "kept": nonNil(kept)})
+			"recorded": resp.Recorded, "left": resp.Left, "purged": nonNil(purged), "kept": nonNil(kept)})
 	}
 	fmt.Fprintf(e.stdout, "forgot %d events of %s\n", resp.Events, strings.Join(resp.Sessions, ", "))
+	if resp.Recorded != "" {
+		fmt.Fprintf(e.stdout, "checked: %s records the forget (read back), and the index holds %d events of %s; a rebuild of the index or an import keeps them out\n",
+			resp.Recorded, resp.Left, plural(len(resp.Sessions), "that session", "those sessions"))
+	}
 	for _, f := range purged {
 		fmt.Fprintf(e.stdout, "deleted log %s\n", f)
 	}

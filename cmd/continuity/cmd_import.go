@@ -41,7 +41,8 @@ worktrees of its repository) are read from where the agent keeps them:
                Support/Code/User/..., Windows %APPDATA%\Code\User\...; also Insiders, VSCodium, Cursor,
                Windsurf, remote servers), and ~/.cline/data/sessions, that ran in the workspace
   roo-code     the same for globalStorage/rooveterinaryinc.roo-cline (subtasks linked to their parent)
-  kilo-code    the same for globalStorage/kilocode.kilo-code
+  kilo-code    the same for globalStorage/kilocode.kilo-code, and Kilo Code 5's
+               ${XDG_DATA_HOME:-~/.local/share}/kilo (kilo.db, storage/: OpenCode's layout)
   opencode     ${XDG_DATA_HOME:-~/.local/share}/opencode: opencode.db, or storage/session/** (older
                releases); the sessions whose directory is the workspace; an 'opencode export' file as PATH
   copilot-cli  ~/.copilot/session-state/*/events.jsonl ($COPILOT_HOME) whose cwd is the workspace

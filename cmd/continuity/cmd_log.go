@@ -39,7 +39,10 @@ O_APPEND write so concurrent writers never interleave (on a fresh line
 when a crashed writer left an unfinished one), and printed on stdout as it
 is stored, secrets redacted (the log file keeps what was given). The file
 is .praxis-os/.conversations/session-<session>.jsonl unless --to names
-another. With "-", the event is read as one JSON object from stdin (unknown
+another; stderr says which file of which workspace it went to (a command
+run in the home folder, or a filesystem root, that holds no .praxis-os is
+refused unless --root names it: a workspace there would capture every
+project below). With "-", the event is read as one JSON object from stdin (unknown
 fields are kept, with a warning); --session, --type and --id fill its
 fields when it has none and are an error when it has others; "assistant"
 is written as "ai" and a timestamp without offset gets the local one (both
@@ -117,9 +120,13 @@ log_session_resume write the same events; the Claude Code SessionStart hook
 	if err := p.layout().PrepareLogs(); err != nil {
 		return err
 	}
-	if err := logformat.AppendLine(filepath.Join(p.logs, to), line); err != nil {
+	path := filepath.Join(p.logs, to)
+	if err := logformat.AppendLine(path, line); err != nil {
 		return fmt.Errorf("the event was not written whole: %w", err)
 	}
+	// Where it went (the workspace is found from the current folder), on
+	// stderr: stdout is the event.
+	fmt.Fprintf(e.stderr, "continuity log: written to %s (workspace %s)\n", path, p.root)
 	// The line goes back into the agent's context: print it as it is
 	// stored, without the secrets the index will not keep either.
 	shown, _ := redact.FromEnv().RedactJSON(line)

@@ -10,11 +10,14 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/praxis-os/continuity/engine"
 	"github.com/praxis-os/continuity/logformat"
+	"github.com/praxis-os/continuity/mcpserver"
+	wspace "github.com/praxis-os/continuity/workspace"
 )
 
 // The MCP server: the same calls as the CLI (through the workspace's
@@ -75,26 +78,52 @@ The indexing flags are those of 'continuity daemon'.`)
 	log := e.logger(level)
 
 	// Index in-process unless another process does; the first attempt is
-	// made before serving, so the first call finds the index and the socket.
+	// made before serving (when the workspace is known), so the first call
+	// finds the index and the socket.
 	ictx, stopIndexing := context.WithCancel(ctx)
-	indexed := make(chan struct{})
-	ix := &mcpIndexer{p: p, wf: wf, ef: ef, log: log}
-	d := ix.open()
-	go func() {
-		defer close(indexed)
-		ix.loop(ictx, d)
-	}()
+	var (
+		mu       sync.Mutex // start (from the roots' goroutine) against the end
+		ended    bool
+		indexing sync.WaitGroup
+	)
 	defer func() {
+		mu.Lock()
+		ended = true
+		mu.Unlock()
 		stopIndexing()
-		<-indexed
+		indexing.Wait()
 	}()
+	start := func(p paths) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ended {
+			return
+		}
+		ix := &mcpIndexer{p: p, wf: wf, ef: ef, log: log}
+		d := ix.open()
+		indexing.Add(1)
+		go func() {
+			defer indexing.Done()
+			ix.loop(ictx, d)
+		}()
+	}
+	client := func(p paths) *engine.Client { return engine.NewClient(p.layout(), envEmbedder().embedder, e.stderr) }
+	ws := newMCPWorkspace(log, client, start)
+	if p.named || !wspace.Broad(p.root) {
+		how := "the folder it started in"
+		if p.named {
+			how = "--root"
+		}
+		ws.decide(p, how)
+	} // else: the client's roots decide (mcp_workspace.go)
 
 	var sdkLog *slog.Logger
 	if level <= slog.LevelDebug {
 		sdkLog = log.With("component", "mcp-sdk")
 	}
-	srv := newMCPServer(p, engine.NewClient(p.layout(), envEmbedder().embedder, e.stderr), log, sdkLog)
-	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
+	srv := newMCPServer(ws, p, log, sdkLog)
+	out := mcpserver.NewStdout(e.stdout)
+	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(mcpserver.NewStdin(e.stdin, out, log, mcpToolTimeout+5*time.Second)), Writer: nopWriteCloser{out}})
 	switch {
 	case ctx.Err() != nil, err == nil, errors.Is(err, io.EOF), errors.Is(err, mcp.ErrConnectionClosed):
 		return nil // signal, or the client closed stdin: a normal end
@@ -182,6 +211,7 @@ type logExchangeOut struct {
 	SessionID string `json:"session_id"`
 	Timestamp string `json:"timestamp"`
 	File      string `json:"file" jsonschema:"the log file the line was appended to, relative to the workspace"`
+	Workspace string `json:"workspace" jsonschema:"the workspace (absolute path) whose memory holds it"`
 }
 
 type logResetIn struct {
@@ -220,16 +250,28 @@ type emptyIn struct{}
 // newMCPServer builds the MCP server and its tools: those that log
 // events (through the same writer as `continuity log`) and those that
 // ask the workspace (c: its daemon, else its index).
-func newMCPServer(p paths, c *engine.Client, log, sdkLog *slog.Logger) *mcp.Server {
+// fallback is the workspace of the folder it started in, used when the
+// client's roots give none.
+func newMCPServer(ws *mcpWorkspace, fallback paths, log, sdkLog *slog.Logger) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "continuity", Title: "continuity: memory across sessions", Version: engine.Version},
-		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: sdkLog})
-	addLogTools(srv, p, log)
-	addQueryTools(srv, c, log)
+		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: sdkLog, InitializedHandler: ws.initialized(fallback)})
+	get := func(ctx context.Context, req *mcp.CallToolRequest) (paths, *engine.Client, error) {
+		var ss *mcp.ServerSession
+		if req != nil {
+			ss = req.Session
+		}
+		return ws.get(ctx, ss, fallback)
+	}
+	addLogTools(srv, get, log)
+	addQueryTools(srv, get, log)
 	return srv
 }
 
+// mcpWorkspaceOf is how a tool finds the workspace it serves.
+type mcpWorkspaceOf func(context.Context, *mcp.CallToolRequest) (paths, *engine.Client, error)
+
 // addLogTools adds log_exchange, log_context_reset and log_session_resume.
-func addLogTools(srv *mcp.Server, p paths, log *slog.Logger) {
+func addLogTools(srv *mcp.Server, ws mcpWorkspaceOf, log *slog.Logger) {
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "log_exchange",
 		Title: "Log an exchange",
@@ -238,7 +280,11 @@ func addLogTools(srv *mcp.Server, p paths, log *slog.Logger) {
 			"for the whole session. The line is validated and appended atomically to " +
 			".praxis-os/.conversations/session-<session_id>.jsonl; returns its id and file.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
-	}, guard(log, "log_exchange", func(ctx context.Context, _ *mcp.CallToolRequest, in logExchangeIn) (*mcp.CallToolResult, logExchangeOut, error) {
+	}, guard(log, "log_exchange", func(ctx context.Context, req *mcp.CallToolRequest, in logExchangeIn) (*mcp.CallToolResult, logExchangeOut, error) {
+		p, _, err := ws(ctx, req)
+		if err != nil {
+			return nil, logExchangeOut{}, err
+		}
 		out, err := mcpLogExchange(p, in)
 		return nil, out, err
 	}))
@@ -250,9 +296,13 @@ func addLogTools(srv *mcp.Server, p paths, log *slog.Logger) {
 			"after a compaction or /clear, then resume_context(session_id, include_current=true): the exchanges before the " +
 			"reset are no longer in your window, and resume brings back what matters from them.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
-	}, guard(log, "log_context_reset", func(ctx context.Context, _ *mcp.CallToolRequest, in logResetIn) (*mcp.CallToolResult, logExchangeOut, error) {
+	}, guard(log, "log_context_reset", func(ctx context.Context, req *mcp.CallToolRequest, in logResetIn) (*mcp.CallToolResult, logExchangeOut, error) {
 		if in.SessionID == "" {
 			return nil, logExchangeOut{}, errors.New("session_id is empty: give the session whose context was reset")
+		}
+		p, _, err := ws(ctx, req)
+		if err != nil {
+			return nil, logExchangeOut{}, err
 		}
 		out, err := mcpAppend(p, logRequest{Type: logformat.TypeContextReset, Session: in.SessionID, Reason: in.Reason, ID: in.ID})
 		return nil, out, err
@@ -265,7 +315,7 @@ func addLogTools(srv *mcp.Server, p paths, log *slog.Logger) {
 			"that resume_context and search over new_session's chain reach back into previous_session. Call it once, at " +
 			"the start of the new session, when you know the session you continue.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
-	}, guard(log, "log_session_resume", func(ctx context.Context, _ *mcp.CallToolRequest, in logResumeIn) (*mcp.CallToolResult, logExchangeOut, error) {
+	}, guard(log, "log_session_resume", func(ctx context.Context, req *mcp.CallToolRequest, in logResumeIn) (*mcp.CallToolResult, logExchangeOut, error) {
 		switch {
 		case in.PreviousSession == "" || in.NewSession == "":
 			return nil, logExchangeOut{}, errors.New("give both previous_session and new_session")
@@ -276,6 +326,10 @@ func addLogTools(srv *mcp.Server, p paths, log *slog.Logger) {
 		if id == "" {
 			id = "resume:" + in.PreviousSession + ":" + in.NewSession
 		}
+		p, _, err := ws(ctx, req)
+		if err != nil {
+			return nil, logExchangeOut{}, err
+		}
 		out, err := mcpAppend(p, logRequest{Type: logformat.TypeSessionResume, Previous: in.PreviousSession, New: in.NewSession, ID: id})
 		return nil, out, err
 	}))
@@ -283,7 +337,7 @@ func addLogTools(srv *mcp.Server, p paths, log *slog.Logger) {
 }
 
 // addQueryTools adds resume_context, list_sessions and search_conversations.
-func addQueryTools(srv *mcp.Server, c *engine.Client, log *slog.Logger) {
+func addQueryTools(srv *mcp.Server, ws mcpWorkspaceOf, log *slog.Logger) {
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "resume_context",
 		Title: "Resume context",
@@ -294,7 +348,7 @@ func addQueryTools(srv *mcp.Server, c *engine.Client, log *slog.Logger) {
 			"compacted (session_id=your session and include_current=true: its exchanges left your window), with query set " +
 			"to what you are about to do.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}, guard(log, "resume_context", func(ctx context.Context, _ *mcp.CallToolRequest, in resumeIn) (*mcp.CallToolResult, *mcpResumeOut, error) {
+	}, guard(log, "resume_context", func(ctx context.Context, req *mcp.CallToolRequest, in resumeIn) (*mcp.CallToolResult, *mcpserver.ResumeOut, error) {
 		switch {
 		case in.Latest && in.SessionID != "":
 			return nil, nil, errors.New("give session_id or latest, not both")
@@ -304,6 +358,10 @@ func addQueryTools(srv *mcp.Server, c *engine.Client, log *slog.Logger) {
 			return nil, nil, fmt.Errorf("budget %d: must be a positive number of tokens", in.Budget)
 		}
 		includeCurrent := latestIncludesCurrent(in.Latest, in.IncludeCurrent)
+		_, c, err := ws(ctx, req)
+		if err != nil {
+			return nil, nil, err
+		}
 		pack, err := c.Resume(ctx, engine.ResumeRequest{Session: in.SessionID, Latest: in.Latest, Query: in.Query,
 			Budget: in.Budget, IncludeCurrent: includeCurrent})
 		if err != nil {
@@ -313,7 +371,7 @@ func addQueryTools(srv *mcp.Server, c *engine.Client, log *slog.Logger) {
 		if text == "" {
 			text = "(nothing to resume from: no earlier exchanges for this session)"
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, mcpResume(&pack), nil
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, mcpserver.Resume(&pack), nil
 	}))
 
 	mcp.AddTool(srv, &mcp.Tool{
@@ -323,12 +381,16 @@ func addQueryTools(srv *mcp.Server, c *engine.Client, log *slog.Logger) {
 			"exchanges, context resets, and resume links (the sessions each one resumes and is resumed by). Call it to " +
 			"find a session id for resume_context or search_conversations.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}, guard(log, "list_sessions", func(ctx context.Context, _ *mcp.CallToolRequest, _ emptyIn) (*mcp.CallToolResult, *mcpSessionsOut, error) {
+	}, guard(log, "list_sessions", func(ctx context.Context, req *mcp.CallToolRequest, _ emptyIn) (*mcp.CallToolResult, *mcpserver.SessionsOut, error) {
+		_, c, err := ws(ctx, req)
+		if err != nil {
+			return nil, nil, err
+		}
 		resp, err := c.Sessions(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
-		return nil, mcpSessions(&resp), nil
+		return nil, mcpserver.Sessions(&resp), nil
 	}))
 
 	mcp.AddTool(srv, &mcp.Tool{
@@ -343,27 +405,31 @@ func addQueryTools(srv *mcp.Server, c *engine.Client, log *slog.Logger) {
 			"(weak: true) are only the closest matches. A query naming only a time ('what did we do yesterday') lists that " +
 			"span's exchanges, newest first. Filters: session, chain (a session and those it resumes), since/until, limit.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}, guard(log, "search_conversations", func(ctx context.Context, _ *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, *mcpSearchOut, error) {
+	}, guard(log, "search_conversations", func(ctx context.Context, req *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, *mcpserver.SearchOut, error) {
 		if strings.TrimSpace(in.Query) == "" {
 			return nil, nil, errors.New("query is empty: give words to search for")
+		}
+		_, c, err := ws(ctx, req)
+		if err != nil {
+			return nil, nil, err
 		}
 		resp, err := c.Search(ctx, engine.SearchRequest{Query: in.Query, Session: in.Session, Chain: in.Chain,
 			Since: in.Since, Until: in.Until, Limit: in.Limit, MinScore: in.MinScore})
 		if err != nil {
 			return nil, nil, err
 		}
-		if text := mcpSearchText(in.Query, &resp); text != "" {
+		if text := mcpserver.SearchText(in.Query, &resp); text != "" {
 			// Said in words: an empty or weak list reads too easily as
 			// "no history", as a failure, or as the answer; the JSON
 			// follows, as the tool's structured content.
-			out := mcpSearch(&resp)
+			out := mcpserver.Search(&resp)
 			data, err := json.Marshal(out)
 			if err != nil {
 				return nil, nil, err
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}, &mcp.TextContent{Text: string(data)}}}, out, nil
 		}
-		return nil, mcpSearch(&resp), nil
+		return nil, mcpserver.Search(&resp), nil
 	}))
 }
 
@@ -405,7 +471,7 @@ func mcpAppend(p paths, r logRequest) (logExchangeOut, error) {
 	if err != nil {
 		rel = filepath.Join(p.logs, to)
 	}
-	return logExchangeOut{ID: ev.ID, SessionID: ev.SessionID, Timestamp: mcpTime(ev.Timestamp), File: rel}, nil
+	return logExchangeOut{ID: ev.ID, SessionID: ev.SessionID, Timestamp: mcpserver.Time(ev.Timestamp), File: rel, Workspace: p.root}, nil
 }
 
 // guard makes a tool handler safe to expose: a panic becomes a tool error
@@ -424,7 +490,7 @@ func guard[In, Out any](log *slog.Logger, name string, h mcp.ToolHandlerFor[In, 
 		start := time.Now()
 		res, out, err = h(ctx, req, in)
 		log.Debug("mcp: tool call", "tool", name, "took", time.Since(start), "err", err)
-		return res, out, mcpError(name, err)
+		return res, out, mcpserver.Error(name, err)
 	}
 }
 

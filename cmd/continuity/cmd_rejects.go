@@ -45,7 +45,7 @@ follows an edit of the log).`)
 		return nil
 	}
 	for _, r := range rs {
-		fmt.Fprintf(e.stdout, "%s:%d: %s\n", r.File, r.Line, r.Reason)
+		fmt.Fprintf(e.stdout, "%s:%d: %s\n", engine.Printable(r.File), r.Line, engine.Printable(r.Reason))
 		if r.Excerpt != "" { // a forgotten session's line keeps none
 			fmt.Fprintf(e.stdout, "    %q\n", r.Excerpt)
 		}

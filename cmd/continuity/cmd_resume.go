@@ -102,10 +102,12 @@ out (not reached, no room, a duplicate, still in context).`)
 	if *asJSON {
 		return printJSON(e.stdout, pack)
 	}
-	if _, err = fmt.Fprint(e.stdout, pack.Text); err != nil || pack.Explain == nil {
+	// Stored text shows its control characters escaped.
+	out := engine.PrintableWriter{W: e.stdout}
+	if _, err = fmt.Fprint(out, pack.Text); err != nil || pack.Explain == nil {
 		return err
 	}
-	return printExplanation(e.stdout, &pack)
+	return printExplanation(out, &pack)
 }
 
 // printExplanation writes resume --explain's account of a pack: a summary,

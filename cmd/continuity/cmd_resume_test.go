@@ -51,6 +51,15 @@ func resumeWorkspace(t *testing.T) (string, map[string][]string) {
 
 func TestResumeCommand(t *testing.T) {
 	root, _ := resumeWorkspace(t)
+	// A session whose agent may still hold its exchange: no context reset
+	// came after it (alone's agent is gone: new's reset came after it).
+	live := `{"type":"exchange","timestamp":"2024-05-02T09:30:30Z","session_id":"live","id":"l1","user":"hello","ai":"hi"}` + "\n"
+	if err := os.WriteFile(filepath.Join(root, ".praxis-os", ".conversations", "session-live.jsonl"), []byte(live), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, code := runCLI(t, "", "--root", root, "ingest"); code != 0 {
+		t.Fatalf("ingest: %s", errs)
+	}
 	cases := []struct {
 		name    string
 		args    []string
@@ -81,8 +90,10 @@ func TestResumeCommand(t *testing.T) {
 			out: []string{"# Resume context for session new", "User: Still there?"}},
 		{name: "latest without current", args: []string{"resume", "--latest", "--include-current=false"},
 			out: []string{"# Resume context for session new"}, notOut: []string{"Still there?"}},
-		{name: "nothing to resume", args: []string{"resume", "--session", "alone"}, out: []string{"Nothing to resume"},
-			errText: "the 1 exchange of alone since its latest context reset (all of them when it has none) counts as still in the agent's context; --include-current includes them"},
+		{name: "nothing to resume", args: []string{"resume", "--session", "live"}, out: []string{"Nothing to resume"},
+			errText: "the 1 exchange of live since its latest context reset (all of them when it has none) counts as still in the agent's context; --include-current includes them"},
+		{name: "agent gone", args: []string{"resume", "--session", "alone"}, out: []string{"User: hello",
+			"Session alone's own exchanges are included: a context reset of session new came after its last event"}},
 		{name: "unknown session", args: []string{"resume", "--session", "nope"}, code: 2, errText: `unknown session "nope"`},
 		{name: "no session", args: []string{"resume"}, code: 2, errText: "--session ID or --latest"},
 		{name: "both", args: []string{"resume", "--session", "new", "--latest"}, code: 2, errText: "exclude each other"},

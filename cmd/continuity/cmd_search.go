@@ -108,6 +108,8 @@ func printResults(w io.Writer, resp engine.SearchResponse, color, floorGiven boo
 		switch {
 		case resp.Pending != nil && resp.Pending.Bytes > 0:
 			fmt.Fprintln(w, "nothing found among the lines indexed so far (see the note above)")
+		case resp.TimeOnly:
+			fmt.Fprintln(w, "no exchange in that span")
 		case floorGiven && resp.MinScore > 0:
 			fmt.Fprintf(w, "nothing relevant found: no past exchange scores %.2f or more (--min-score 0 lists the weakest matches too)\n", resp.MinScore)
 		default:
@@ -139,15 +141,17 @@ func printResult(w io.Writer, r engine.SearchResult, hl func(string) string) {
 	if r.Weak {
 		weak = ", weak"
 	}
-	fmt.Fprintf(w, "%s  %s  %s:%d  (%.2f%s)\n", r.Timestamp.Local().Format("2006-01-02 15:04"), r.SessionID, r.File, r.Line, r.Score, weak)
+	// Stored text shows its control characters escaped (the highlights
+	// are added after).
+	fmt.Fprintf(w, "%s  %s  %s:%d  (%.2f%s)\n", r.Timestamp.Local().Format("2006-01-02 15:04"), r.SessionID, engine.Printable(r.File), r.Line, r.Score, weak)
 	if r.User != "" {
-		fmt.Fprintf(w, "  user: %s\n", hl(snippet(r.User, 300)))
+		fmt.Fprintf(w, "  user: %s\n", hl(engine.Printable(snippet(r.User, 300))))
 	}
 	if r.AI != "" {
-		fmt.Fprintf(w, "  ai:   %s\n", hl(snippet(r.AI, 300)))
+		fmt.Fprintf(w, "  ai:   %s\n", hl(engine.Printable(snippet(r.AI, 300))))
 	}
 	if len(r.Files) > 0 {
-		fmt.Fprintf(w, "  files: %s\n", hl(snippet(strings.Join(r.Files, ", "), 300)))
+		fmt.Fprintf(w, "  files: %s\n", hl(engine.Printable(snippet(strings.Join(r.Files, ", "), 300))))
 	}
 	if o := r.SupersededBy; o != nil {
 		fmt.Fprintf(w, "  superseded by the exchange of %s (%s): the same question, answered differently later\n", o.Timestamp.Local().Format("2006-01-02 15:04"), o.SessionID)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/praxis-os/continuity/engine"
 )
 
 func runSessions(ctx context.Context, e *env, args []string) error {
@@ -42,7 +44,7 @@ one resumes and the sessions that resume it.`)
 	fmt.Fprintln(w, "SESSION\tAGENT\tFIRST\tLAST\tEXCHANGES\tRESETS\tRESUMES\tRESUMED BY")
 	const tf = "2006-01-02 15:04:05"
 	for _, r := range rows {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, cmp.Or(r.Agent, "-"), r.First.Format(tf), r.Last.Format(tf),
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, cmp.Or(engine.Printable(r.Agent), "-"), r.First.Format(tf), r.Last.Format(tf),
 			r.Exchanges, r.Resets, dashIfEmpty(r.Resumes), dashIfEmpty(r.ResumedBy))
 	}
 	return w.Flush()

@@ -22,7 +22,9 @@ new or replaced while none ran, counts whole); counts of events by type,
 exchanges, sessions, rejected lines, duplicates skipped (and ids reused with
 other content), byte order marks skipped; the logs edited in place and what
 their edits changed, removed and added; what waits for the full-text index
-and for a vector; the daemon's bm25 engine (ready, or building while FTS5
+and for a vector, and the embedder (the running daemon's, with a note when
+this command's settings choose another; without a daemon, the configured
+one); the daemon's bm25 engine (ready, or building while FTS5
 answers; the exchanges it holds, the queries it answered); files skipped as
 a whole (symlinks, FIFOs, unreadable, compressed logs that cannot be read)
 with the reason. A compressed rotated log (x.jsonl.1.gz) shows its size on
@@ -79,7 +81,10 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 	}
 	fmt.Fprintf(w, "bm25 engine\t%s\n", lexiconLine(r.BM25, r.Daemon.Running))
 	printFollowed(w, r.Import)
-	fmt.Fprintf(w, "embedder\t%s\n", r.Embedder)
+	fmt.Fprintf(w, "embedder\t%s\n", embedderLine(r))
+	if i := r.EmbedderInfo; i != nil && i.Note != "" {
+		fmt.Fprintf(w, "  note\t%s\n", i.Note)
+	}
 	if r.EmbedPending >= 0 {
 		fmt.Fprintf(w, "  waiting for a vector\t%d\n", r.EmbedPending)
 	}
@@ -198,6 +203,31 @@ func lexiconLine(st *engine.BM25Status, daemon bool) string {
 	return s
 }
 
+// embedderLine renders the embedder described: its identity, whose it
+// is and where it runs.
+func embedderLine(r engine.StatusReport) string {
+	i := r.EmbedderInfo
+	if i == nil {
+		return r.Embedder
+	}
+	s := r.Embedder
+	if i.Source == engine.EmbedderOfDaemon {
+		s += " (the daemon's"
+	} else {
+		s += " (configured here; no daemon answers"
+	}
+	if i.Provider != "" {
+		s += ": " + i.Provider + ", " + i.Where()
+	}
+	switch {
+	case i.Reachable != nil && !*i.Reachable:
+		s += "; it fails: " + i.LastError
+	case i.LastError != "":
+		s += "; last failure: " + i.LastError
+	}
+	return s + ")"
+}
+
 // embeddedLine renders the embedding progress for the status table.
 func embeddedLine(p *engine.EmbedProgress) string {
 	s := fmt.Sprintf("%d of %d exchanges (%.1f%%)", p.Done, p.Total, p.Percent)
@@ -235,6 +265,9 @@ func printProducerCounts(w io.Writer, c engine.ProducerCounts) {
 	}
 	if c.TimestampsNoOffset > 0 {
 		fmt.Fprintf(w, "timestamps without offset\t%d\t(read as local time; write Z or +hh:mm)\n", c.TimestampsNoOffset)
+	}
+	if c.TimestampsAhead > 0 {
+		fmt.Fprintf(w, "timestamps ahead of their reading\t%d\t(dated after they were read: a clock ahead, or local time written with Z; `continuity doctor` names the sessions)\n", c.TimestampsAhead)
 	}
 	if c.AIFromAlias > 0 {
 		fmt.Fprintf(w, "answers given as \"assistant\"\t%d\t(read as \"ai\")\n", c.AIFromAlias)

@@ -24,21 +24,27 @@ func (u *uiFlags) register(fs *flag.FlagSet, prefix string) {
 func runUI(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "ui [--addr HOST:PORT] [--no-open]", `
 Serve a local web viewer of the workspace's memory until Ctrl-C: the
-sessions and their resume chains (filters by agent, time and text), a
-session's timeline (context resets as dividers, the files it touched, each
-exchange whole, code fences rendered, secrets as stored: redacted), search
-with its filters and scores, the resume preview (the exact pack an agent
-would get, with a budget slider, an optional query, its token count and why
-each exchange is in, cut or left out), health (status, doctor, embedding
-progress, rejected lines with file:line), and forgetting a session or its
-chain after a confirmation that shows what goes.
+sessions, what each began with, and their resume chains (filters by agent,
+time and text), a session's timeline (context resets as dividers, the
+files it touched, each exchange whole, code fences rendered, secrets as
+stored: redacted), search with its filters and scores, the resume preview
+(the exact pack an agent would get, with a budget slider, an optional
+query, its token count and why each exchange is in, cut or left out),
+health (status, doctor, embedding progress, rejected lines with
+file:line), and forgetting a session (or it and the sessions it resumes)
+after a confirmation that shows what goes. Times are shown in UTC.
 
 The first line of output is the viewer's URL with a random access token;
 every request needs it (a cookie after the first visit). It listens on
 127.0.0.1 only, on a free port unless --addr says which, refuses requests
 naming another host, and opens the browser unless --no-open. Queries go to
 the daemon when one runs (fast on large workspaces: 'continuity daemon
---ui' serves both), else each page reads the index itself.`)
+--ui' serves both), else each page reads the index itself.
+
+On a remote machine, fix the port and forward the same one, so that the
+browser names the address the viewer expects:
+  continuity ui --no-open --addr 127.0.0.1:8421     (there)
+  ssh -L 8421:127.0.0.1:8421 HOST                   (here; then open the URL)`)
 	var uf uiFlags
 	uf.register(fs, "")
 	var ef embedFlags

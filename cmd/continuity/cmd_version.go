@@ -31,7 +31,7 @@ identity (the vector space its vectors are stored under). The same as
 	rev := b.Revision
 	switch {
 	case rev == "":
-		rev = "unknown (built outside a checkout)"
+		rev = "unknown (not stamped: built outside a git checkout, in a linked worktree, or with -buildvcs=false)"
 	case b.Modified:
 		rev += " (with uncommitted changes)"
 	}

@@ -35,13 +35,26 @@ func TestMain(m *testing.M) {
 	if os.Getenv(embed.EnvProvider) == "" {
 		os.Setenv(embed.EnvProvider, embed.ProviderHash)
 	}
-	// The binary carries the fault injection of engine/testhooks.go
-	// (its build tag), which the shipped one does not.
-	build := exec.Command("go", "build", "-tags", "sqlite_fts5,continuity_testhooks", "-buildvcs=auto", "-o", binPath, ".")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building continuity for end-to-end tests:", err)
-		os.Exit(1)
+	if bin := os.Getenv("CONTINUITY_E2E_BIN"); bin != "" {
+		// Another build (an older commit's, to see a test fail before a
+		// change): the tests run against it as they are.
+		binPath = bin
+	} else {
+		// The binary carries the fault injection of engine/testhooks.go
+		// (its build tag), which the shipped one does not.
+		args := []string{"build", "-tags", "sqlite_fts5,continuity_testhooks", "-buildvcs=auto", "-o", binPath}
+		if raceEnabled {
+			// go test -race: the daemon, ingest and mcp these tests
+			// start are checked for data races too (a race makes the
+			// binary exit 66 and print the report on stderr).
+			args = append(args, "-race")
+		}
+		build := exec.Command("go", append(args, ".")...)
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building continuity for end-to-end tests:", err)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -80,7 +93,14 @@ func newWorkspace(t *testing.T) *workspace {
 // exit code.
 func (w *workspace) cli(args ...string) (string, string, int) {
 	w.t.Helper()
-	cmd := exec.Command(binPath, append([]string{"--root", w.root}, args...)...)
+	return runCmd(w.t, exec.Command(binPath, append([]string{"--root", w.root}, args...)...))
+}
+
+// runCmd runs cmd to completion and returns its stdout, stderr and exit
+// code; a binary built with -race that reported a data race fails the
+// test.
+func runCmd(t *testing.T, cmd *exec.Cmd) (string, string, int) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -88,15 +108,25 @@ func (w *workspace) cli(args ...string) (string, string, int) {
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		w.t.Fatalf("run %v: %v", args, err)
+		t.Fatalf("run %v: %v", cmd.Args, err)
 	}
+	checkRace(t, fmt.Sprint(cmd.Args[1:]), errb.String())
 	return out.String(), errb.String(), code
+}
+
+// checkRace fails the test when a binary built with -race reported a
+// data race on its stderr.
+func checkRace(t *testing.T, what, stderr string) {
+	t.Helper()
+	if i := strings.Index(stderr, "WARNING: DATA RACE"); i >= 0 {
+		t.Errorf("continuity %s: data race:\n%s", what, stderr[i:])
+	}
 }
 
 // daemonProc is a running `continuity daemon`.
 type daemonProc struct {
 	cmd    *exec.Cmd
-	stderr *bytes.Buffer
+	stderr *syncWriter // read while the daemon writes it
 	done   chan error
 }
 
@@ -108,14 +138,17 @@ func (w *workspace) startDaemon(extra ...string) *daemonProc {
 // start runs a daemon command and kills it at the end of the test.
 func (w *workspace) start(cmd *exec.Cmd) *daemonProc {
 	w.t.Helper()
-	var errb bytes.Buffer
-	cmd.Stderr = &syncWriter{b: &errb}
+	errb := &syncWriter{b: &bytes.Buffer{}}
+	cmd.Stderr = errb
 	if err := cmd.Start(); err != nil {
 		w.t.Fatal(err)
 	}
-	d := &daemonProc{cmd: cmd, stderr: &errb, done: make(chan error, 1)}
+	d := &daemonProc{cmd: cmd, stderr: errb, done: make(chan error, 1)}
 	go func() { d.done <- cmd.Wait() }()
-	w.t.Cleanup(func() { d.kill() })
+	w.t.Cleanup(func() {
+		d.kill()
+		checkRace(w.t, fmt.Sprint(cmd.Args[1:]), d.stderr.String())
+	})
 	return d
 }
 
@@ -137,8 +170,8 @@ func (d *daemonProc) stop(t *testing.T) {
 		if err != nil {
 			t.Errorf("daemonProc exited with %v; stderr:\n%s", err, d.stderr)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("daemonProc did not stop within 10s of SIGTERM")
+	case <-time.After(60 * time.Second):
+		t.Fatalf("daemonProc did not stop within a minute of SIGTERM; stderr:\n%s", d.stderr)
 	}
 }
 
@@ -162,6 +195,13 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
+}
+
+// String is what was written so far.
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // status runs `status --json`.

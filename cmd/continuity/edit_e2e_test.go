@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -139,6 +140,21 @@ func TestEditInPlace(t *testing.T) {
 					t.Errorf("bm25 search for the new text %q: %q", tt.found, texts)
 				}
 			}
+			// resume: the edited log's exchanges, each once, where they
+			// were (before the reset that ends the log, none of them
+			// counted as still in context), the old text gone.
+			users := w.resumeUsers("project")
+			if int64(len(users.before)) != tt.exchanges || len(users.after) != 0 {
+				t.Errorf("resume: %d exchanges before the reset, %d after; want %d, 0: %q", len(users.before), len(users.after), tt.exchanges, users)
+			}
+			for _, u := range users.before {
+				if tt.gone != "" && strings.Contains(u, tt.gone) {
+					t.Errorf("resume still shows the old text %q", u)
+				}
+			}
+			if tt.found != "" && !slices.ContainsFunc(users.before, func(u string) bool { return strings.Contains(u, tt.found) }) {
+				t.Errorf("resume lacks the new text %q: %q", tt.found, users.before)
+			}
 			out, _, _ := w.cli("status")
 			if !strings.Contains(out, "logs edited in place") {
 				t.Errorf("status does not say the log was edited:\n%s", out)
@@ -220,6 +236,37 @@ func TestEditKill9(t *testing.T) {
 			}
 		})
 	}
+}
+
+// resumedUsers are the user texts of a session's exchanges as resume
+// puts them in order, before and after its latest context reset (those
+// after count as still in the agent's context).
+type resumedUsers struct{ before, after []string }
+
+// resumeUsers reads a session's exchanges from `resume --json`: those
+// shown (with --budget large enough for all), and how many are still in
+// context.
+func (w *workspace) resumeUsers(session string) resumedUsers {
+	w.t.Helper()
+	out, errs, code := w.cli("resume", "--session", session, "--budget", "20000", "--json")
+	if code != 0 {
+		w.t.Fatalf("resume: exit %d: %s", code, errs)
+	}
+	var p struct {
+		Exchanges []struct {
+			User string `json:"user"`
+		} `json:"exchanges"`
+		InContext int `json:"in_context"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		w.t.Fatalf("resume --json: %v\n%s", err, out)
+	}
+	var r resumedUsers
+	for _, e := range p.Exchanges {
+		r.before = append(r.before, e.User)
+	}
+	r.after = make([]string, p.InContext)
+	return r
 }
 
 func inode(t *testing.T, path string) uint64 {

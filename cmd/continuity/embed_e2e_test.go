@@ -160,16 +160,7 @@ func (w *workspace) cliEnv(env []string, args ...string) (string, string, int) {
 	w.t.Helper()
 	cmd := exec.Command(binPath, append([]string{"--root", w.root}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		w.t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+	return runCmd(w.t, cmd)
 }
 
 func (w *workspace) statusEnv(env []string) engine.StatusReport {
@@ -198,20 +189,20 @@ func TestDefaultEmbedderMigration(t *testing.T) {
 	if out, errs, code := ws.cliEnv(old, "ingest"); code != 0 {
 		t.Fatalf("ingest with builtin: %d %s %s", code, out, errs)
 	}
-	if st := ws.statusEnv(old); st.Embedder != "builtin:hash-v2:256#user" || st.Vectors[st.Embedder] != 31 {
+	if st := ws.statusEnv(old); st.Embedder != "builtin:hash-v2:256#user|ai" || st.Vectors[st.Embedder] != 31 {
 		t.Fatalf("after ingest with builtin: %s %v", st.Embedder, st.Vectors)
 	}
 	// No embedder settings at all: the default.
 	clean := []string{"CONTINUITY_EMBEDDER=", "CONTINUITY_EMBED_MODEL=", "CONTINUITY_EMBED_URL=", "CONTINUITY_EMBED_DIM="}
 	d := ws.startDaemonEnv(clean)
 	defer d.stop(t)
-	const id = "uselite:use-lite-en-0.2.0-f16:512#user"
+	const id = "uselite:use-lite-en-0.2.0-f16:512#user|ai"
 	eventually(t, 60*time.Second, "re-embedded with uselite", func() bool {
 		st := ws.statusEnv(clean)
 		return st.Embedder == id && st.EmbedPending == 0 && st.Vectors[id] == 31
 	})
 	eventually(t, 10*time.Second, "old vectors pruned", func() bool {
-		_, ok := ws.statusEnv(clean).Vectors["builtin:hash-v2:256#user"]
+		_, ok := ws.statusEnv(clean).Vectors["builtin:hash-v2:256#user|ai"]
 		return !ok
 	})
 	out, errs, code := ws.cliEnv(clean, "search", "--mode", "vector", "--json", "--limit", "1", "the build keeps failing")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -92,5 +93,38 @@ func TestReusedIDs(t *testing.T) {
 	})
 	if log := d.stderr.String(); strings.Contains(log, `msg="line rejected" at=numbered.jsonl:5`) || !strings.Contains(log, "line replayed; indexed once") {
 		t.Errorf("daemon log:\n%s", log)
+	}
+}
+
+// TestPrettyPrintedJSON: an event appended as jq writes it without -c
+// (one object over several lines) is rejected line by line, each reason
+// saying it looks like pretty-printed JSON and how to write it; the
+// compact line after it is indexed. Before, `"type": "exchange",` was "a
+// JSON string, not an object".
+func TestPrettyPrintedJSON(t *testing.T) {
+	if _, err := exec.LookPath("jq"); err != nil {
+		t.Skip("no jq on this machine (apt-get install jq)")
+	}
+	w := newWorkspace(t)
+	w.sh(`jq -n '{type:"exchange",session_id:"p",user:"Sessions or JWT?",ai:"sessions",files:["auth.go"]}' >> pretty.jsonl`)
+	w.sh(`jq -cn '{type:"exchange",session_id:"p",user:"written compact",ai:"ok"}' >> pretty.jsonl`)
+	if _, errs, code := w.cli("ingest", "--no-embed"); code != 0 {
+		t.Fatalf("ingest: exit %d: %s", code, errs)
+	}
+	if got := w.exchanges(); got != 1 {
+		t.Errorf("%d exchanges, want 1 (the compact line)", got)
+	}
+	rs := w.rejects()
+	if len(rs) != 9 {
+		t.Errorf("%d rejects, want the 9 lines of the pretty-printed object: %+v", len(rs), rs)
+	}
+	for _, r := range rs {
+		if !strings.Contains(r.Reason, "looks like pretty-printed JSON") || !strings.Contains(r.Reason, "jq -c") {
+			t.Errorf("pretty.jsonl:%d: %q", r.Line, r.Reason)
+		}
+	}
+	out, _, _ := w.cli("rejects")
+	if !strings.Contains(out, `pretty.jsonl:2: line is not an object: it looks like pretty-printed JSON`) {
+		t.Errorf("rejects:\n%s", out)
 	}
 }

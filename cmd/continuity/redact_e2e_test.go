@@ -82,15 +82,21 @@ func TestSecretsRedactedBeforeStorage(t *testing.T) {
 				t.Errorf("%s%s: raw line still holds %q: %s", prefix, n, secretPart[:12], raw)
 			}
 
-			got := decodeVec(vec)
-			// The worker embeds the user's text trimmed.
-			red, _ := emb.Embed(context.Background(), []string{strings.TrimSpace(want)})
-			orig, _ := emb.Embed(context.Background(), []string{strings.TrimSpace(ex[n])})
-			if cos(got, red[0]) < 0.9999 {
-				t.Errorf("%s: stored vector is not the embedding of the redacted text (cos %.4f)", n, cos(got, red[0]))
+			// The worker embeds the user's text trimmed, then the
+			// answer's: two vectors one after the other.
+			blob := decodeVec(vec)
+			red, _ := emb.Embed(context.Background(), []string{strings.TrimSpace(want), "noted: " + strings.TrimSpace(want)})
+			orig, _ := emb.Embed(context.Background(), []string{strings.TrimSpace(ex[n]), "noted: " + strings.TrimSpace(ex[n])})
+			if len(blob) != 2*len(red[0]) {
+				t.Fatalf("%s: stored %d components, want the prompt's and the answer's vectors (%d)", n, len(blob), 2*len(red[0]))
 			}
-			if cos(got, orig[0]) > 0.9999 {
-				t.Errorf("%s: stored vector equals the embedding of the unredacted text", n)
+			for k, got := range [][]float32{blob[:len(red[0])], blob[len(red[0]):]} {
+				if cos(got, red[k]) < 0.9999 {
+					t.Errorf("%s: stored vector %d is not the embedding of the redacted text (cos %.4f)", n, k, cos(got, red[k]))
+				}
+				if cos(got, orig[k]) > 0.9999 {
+					t.Errorf("%s: stored vector %d equals the embedding of the unredacted text", n, k)
+				}
 			}
 		}
 	}

@@ -9,11 +9,26 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/praxis-os/continuity/engine"
 )
 
 // Issue 22 through the binary: answers an agent can trust.
+
+// searchJSON is what these tests read of `search --json` (its own type,
+// not the engine's: the tests also run against a binary built before
+// issue 22, to check that they fail there).
+type searchJSON struct {
+	Results []struct {
+		ID    string   `json:"id"`
+		User  string   `json:"user"`
+		Files []string `json:"files"`
+		Score float64  `json:"score"`
+	} `json:"results"`
+	TimeOnly bool `json:"time_only"`
+	Pending  *struct {
+		Bytes int64  `json:"bytes"`
+		Note  string `json:"note"`
+	} `json:"pending"`
+}
 
 // TestReadYourWritesCLI (item 5): `log` then `search` at once, with a
 // daemon that notices new lines only at its rescan: the search finds what
@@ -35,7 +50,7 @@ func TestReadYourWritesCLI(t *testing.T) {
 			t.Fatalf("log: %s", errs)
 		}
 		out, errs, code := w.cli("search", "--json", word)
-		var resp engine.SearchResponse
+		var resp searchJSON
 		if code != 0 || json.Unmarshal([]byte(out), &resp) != nil {
 			t.Fatalf("search: exit %d, %s %s", code, out, errs)
 		}
@@ -114,7 +129,7 @@ func TestCalendarWordsCLI(t *testing.T) {
 	if _, errs, code := w.cli("ingest"); code != 0 {
 		t.Fatalf("ingest: %s", errs)
 	}
-	search := func(tz string, args ...string) engine.SearchResponse {
+	search := func(tz string, args ...string) searchJSON {
 		t.Helper()
 		cmd := exec.Command(binPath, append([]string{"--root", w.root, "search", "--json"}, args...)...)
 		cmd.Env = append(os.Environ(), "TZ="+tz)
@@ -123,20 +138,22 @@ func TestCalendarWordsCLI(t *testing.T) {
 		if err := cmd.Run(); err != nil {
 			t.Fatalf("search %v: %v %s", args, err, errb.String())
 		}
-		var resp engine.SearchResponse
+		var resp searchJSON
 		if err := json.Unmarshal(out.Bytes(), &resp); err != nil {
 			t.Fatal(err)
 		}
 		return resp
 	}
-	ids := func(r engine.SearchResponse) []string {
+	ids := func(r searchJSON) []string {
 		var out []string
 		for _, x := range r.Results {
 			out = append(out, x.ID)
 		}
 		return out
 	}
-	asOf := "2026-11-26T10:30" // a Thursday morning, local
+	// A Thursday morning in New York, given with its offset (the local
+	// form, without one, is read in TZ: below).
+	asOf := "2026-11-26T10:30:00-05:00"
 	for _, tc := range []struct {
 		tz, query string
 		want      []string
@@ -152,8 +169,15 @@ func TestCalendarWordsCLI(t *testing.T) {
 			t.Errorf("TZ=%s %q as of %s: time only %v, %v; want %v", tc.tz, tc.query, asOf, r.TimeOnly, ids(r), tc.want)
 		}
 	}
+	// A span without exchanges says so, not "nothing matches".
+	cmd := exec.Command(binPath, "--root", w.root, "search", "--as-of", asOf, "what did we do on saturday")
+	cmd.Env = append(os.Environ(), "TZ=America/New_York")
+	if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), `("on saturday": the exchanges from 2026-11-21 00:00 to 2026-11-22 00:00, newest first)`) ||
+		!strings.Contains(string(out), "no exchange in that span") {
+		t.Errorf("on saturday, text: %v\n%s", err, out)
+	}
 	// The text says what orders the list.
-	cmd := exec.Command(binPath, "--root", w.root, "search", "--as-of", asOf, "yesterday")
+	cmd = exec.Command(binPath, "--root", w.root, "search", "--as-of", "2026-11-26T10:30", "yesterday")
 	cmd.Env = append(os.Environ(), "TZ=America/New_York")
 	out, err := cmd.Output()
 	if err != nil || !strings.Contains(string(out), `("yesterday": the exchanges from 2026-11-25 00:00 to 2026-11-26 00:00, newest first)`) {
@@ -189,7 +213,7 @@ func TestSearchTrustCLI(t *testing.T) {
 		{"policy.go", ""},
 	} {
 		out, _, _ := w.cli("search", "--json", q.query)
-		var resp engine.SearchResponse
+		var resp searchJSON
 		if err := json.Unmarshal([]byte(out), &resp); err != nil || len(resp.Results) == 0 {
 			t.Fatalf("%q: %v %s", q.query, err, out)
 		}
@@ -202,5 +226,23 @@ func TestSearchTrustCLI(t *testing.T) {
 				t.Errorf("%q: scores rise down the list: %v then %v", q.query, resp.Results[i-1].Score, resp.Results[i].Score)
 			}
 		}
+	}
+}
+
+// TestTimeOnlyEmptyMCP (item 2): over MCP, a question about a span that
+// holds no exchange says so, never that nothing matches the query.
+func TestTimeOnlyEmptyMCP(t *testing.T) {
+	ws := newWorkspace(t)
+	m := startMCP(t, ws)
+	var logged map[string]any
+	m.ok(t, "log_exchange", map[string]any{"session_id": "s1", "user": "tidy the backlog", "ai": "done"}, &logged)
+	var resp struct {
+		Results  []any `json:"results"`
+		TimeOnly bool  `json:"time_only"`
+	}
+	text := resultText(m.ok(t, "search_conversations", map[string]any{"query": "what did we do last saturday"}, &resp))
+	if len(resp.Results) != 0 || !resp.TimeOnly || !strings.Contains(text, `No exchange in this workspace is dated in "last saturday", from `) ||
+		strings.Contains(text, "Nothing found") {
+		t.Errorf("last saturday: %+v, %q", resp, text)
 	}
 }

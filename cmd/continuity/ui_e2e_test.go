@@ -113,11 +113,12 @@ func (w *workspace) startUI(t *testing.T) string {
 	return ""
 }
 
-// shoot saves a screenshot of the page as docs/ui/NAME.png would hold it,
-// into $CONTINUITY_UI_SCREENSHOTS (else the test's temporary folder).
+// shoot saves a screenshot of the whole page (not only the window) as
+// docs/ui/NAME.png would hold it, into $CONTINUITY_UI_SCREENSHOTS (else
+// the test's temporary folder).
 func shoot(t *testing.T, ctx context.Context, dir, name string) {
 	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
@@ -150,8 +151,13 @@ func TestViewerInBrowser(t *testing.T) {
 		return st.Daemon.Running && st.Exchanges == 7 && st.Rejects == 1
 	})
 	shots := os.Getenv(envUIScreenshotDir)
-	if shots == "" {
+	switch {
+	case shots == "":
 		shots = t.TempDir()
+	case !filepath.IsAbs(shots):
+		// Relative to the repository's root (the test runs in
+		// cmd/continuity): CONTINUITY_UI_SCREENSHOTS=docs/ui.
+		shots = filepath.Join("..", "..", shots)
 	}
 	base := url[:strings.Index(url, "/?token=")]
 	text := func(sel string) string {
@@ -190,8 +196,8 @@ func TestViewerInBrowser(t *testing.T) {
 	if got := text("#count"); !strings.HasPrefix(got, "3 sessions") {
 		t.Errorf("sessions page: %q", got)
 	}
-	if got := text(`tr[data-session="auth-refactor"]`); !strings.Contains(got, "claude-code") {
-		t.Errorf("the imported session's row does not name its agent: %q", got)
+	if got := text(`tr[data-session="auth-refactor"]`); !strings.Contains(got, "claude-code") || !strings.Contains(got, "Why do the login tests fail") {
+		t.Errorf("the imported session's row does not name its agent and what it began with: %q", got)
 	}
 	shoot(t, ctx, shots, "sessions")
 

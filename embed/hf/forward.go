@@ -204,8 +204,9 @@ func addBias(x, b []float32) {
 // geluErf is transformers' "gelu": x·Φ(x) = x/2·(1 + erf(x/√2)). erf
 // is Abramowitz and Stegun's 7.1.26 (absolute error under 1.5e-7),
 // computed with vectorised passes over blocks of x, so that the negative
-// side, x/2·erfc(|x|/√2), does not subtract: math.Erf costs 30 ns an
-// element, more than the layer's matrix products. tmp holds at least
+// side, x/2·erfc(|x|/√2), does not subtract: math.Erf, element by element,
+// cost more than the layer's matrix products (BenchmarkEmbedBGEShape;
+// README, "Figures behind design choices"). tmp holds at least
 // 3·geluBlock floats.
 func geluErf(x, tmp []float32) {
 	const (

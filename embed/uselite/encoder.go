@@ -128,7 +128,8 @@ func loadShared() (*shared, error) {
 }
 
 // New returns an encoder over the embedded model. The model is read on the
-// first Embed (about 100 ms of CPU, once per process).
+// first Embed, once per process (BenchmarkLoad measures it; README,
+// "Figures behind design choices").
 func New(opts Options) (*Encoder, error) {
 	if opts.MaxChunks < 0 {
 		return nil, fmt.Errorf("uselite: negative MaxChunks %d", opts.MaxChunks)

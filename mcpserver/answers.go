@@ -1,4 +1,4 @@
-package main
+package mcpserver
 
 import (
 	"errors"
@@ -20,15 +20,17 @@ import (
 // the markdown does not say (ids, counts). Times are RFC 3339 UTC to the
 // second, scores rounded.
 
-// mcpSearchText is what search_conversations says in words besides its
+// SearchText is what search_conversations says in words besides its
 // JSON, "" when the JSON says it all: nothing found (and whether that
 // may be because recent lines are not indexed yet), weak matches only, or
 // lines not searchable yet.
-func mcpSearchText(query string, r *engine.SearchResponse) string {
+func SearchText(query string, r *engine.SearchResponse) string {
 	var b strings.Builder
 	switch {
 	case len(r.Results) == 0 && r.Pending != nil && r.Pending.Bytes > 0:
 		fmt.Fprintf(&b, "Nothing found yet for %q, but recent lines are still being indexed (%s). Search again in a moment: do not conclude that it was not discussed.", query, r.Pending.Note)
+	case len(r.Results) == 0 && r.TimeOnly && r.TimeSpan != nil:
+		fmt.Fprintf(&b, "No exchange in this workspace is dated in %q, from %s to %s (UTC).", r.TimeSpan.Phrase, Time(r.TimeSpan.From), Time(r.TimeSpan.To))
 	case len(r.Results) == 0:
 		fmt.Fprintf(&b, "Nothing found: no past exchange in this workspace matches %q, by its words or its meaning. "+
 			"The history may not hold it: do not assume it was discussed.", query)
@@ -44,15 +46,15 @@ func mcpSearchText(query string, r *engine.SearchResponse) string {
 	return b.String()
 }
 
-// mcpTime formats t for an MCP answer: UTC, to the second.
-func mcpTime(t time.Time) string {
+// Time formats t for an MCP answer: UTC, to the second.
+func Time(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
 	return t.UTC().Truncate(time.Second).Format(time.RFC3339)
 }
 
-type mcpHit struct {
+type Hit struct {
 	ID        string   `json:"id"`
 	SessionID string   `json:"session_id,omitempty"`
 	Timestamp string   `json:"timestamp"`
@@ -65,28 +67,28 @@ type mcpHit struct {
 	// SupersededBy: a later exchange asked the same question and
 	// answered it differently; Supersedes: the earlier ones this one
 	// answers anew.
-	SupersededBy *mcpRef  `json:"superseded_by,omitempty"`
-	Supersedes   []mcpRef `json:"supersedes,omitempty"`
-	File         string   `json:"file"`
-	Line         int64    `json:"line"`
+	SupersededBy *Ref   `json:"superseded_by,omitempty"`
+	Supersedes   []Ref  `json:"supersedes,omitempty"`
+	File         string `json:"file"`
+	Line         int64  `json:"line"`
 }
 
-type mcpRef struct {
+type Ref struct {
 	ID        string `json:"id"`
 	SessionID string `json:"session_id,omitempty"`
 	Timestamp string `json:"timestamp"`
 }
 
-type mcpSpan struct {
+type Span struct {
 	Phrase string `json:"phrase"`
 	From   string `json:"from"`
 	To     string `json:"to"`
 }
 
-type mcpSearchOut struct {
-	Query    string   `json:"query"`
-	Results  []mcpHit `json:"results"`
-	TimeSpan *mcpSpan `json:"time_span,omitempty"`
+type SearchOut struct {
+	Query    string `json:"query"`
+	Results  []Hit  `json:"results"`
+	TimeSpan *Span  `json:"time_span,omitempty"`
 	// TimeOnly: the query named only a time; the results are that span's
 	// exchanges, newest first.
 	TimeOnly bool `json:"time_only,omitempty"`
@@ -101,16 +103,16 @@ type mcpSearchOut struct {
 }
 
 // mcpSearch is a search answer for MCP.
-func mcpSearch(r *engine.SearchResponse) *mcpSearchOut {
-	out := &mcpSearchOut{Query: r.Query, Results: []mcpHit{}, VectorsMissing: r.VectorsMissing, TimeOnly: r.TimeOnly, Weak: r.Weak}
+func Search(r *engine.SearchResponse) *SearchOut {
+	out := &SearchOut{Query: r.Query, Results: []Hit{}, VectorsMissing: r.VectorsMissing, TimeOnly: r.TimeOnly, Weak: r.Weak}
 	if r.Pending != nil {
 		out.Pending = r.Pending.Note
 	}
-	ref := func(x engine.SearchRef) mcpRef {
-		return mcpRef{ID: x.ID, SessionID: x.SessionID, Timestamp: mcpTime(x.Timestamp)}
+	ref := func(x engine.SearchRef) Ref {
+		return Ref{ID: x.ID, SessionID: x.SessionID, Timestamp: Time(x.Timestamp)}
 	}
 	for _, h := range r.Results {
-		hit := mcpHit{ID: h.ID, SessionID: h.SessionID, Timestamp: mcpTime(h.Timestamp), User: h.User, AI: h.AI, Files: h.Files,
+		hit := Hit{ID: h.ID, SessionID: h.SessionID, Timestamp: Time(h.Timestamp), User: h.User, AI: h.AI, Files: h.Files,
 			Score: math.Round(h.Score*100) / 100, Weak: h.Weak, File: h.File, Line: h.Line}
 		if h.SupersededBy != nil {
 			sb := ref(*h.SupersededBy)
@@ -122,44 +124,44 @@ func mcpSearch(r *engine.SearchResponse) *mcpSearchOut {
 		out.Results = append(out.Results, hit)
 	}
 	if s := r.TimeSpan; s != nil {
-		out.TimeSpan = &mcpSpan{Phrase: s.Phrase, From: mcpTime(s.From), To: mcpTime(s.To)}
+		out.TimeSpan = &Span{Phrase: s.Phrase, From: Time(s.From), To: Time(s.To)}
 	}
 	return out
 }
 
-type mcpExchangeRef struct {
+type ExchangeRef struct {
 	ID        string `json:"id"`
 	SessionID string `json:"session_id"`
 	Timestamp string `json:"timestamp"`
 	Truncated bool   `json:"truncated,omitempty"`
 }
 
-// mcpResumeOut is a resume pack without its text (the text is the tool's
+// ResumeOut is a resume pack without its text (the text is the tool's
 // content) and without the exchanges' texts (they are in it).
-type mcpResumeOut struct {
-	SessionID string           `json:"session_id"`
-	Chain     []string         `json:"chain"`
-	Tokens    int              `json:"tokens"`
-	Budget    int              `json:"budget"`
-	Exchanges []mcpExchangeRef `json:"exchanges"`
-	Omitted   int              `json:"omitted"`
-	InContext int              `json:"in_context"`
-	Files     []string         `json:"files,omitempty"`
+type ResumeOut struct {
+	SessionID string        `json:"session_id"`
+	Chain     []string      `json:"chain"`
+	Tokens    int           `json:"tokens"`
+	Budget    int           `json:"budget"`
+	Exchanges []ExchangeRef `json:"exchanges"`
+	Omitted   int           `json:"omitted"`
+	InContext int           `json:"in_context"`
+	Files     []string      `json:"files,omitempty"`
 }
 
-func mcpResume(p *resume.Pack) *mcpResumeOut {
-	out := &mcpResumeOut{SessionID: p.SessionID, Chain: p.Chain, Tokens: p.Tokens, Budget: p.Budget,
-		Exchanges: []mcpExchangeRef{}, Omitted: p.Omitted, InContext: p.InContext, Files: p.Files}
+func Resume(p *resume.Pack) *ResumeOut {
+	out := &ResumeOut{SessionID: p.SessionID, Chain: p.Chain, Tokens: p.Tokens, Budget: p.Budget,
+		Exchanges: []ExchangeRef{}, Omitted: p.Omitted, InContext: p.InContext, Files: p.Files}
 	if out.Chain == nil {
 		out.Chain = []string{}
 	}
 	for _, x := range p.Exchanges {
-		out.Exchanges = append(out.Exchanges, mcpExchangeRef{ID: x.ID, SessionID: x.SessionID, Timestamp: mcpTime(x.Timestamp), Truncated: x.Truncated})
+		out.Exchanges = append(out.Exchanges, ExchangeRef{ID: x.ID, SessionID: x.SessionID, Timestamp: Time(x.Timestamp), Truncated: x.Truncated})
 	}
 	return out
 }
 
-type mcpSession struct {
+type Session struct {
 	ID        string   `json:"id"`
 	First     string   `json:"first"`
 	Last      string   `json:"last"`
@@ -169,14 +171,14 @@ type mcpSession struct {
 	ResumedBy []string `json:"resumed_by,omitempty"`
 }
 
-type mcpSessionsOut struct {
-	Sessions []mcpSession `json:"sessions"`
+type SessionsOut struct {
+	Sessions []Session `json:"sessions"`
 }
 
-func mcpSessions(r *engine.SessionsResponse) *mcpSessionsOut {
-	out := &mcpSessionsOut{Sessions: []mcpSession{}}
+func Sessions(r *engine.SessionsResponse) *SessionsOut {
+	out := &SessionsOut{Sessions: []Session{}}
 	for _, s := range r.Sessions {
-		out.Sessions = append(out.Sessions, mcpSession{ID: s.ID, First: mcpTime(s.First), Last: mcpTime(s.Last),
+		out.Sessions = append(out.Sessions, Session{ID: s.ID, First: Time(s.First), Last: Time(s.Last),
 			Exchanges: s.Exchanges, Resets: s.Resets, Resumes: s.Resumes, ResumedBy: s.ResumedBy})
 	}
 	return out
@@ -192,9 +194,9 @@ var mcpArg = map[string]string{
 	"user": "user", "ai": "ai", "reason": "reason", "file": "files", "id": "id", "metadata": "metadata",
 }
 
-// mcpError rewords an error meant for the command line for a tool call:
+// Error rewords an error meant for the command line for a tool call:
 // flags become the tool's argument names, CLI commands the tools.
-func mcpError(tool string, err error) error {
+func Error(tool string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -203,6 +205,9 @@ func mcpError(tool string, err error) error {
 	msg = strings.ReplaceAll(msg, "continuity sessions", "list_sessions")
 	msg = reFlag.ReplaceAllStringFunc(msg, func(f string) string {
 		name := strings.TrimPrefix(f, "--")
+		if name == "root" {
+			return f // the server's own flag, in the MCP entry's args
+		}
 		if tool == "search_conversations" && name == "session" {
 			return "argument session"
 		}

@@ -1,0 +1,143 @@
+package logformat
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+)
+
+// TombstoneFile is the file, in the logs folder, that records the
+// sessions `continuity forget` removed: one JSON object a line, appended.
+// It lives beside the logs, not in the cache, so that a forget outlives
+// the index: a rebuild (the cache deleted, a migration, a new embedder, a
+// restored backup) and an import read it and leave the session's old
+// lines out. Its name does not end in .jsonl: it is not a log. It is
+// private and git-ignored like the logs (the folder's .gitignore).
+const TombstoneFile = ".forgotten"
+
+// Tombstone is one forget: the session, when it was forgotten (its lines
+// without a timestamp, or timestamped at or before it, stay out), and the
+// sessions it resumed when it was forgotten (a session that resumed it
+// resumes those: forgetting the middle of a chain does not cut it).
+type Tombstone struct {
+	Session string    `json:"session"`
+	At      time.Time `json:"forgotten_at"`
+	Resumes []string  `json:"resumes,omitempty"`
+}
+
+// Covers reports whether an event of t's session, timestamped ts
+// (inferred: it has none of its own), is part of what was forgotten.
+func (t Tombstone) Covers(ts time.Time, inferred bool) bool {
+	return inferred || !ts.After(t.At)
+}
+
+// ReadTombstones reads dir's tombstone file (none: no tombstones), one
+// per session: the latest forget, with every session any of its forgets
+// resumed. A line that is not a tombstone is an error naming the file,
+// the line and why: a forget that cannot be read must not let a forgotten
+// session back in. An unfinished last line (a write cut short) is left
+// out: the forget it was recording is recorded again from the index.
+func ReadTombstones(dir string) (map[string]Tombstone, error) {
+	path := filepath.Join(dir, TombstoneFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		// No logs folder (or not one): nothing was forgotten in it.
+		return map[string]Tombstone{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the forgotten sessions: %w", err)
+	}
+	if i := bytes.LastIndexByte(data, '\n'); i+1 < len(data) {
+		data = data[:i+1]
+	}
+	out := map[string]Tombstone{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, len(data)+1)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Bytes()
+		if IsBlank(line) {
+			continue
+		}
+		var t Tombstone
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&t); err != nil {
+			return nil, fmt.Errorf("%s:%d: not a forgotten session's record: %v (fix or remove the line; it must stay for the forget to hold)", path, n, err)
+		}
+		if err := ValidSessionID(t.Session); err != nil {
+			return nil, fmt.Errorf("%s:%d: session: %v", path, n, err)
+		}
+		if t.At.IsZero() {
+			return nil, fmt.Errorf("%s:%d: forgotten_at is missing", path, n)
+		}
+		if prev, ok := out[t.Session]; ok {
+			if prev.At.After(t.At) {
+				t.At = prev.At
+			}
+			t.Resumes = append(t.Resumes, prev.Resumes...)
+		}
+		slices.Sort(t.Resumes)
+		t.Resumes = slices.Compact(t.Resumes)
+		out[t.Session] = t
+	}
+	return out, sc.Err()
+}
+
+// AppendTombstones appends ts to dir's tombstone file (created 0600), in
+// one write on a fresh line, and syncs it to disk before returning.
+func AppendTombstones(dir string, ts []Tombstone) error {
+	if len(ts) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	for _, t := range ts {
+		t.At = t.At.UTC()
+		line, err := json.Marshal(t)
+		if err != nil {
+			return fmt.Errorf("record the forget of %s: %w", t.Session, err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	path := filepath.Join(dir, TombstoneFile)
+	_, statErr := os.Lstat(path)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("record the forget: %w", err)
+	}
+	defer f.Close()
+	// A write cut short left an unfinished line (the forget it recorded
+	// is in the index, which Open writes out again): it goes.
+	old, err := io.ReadAll(f)
+	if err != nil {
+		return fmt.Errorf("record the forget in %s: %w", path, err)
+	}
+	if n := len(old); n > 0 && old[n-1] != '\n' {
+		if err := f.Truncate(int64(bytes.LastIndexByte(old, '\n') + 1)); err != nil {
+			return fmt.Errorf("record the forget in %s: %w", path, err)
+		}
+	}
+	if _, err := f.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("record the forget in %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("record the forget in %s: %w", path, err)
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		// The new file's name, durable too.
+		if d, err := os.Open(dir); err == nil {
+			d.Sync()
+			d.Close()
+		}
+	}
+	return f.Close()
+}

@@ -1,0 +1,63 @@
+package logformat
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestTombstones(t *testing.T) {
+	dir := t.TempDir()
+	if ts, err := ReadTombstones(dir); err != nil || len(ts) != 0 {
+		t.Fatalf("no file: %v %v", ts, err)
+	}
+	t1 := time.Date(2026, 11, 1, 10, 0, 0, 123456789, time.UTC)
+	t2 := t1.Add(time.Hour)
+	if err := AppendTombstones(dir, []Tombstone{{Session: "b", At: t1, Resumes: []string{"a"}}, {Session: "x", At: t1}}); err != nil {
+		t.Fatal(err)
+	}
+	// A write cut short, then a later forget of b.
+	f, _ := os.OpenFile(filepath.Join(dir, TombstoneFile), os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(`{"session":"cut`)
+	f.Close()
+	if ts, err := ReadTombstones(dir); err != nil || len(ts) != 2 {
+		t.Fatalf("with an unfinished last line: %v %v", ts, err)
+	}
+	if err := AppendTombstones(dir, []Tombstone{{Session: "b", At: t2, Resumes: []string{"z"}}}); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := ReadTombstones(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Tombstone{"b": {Session: "b", At: t2, Resumes: []string{"a", "z"}}, "x": {Session: "x", At: t1}}
+	if !reflect.DeepEqual(ts, want) {
+		t.Errorf("read %+v, want %+v", ts, want)
+	}
+	fi, _ := os.Stat(filepath.Join(dir, TombstoneFile))
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", fi.Mode())
+	}
+	if !ts["b"].Covers(t2, false) || ts["b"].Covers(t2.Add(1), false) || !ts["b"].Covers(t2.Add(time.Hour), true) {
+		t.Errorf("Covers")
+	}
+}
+
+func TestTombstonesBadLine(t *testing.T) {
+	tests := []struct{ line, want string }{
+		{`not json`, ":2: not a forgotten session's record"},
+		{`{"session":"b"}`, ":2: forgotten_at is missing"},
+		{`{"session":"b c","forgotten_at":"2026-11-01T10:00:00Z"}`, ":2: session:"},
+		{`{"session":"b","forgotten_at":"2026-11-01T10:00:00Z","extra":1}`, ":2: not a forgotten session's record"},
+	}
+	for _, tt := range tests {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, TombstoneFile), []byte(`{"session":"a","forgotten_at":"2026-11-01T10:00:00Z"}`+"\n"+tt.line+"\n"), 0o600)
+		if _, err := ReadTombstones(dir); err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), TombstoneFile) {
+			t.Errorf("%s: %v, want %q", tt.line, err, tt.want)
+		}
+	}
+}
