@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,6 +42,9 @@ func JSMissing(dir string) string {
 type JSRates struct {
 	Backend     string
 	Short, Long float64
+	// Others is how many cores the rest of the machine used meanwhile
+	// (NaN where unknown), as Measure.Others.
+	Others float64
 }
 
 // RunJS runs the JS runtime of uselite's model (TF.js, WASM backend, one
@@ -65,13 +69,20 @@ func RunJS(ctx context.Context, dir string, short, long []string, seconds float6
 	cmd := exec.CommandContext(ctx, "node", "bench.js", f.Name(), fmt.Sprint(seconds))
 	cmd.Dir = dir
 	cmd.Stderr = os.Stderr
+	mc0, t0 := MachineCPU(), time.Now()
 	out, err := cmd.Output()
 	if err != nil {
 		return JSRates{}, fmt.Errorf("embedbench: node bench.js in %s: %w", dir, err)
 	}
+	wall, mc1 := time.Since(t0), MachineCPU()
 	var js JSRates
 	if err := json.Unmarshal(out, &js); err != nil {
 		return JSRates{}, fmt.Errorf("embedbench: node bench.js printed %q: %w", out, err)
+	}
+	js.Others = math.NaN()
+	if mc0 >= 0 && mc1 >= 0 {
+		node := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		js.Others = max(0, (mc1-mc0-node).Seconds()/wall.Seconds())
 	}
 	return js, nil
 }

@@ -225,8 +225,8 @@ func Report(ctx context.Context, cfg Config, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "uselite's JS runtime (@energetic-ai/embeddings 0.2.0, TF.js %s), one core, batches of 64, same kinds of texts: short %.1f/s, long %.1f/s, load %.2f→%.2f\n",
-			js.Backend, js.Short, js.Long, load0, LoadAverage())
+		fmt.Fprintf(w, "uselite's JS runtime (@energetic-ai/embeddings 0.2.0, TF.js %s), one core, batches of 64, same kinds of texts: short %.1f/s, long %.1f/s; others %.2f cores, load %.2f→%.2f\n",
+			js.Backend, js.Short, js.Long, js.Others, load0, LoadAverage())
 		ratio := useliteShort1 / js.Short
 		fmt.Fprintf(w, "uselite in Go on one core, short texts: %.1f/s = %.2f× the JS runtime (target ≥ %d× and ≥ %d/s: %s)\n",
 			useliteShort1, ratio, TargetJSRatio, TargetShortPerS, met(ratio >= TargetJSRatio && useliteShort1 >= TargetShortPerS))
