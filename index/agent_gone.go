@@ -38,10 +38,7 @@ func (db *DB) AgentGone(ctx context.Context, session string) (string, error) {
 		return "", fmt.Errorf("index: links from %s: %w", session, err)
 	}
 	var other string
-	err = db.r.QueryRowContext(ctx, `SELECT r.session_id FROM events AS r INDEXED BY events_other
-		WHERE r.type != 'exchange' AND r.type = 'context_reset' AND r.session_id != ?1
-		AND r.ts > (SELECT last_ts FROM sessions WHERE id = ?1)
-		ORDER BY r.ts DESC, r.id DESC LIMIT 1`, session).Scan(&other)
+	err = db.r.QueryRowContext(ctx, newerResetSQL, session).Scan(&other)
 	switch {
 	case err == nil:
 		return "a context reset of session " + other + " came after its last event", nil
@@ -50,6 +47,15 @@ func (db *DB) AgentGone(ctx context.Context, session string) (string, error) {
 	}
 	return "", nil
 }
+
+// newerResetSQL is the session of the latest context reset of another
+// session after the last event of session ?1: from the newest reset
+// down (events_resets, in the index's order: no sort), stopping at the
+// session's last event (TestAgentGonePlan).
+const newerResetSQL = `SELECT r.session_id FROM events AS r INDEXED BY events_resets
+	WHERE r.type = 'context_reset' AND r.session_id != ?1
+	AND r.ts > (SELECT last_ts FROM sessions WHERE id = ?1)
+	ORDER BY r.ts DESC, r.id DESC LIMIT 1`
 
 // importedFrom reads an event's metadata: the agent an importer names
 // ("source"), when the metadata also names the native record ("native").

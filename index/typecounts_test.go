@@ -198,7 +198,7 @@ func TestMigrateFromVersion4(t *testing.T) {
 	if v, _ := userVersion(ctx, db.w); v != SchemaVersion() {
 		t.Fatalf("user_version %d after migration", v)
 	}
-	if got := indexNames(t, db.w); !reflect.DeepEqual(got, []string{"events_meta", "events_other",
+	if got := indexNames(t, db.w); !reflect.DeepEqual(got, []string{"events_meta", "events_other", "events_resets",
 		"events_session_ts", "sqlite_autoindex_events_1", "sqlite_autoindex_events_2"}) {
 		t.Errorf("indexes after migration: %v", got)
 	}
