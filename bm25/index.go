@@ -7,7 +7,7 @@
 // Why: FTS5 computes bm25() by walking every query term's whole doclist
 // once per statement to count the rows it matches, then again per match
 // through xInst. At a million exchanges that made BM25 the part of a
-// hybrid search that broke its latency target (README, Performance).
+// hybrid search that broke its latency target (docs/performance.md).
 // Here the counts are
 // kept (per segment, per term), and the scores are accumulated term at a
 // time in a dense array.
@@ -65,7 +65,7 @@ type Hit struct {
 
 // SealDocs is how many documents the tail holds before Add seals it into
 // a segment file: larger would hold more heap in the tail's postings
-// (README, "Figures behind design choices"), smaller make more segments
+// (docs/performance.md, "Figures behind design choices"), smaller make more segments
 // (each adds a dictionary look-up per term to every search).
 var SealDocs = 1 << 16
 

@@ -20,7 +20,7 @@ import (
 // "progress", "queue-operation". Records carry sessionId, uuid,
 // parentUuid, timestamp, isSidechain, isMeta, isCompactSummary.
 //
-// Reading rules (protocol.md, "Imported transcripts"):
+// Reading rules (docs/importers.md, "Reading rules"):
 //   - a human prompt is a user record whose content is text (not only
 //     tool_result blocks), that is not isMeta, not isCompactSummary, not an
 //     interruption notice; consecutive prompt records with the same

@@ -28,7 +28,7 @@ import (
 //     (Roo: workspace, parentTaskId) and, beside tasks/, state/
 //     taskHistory.json (Cline: cwdOnTaskInitialization per task).
 //
-// Reading rules (protocol.md, "Imported transcripts"): ui_messages.json is
+// Reading rules (docs/importers.md, "Reading rules"): ui_messages.json is
 // the transcript (the API history is read only when it is missing): the
 // task's first message (say task, or say text for Roo) and every
 // say user_feedback are the human prompts; say text, completion_result

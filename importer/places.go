@@ -12,7 +12,7 @@ import (
 
 // Where the agents added after Claude Code, Codex, Gemini, Cursor and
 // Aider keep their transcripts, on Linux, macOS and Windows, as their own
-// source code defines it (protocol.md, "Where the agents keep them").
+// source code defines it (docs/importers.md, "Where the agents keep them").
 // These agents keep every project's sessions in one store, so a store's
 // sessions are told apart by the folder each ran in (its cwd), read
 // cheaply from each session's first records (UnitCwd).

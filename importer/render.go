@@ -14,7 +14,7 @@ import (
 	"github.com/praxis-os/continuity/logformat"
 )
 
-// Size limits of rendered events (protocol.md, "Imported transcripts").
+// Size limits of rendered events (docs/importers.md, "Reading rules").
 const (
 	// DefaultPartBytes is how much answer text (visible answers and tool
 	// summaries) one exchange holds before a long turn continues in the

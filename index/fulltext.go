@@ -104,7 +104,7 @@ var ErrNoFullText = errors.New("the full-text index is not built yet: start the 
 // others: the fewer and larger the segments, the less merging. Steps of
 // 2000 events made ten times as many segments, whose commits were a large
 // share of the full-text writer's time; steps of up to 20000 events or
-// 8 MiB of text make few (README, Performance). A daemon's steps are
+// 8 MiB of text make few (docs/performance.md). A daemon's steps are
 // small anyway: they hold what was committed since the last.
 const (
 	fullTextStep       = 20000

@@ -185,7 +185,7 @@ const (
 // in all than the sessions (a JSON array) have exchanges. Lexical then
 // filters the matches one by one instead of listing the sessions'
 // exchanges first: for a long chain and a query of rare words that is
-// an order of magnitude faster, with the same hits (README, Performance);
+// an order of magnitude faster, with the same hits (docs/performance.md);
 // for a common word in a short chain, the reverse.
 // Counting stops at the exchanges' number, and reads doclists only.
 func (db *DB) fewMatches(ctx context.Context, match, sessions string) (bool, error) {

@@ -381,7 +381,7 @@ func (l *Lexicon) builtLocked(st *lexState) error {
 	l.log.Info("bm25 engine: caught up; searches of plain words use it", "docs", st.ix.Len(), "took", took.Round(time.Millisecond))
 	err := l.flushLocked()
 	// A build went through the texts of every exchange: give the memory
-	// it used back to the system now rather than over minutes (README,
+	// it used back to the system now rather than over minutes (docs/performance.md,
 	// "Figures behind design choices": continuity-bench query's RSS).
 	debug.FreeOSMemory()
 	return err

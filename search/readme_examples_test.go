@@ -7,8 +7,8 @@ import (
 	"github.com/praxis-os/continuity/embed"
 )
 
-// readmeHistory is the workspace of README's embedder section, "What the
-// default model relates": its examples are checked here, with the
+// readmeHistory is the workspace of the examples of docs/embedders.md
+// ("What the default model relates"): its examples are checked here, with the
 // default embedder and search's default options, as `continuity search`
 // answers them.
 var readmeHistory = []struct{ user, ai string }{
@@ -21,9 +21,9 @@ var readmeHistory = []struct{ user, ai string }{
 	{"go on", "The flaky upload test was a race: two goroutines wrote the same temp file. Each test now gets its own t.TempDir()."},
 }
 
-// TestReadmeEmbedderExamples: what README says the default model finds,
+// TestReadmeEmbedderExamples: what docs/embedders.md says the default model finds,
 // finds nothing for, or shows only as a weak match, holds. A change of
-// model, recipe or scores that breaks one must change README too.
+// model, recipe or scores that breaks one must change docs/embedders.md too.
 func TestReadmeEmbedderExamples(t *testing.T) {
 	e, err := embed.New(embed.Config{})
 	if err != nil {
@@ -71,7 +71,7 @@ func TestReadmeEmbedderExamples(t *testing.T) {
 			}
 		}
 		if got != tt.want || got != nothing && res[0].ID != tt.id {
-			t.Errorf("%q: %s %v, README says %s %s", tt.query, got, ids(res), tt.want, tt.id)
+			t.Errorf("%q: %s %v, docs/embedders.md says %s %s", tt.query, got, ids(res), tt.want, tt.id)
 		}
 	}
 }

@@ -18,7 +18,7 @@ import (
 // scores those exactly, as the exact scan would: the scores are the same,
 // only a vector that the sign codes put outside the candidates can be
 // missed. How much of the exact top n it keeps, and what it saves, is
-// measured by BenchmarkPreselectWorkspace (README, "Figures behind design
+// measured by BenchmarkPreselectWorkspace (docs/performance.md, "Figures behind design
 // choices"). Spaces below preselectMin (every per-question workspace of
 // the evaluations) are scanned exactly.
 const (

@@ -23,8 +23,8 @@ import (
 // a restart reads it in one sequential pass instead of decoding and
 // quantising a float32 blob per exchange from SQLite: at 1M exchanges that
 // is 2 GB of blobs and a million rows through cgo, against a 600 MB file
-// read in one pass (README, "Figures behind design choices", and the
-// start-to-ready figures of "Performance").
+// read in one pass (docs/performance.md, "Figures behind design choices", and the
+// start-to-ready figures of "Latest figures").
 //
 // It is derived data, checked before use and rebuilt when stale: it
 // records the largest row it holds, how many vectors the index had up to

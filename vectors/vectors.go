@@ -33,7 +33,7 @@ import (
 // collector does not scan them, and growth never copies the whole space.
 // A sparse query (the hash embedder's, for a short text: about a third
 // of the components are non-zero) is scored over its non-zero components
-// only. The measurements behind these choices are in README,
+// only. The measurements behind these choices are in docs/performance.md,
 // "Figures behind design choices".
 //
 // Why not a chromem-go collection, which also scans exhaustively: its

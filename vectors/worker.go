@@ -508,7 +508,7 @@ func KnownSpaceIdentity(e embed.Embedder) (string, bool) {
 // TextPromptAnswer, the default: the prompt as TextUser, and the answer on
 // its own. On the answer-side set (continuity-eval --set answers: the
 // evidence in the agent's answer, the prompt generic), vectors alone found
-// evidence that the prompt vector alone never ranks (README, "Figures
+// evidence that the prompt vector alone never ranks (docs/performance.md, "Figures
 // behind design choices"), with the coding and dev sets' held-out halves
 // unchanged for hybrid search.
 func embedTexts(recipe string, e index.Event, prev string) []string {
@@ -534,7 +534,7 @@ func embedTexts(recipe string, e index.Event, prev string) []string {
 // TextUserDate and TextUserPrev (issue 14 item 4: dates in the embedded
 // text; expansion with the neighbouring exchange) were measured against
 // TextUser and lost, on the coding set, the dev set and the paraphrase
-// test. They stay for evaluation. The figures are in README,
+// test. They stay for evaluation. The figures are in docs/performance.md,
 // "Figures behind design choices".
 func embedText(recipe string, e index.Event, prev string) string {
 	switch recipe {

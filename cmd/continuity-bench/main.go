@@ -16,7 +16,7 @@
 // with a message otherwise).
 //
 // query --lines 1000000 is the 1M-exchange run (not in CI: gigabytes of
-// logs and index, and a long preparation; README, Performance).
+// logs and index, and a long preparation; docs/performance.md).
 package main
 
 import (

@@ -28,7 +28,7 @@ import (
 // vectors says how the exchanges get their vectors: vectorsSeed (each
 // distinct text embedded once, seedVectors) or vectorsEmbed (ingest embeds
 // every exchange with the model, as a user's would, at the model's rate:
-// README, "Embedders").
+// docs/embedders.md).
 //
 // ws is the workspace; one that a previous run prepared (its size file
 // says so) is measured again as it is, without ingesting or seeding.

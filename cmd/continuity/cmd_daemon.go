@@ -53,7 +53,7 @@ func (w *watchFlags) level() (slog.Level, error) {
 // a large live heap for long (vector rows and sessions, the resume cache,
 // the bm25 engine's session table) and collects rarely, so the default's
 // headroom bought nothing but resident memory, for the same latencies
-// (README, "Figures behind design choices"). GOGC or GOMEMLIMIT set in
+// (docs/performance.md, "Figures behind design choices"). GOGC or GOMEMLIMIT set in
 // the environment are left alone.
 const daemonGCPercent = 50
 

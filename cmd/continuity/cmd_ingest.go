@@ -17,7 +17,7 @@ import (
 // 2000 lines, 8 MiB), which keeps its commits small for latency: fewer
 // commits mean fewer fsyncs and index pages written once per batch
 // instead of several times. 16 MiB of lines stays well inside the memory
-// budget (README, "Figures behind design choices").
+// budget (docs/performance.md, "Figures behind design choices").
 const (
 	ingestBatchLines = 8000
 	ingestBatchBytes = 16 << 20
@@ -101,7 +101,7 @@ them in the background.`)
 // to 5 times the live heap, but no further than a soft limit of 96 MiB of
 // Go memory: on long texts, whose live heap is larger, the limit binds
 // and it collects about as before, keeping the peak RSS within the
-// memory budget. The measurements are in README, "Figures behind design
+// memory budget. The measurements are in docs/performance.md, "Figures behind design
 // choices". GOGC or GOMEMLIMIT set in the environment are left alone.
 const (
 	ingestGCPercent   = 400

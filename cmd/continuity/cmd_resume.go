@@ -27,8 +27,7 @@ exchanges most relevant to --query (the best whole), then the most recent
 ones, until the budget is used; when everything fits, everything is shown
 whole. A long exchange is cut on line and sentence boundaries to its
 relevant part, each cut saying how much was left out ("[… 1,234
-characters cut]"), code fences closed. See protocol.md, "Resume
-semantics".
+characters cut]"), code fences closed. See docs/resume.md.
 
 With --explain, the pack is followed by why each exchange of the chain is
 in it (recent, relevant to the query, or the whole chain fits), cut, or left

@@ -206,7 +206,7 @@ func addBias(x, b []float32) {
 // computed with vectorised passes over blocks of x, so that the negative
 // side, x/2·erfc(|x|/√2), does not subtract: math.Erf, element by element,
 // cost more than the layer's matrix products (BenchmarkEmbedBGEShape;
-// README, "Figures behind design choices"). tmp holds at least
+// docs/performance.md, "Figures behind design choices"). tmp holds at least
 // 3·geluBlock floats.
 func geluErf(x, tmp []float32) {
 	const (

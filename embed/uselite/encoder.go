@@ -128,7 +128,7 @@ func loadShared() (*shared, error) {
 }
 
 // New returns an encoder over the embedded model. The model is read on the
-// first Embed, once per process (BenchmarkLoad measures it; README,
+// first Embed, once per process (BenchmarkLoad measures it; docs/performance.md,
 // "Figures behind design choices").
 func New(opts Options) (*Encoder, error) {
 	if opts.MaxChunks < 0 {
