@@ -241,7 +241,7 @@ func (d *doctor) checkCache() {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		d.add(name, StatusWarn, fmt.Sprintf("no index yet (%s does not exist)", dir),
-			"run `continuity ingest`, or start `continuity daemon`")
+			d.startHint())
 		return
 	case err != nil:
 		d.add(name, StatusFail, fmt.Sprintf("cannot read %s: %v", dir, err), "check the permissions of "+filepath.Dir(dir))
@@ -412,7 +412,7 @@ func (d *doctor) checkIndex(ctx context.Context) {
 	path := filepath.Join(d.ws.Cache, index.FileName)
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		d.add(name, StatusWarn, "no index yet ("+path+" does not exist)", "run `continuity ingest`, or start `continuity daemon`")
+		d.add(name, StatusWarn, "no index yet ("+path+" does not exist)", d.startHint())
 		return
 	}
 	rebuild := fmt.Sprintf("rebuild it from the logs: stop the daemon, move %s* away, then run `continuity ingest`", path)
@@ -777,4 +777,13 @@ func providerName(p string) string {
 		return embed.ProviderHash + " (set as the deprecated \"builtin\")"
 	}
 	return p
+}
+
+// startHint is how to get an index: ingest or the daemon, or, in a broad
+// folder where both refuse, where to run continuity instead.
+func (d *doctor) startHint() string {
+	if d.ws.CheckCreate() != nil {
+		return d.ws.StartHint()
+	}
+	return "run `continuity ingest`, or start `continuity daemon`"
 }
