@@ -152,7 +152,7 @@ func TestStatusInHomeFolder(t *testing.T) {
 		// by TestMCPInHomeFolder's log --root); without, it refuses.
 	}
 	out, _, _ := run(home, "doctor")
-	if !strings.Contains(out, "is your home folder") || strings.Contains(out, "start `continuity daemon`") {
+	if !strings.Contains(out, "is your home folder") || strings.Contains(out, "`continuity daemon`") {
 		t.Errorf("doctor in the home folder:\n%s", out)
 	}
 	if _, err := os.Stat(filepath.Join(home, ".praxis-os")); !os.IsNotExist(err) {
