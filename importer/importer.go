@@ -27,19 +27,11 @@ type Importer struct {
 
 // New returns an importer of agent's transcripts into logs.
 func New(agent, logs string, o Options) (*Importer, error) {
-	if !known(agent) {
-		return nil, fmt.Errorf("unknown agent %q (want one of %s)", agent, strings.Join(Agents, ", "))
+	name, ok := Canonical(agent)
+	if !ok {
+		return nil, fmt.Errorf("unknown agent %q (want one of %s; also accepted: %s)", agent, strings.Join(Agents, ", "), AliasHelp())
 	}
-	return &Importer{Agent: agent, Logs: logs, Options: o}, nil
-}
-
-func known(agent string) bool {
-	for _, a := range Agents {
-		if a == agent {
-			return true
-		}
-	}
-	return false
+	return &Importer{Agent: name, Logs: logs, Options: o}, nil
 }
 
 // Files lists the native files under paths (files or folders in the

@@ -381,3 +381,50 @@ func TestCursorWorkspaceDBs(t *testing.T) {
 		t.Fatalf("got %v", got)
 	}
 }
+
+// TestAgentNames: the names users type for an agent are accepted
+// (Registry's aliases, any case, spaces or underscores for dashes), give
+// the canonical name (the logs' file names), and name one agent only.
+// Before, --from roo and --from copilot were refused.
+func TestAgentNames(t *testing.T) {
+	for in, want := range map[string]string{
+		"roo": Roo, "Roo Code": Roo, "roo_code": Roo, "roocode": Roo,
+		"copilot": Copilot, "GitHub Copilot CLI": Copilot, "github-copilot": Copilot,
+		"claude": ClaudeCode, "Claude Code": ClaudeCode, "CLAUDE-CODE": ClaudeCode,
+		"gemini-cli": Gemini, "kilo": Kilo, "open-code": OpenCode, "codex-cli": Codex, "goose": Goose,
+	} {
+		if got, ok := Canonical(in); !ok || got != want {
+			t.Errorf("Canonical(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"", "foo", "-", "claude-codex"} {
+		if got, ok := Canonical(in); ok {
+			t.Errorf("Canonical(%q) = %q, want unknown", in, got)
+		}
+	}
+	seen := map[string]string{}
+	for _, a := range Registry {
+		if got, ok := Canonical(a.Name); !ok || got != a.Name {
+			t.Errorf("Canonical(%q) = %q", a.Name, got)
+		}
+		for _, n := range append([]string{a.Name, a.Title}, a.Aliases...) {
+			if other, dup := seen[nameKey(n)]; dup && other != a.Name {
+				t.Errorf("%q names both %s and %s", n, other, a.Name)
+			}
+			seen[nameKey(n)] = a.Name
+		}
+	}
+	if len(Agents) != len(Registry) || len(Agents) != 11 {
+		t.Errorf("Agents %v, Registry %d", Agents, len(Registry))
+	}
+	im, err := New("copilot", t.TempDir(), Options{})
+	if err != nil || im.Agent != Copilot {
+		t.Errorf("New(copilot): %+v %v", im, err)
+	}
+	if _, err := New("foo", t.TempDir(), Options{}); err == nil || !strings.Contains(err.Error(), "roo (roo-code)") {
+		t.Errorf("New(foo): %v", err)
+	}
+	if got, err := ParseAgents("roo, Copilot,roo-code"); err != nil || strings.Join(got, ",") != "roo-code,copilot-cli" {
+		t.Errorf("ParseAgents: %v %v", got, err)
+	}
+}

@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/praxis-os/continuity/importer"
 )
 
 // docs reads the user documentation: README.md, protocol.md and every
@@ -127,6 +130,27 @@ func TestDocsHookSettings(t *testing.T) {
 			if !matcher[src] {
 				t.Errorf("the hook's table describes source %q; the shipped matcher %v leaves it out", src, settings.Hooks.SessionStart)
 			}
+		}
+	}
+}
+
+// TestHelpListsImporters: `continuity help` names every agent import
+// reads (importer.Registry), and `import --help` the other names it
+// accepts. Before, help named 5 of 11.
+func TestHelpListsImporters(t *testing.T) {
+	out, err := exec.Command(binPath, "help").CombinedOutput()
+	if err != nil {
+		t.Fatalf("help: %v\n%s", err, out)
+	}
+	for _, a := range importer.Registry {
+		if !strings.Contains(string(out), a.Title) {
+			t.Errorf("help does not name %s:\n%s", a.Title, out)
+		}
+	}
+	out, _ = exec.Command(binPath, "import", "--help").CombinedOutput()
+	for _, want := range []string{"roo (roo-code)", "copilot (copilot-cli)", "goose"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("import --help does not say %q:\n%s", want, out)
 		}
 	}
 }
