@@ -428,3 +428,30 @@ func TestAgentNames(t *testing.T) {
 		t.Errorf("ParseAgents: %v %v", got, err)
 	}
 }
+
+// TestImportRepeated: a session in two files of one import (a capture of
+// it mid-session and the complete one) counts its repeated turn as
+// already there and as read earlier in this import, so that a first
+// import does not seem to find events in the logs; an import again
+// counts them already there, none repeated.
+func TestImportRepeated(t *testing.T) {
+	sid := "0c0c0c0c-1111-4222-8333-777777777777"
+	first := ccLine(t, ccUser(sid, "u1", "2026-03-01T10:00:00Z", "first question")) +
+		ccLine(t, ccAssistant(sid, "a1", "2026-03-01T10:00:01Z", map[string]any{"type": "text", "text": "first answer"}))
+	all := first + ccLine(t, ccUser(sid, "u2", "2026-03-01T10:01:00Z", "second question")) +
+		ccLine(t, ccAssistant(sid, "a2", "2026-03-01T10:01:01Z", map[string]any{"type": "text", "text": "second answer"}))
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "turn-1"), 0o700)
+	os.MkdirAll(filepath.Join(dir, "turn-2"), 0o700)
+	os.WriteFile(filepath.Join(dir, "turn-1", sid+".jsonl"), []byte(first), 0o600)
+	os.WriteFile(filepath.Join(dir, "turn-2", sid+".jsonl"), []byte(all), 0o600)
+	logs := t.TempDir()
+	res := importOne(t, ClaudeCode, logs, dir, Options{})
+	if res.Exchanges != 2 || res.Duplicates != 1 || res.Repeated != 1 || !strings.Contains(res.Summary(ClaudeCode), "1 already there (1 of them read earlier in this import") {
+		t.Errorf("first import: %+v\n%s", res, res.Summary(ClaudeCode))
+	}
+	res = importOne(t, ClaudeCode, logs, dir, Options{})
+	if res.Exchanges != 0 || res.Duplicates != 3 || res.Repeated != 0 || strings.Contains(res.Summary(ClaudeCode), "read earlier") {
+		t.Errorf("again: %+v\n%s", res, res.Summary(ClaudeCode))
+	}
+}

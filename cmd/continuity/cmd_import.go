@@ -57,7 +57,7 @@ worktrees of its repository) are read from where the agent keeps them:
 Other names are accepted for the agents (case, spaces, dashes and underscores
 do not matter: "Claude Code", claude_code): `+importer.AliasHelp()+`.`)
 	from := fs.String("from", "", "the agent: "+strings.Join(importer.Agents, ", ")+" (or another name for one, listed above)")
-	asJSON := fs.Bool("json", false, `print {"sessions","exchanges","resets","links","skipped","errors",...} as JSON`)
+	asJSON := fs.Bool("json", false, `print {"sessions","exchanges","resets","links","duplicates","repeated","skipped","errors",...} as JSON (repeated: duplicates this import itself wrote from another file)`)
 	home := fs.String("agent-home", "", "home folder holding the agents' folders (.claude, .codex, .gemini, .cline, .copilot, .config, .local/share, ...) in place of $HOME; the agents' own variables are then ignored (env CONTINUITY_AGENT_HOME)")
 	pos, err := parse(e, fs, args)
 	if err != nil {
@@ -113,8 +113,7 @@ do not matter: "Claude Code", claude_code): `+importer.AliasHelp()+`.`)
 		for _, pr := range res.Problems {
 			fmt.Fprintln(e.stderr, "skipped record:", pr)
 		}
-		fmt.Fprintf(e.stdout, "%s: %d files, %d sessions: %d exchanges, %d context resets, %d resume links written; %d already there; %d skipped; %d unreadable records\n",
-			im.Agent, res.Files, res.Sessions, res.Exchanges, res.Resets, res.Links, res.Duplicates, res.Skipped, res.Errors)
+		fmt.Fprintln(e.stdout, res.Summary(im.Agent))
 		const shown = 10
 		for i, s := range res.Skips {
 			if i == shown {
