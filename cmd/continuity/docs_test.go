@@ -154,3 +154,21 @@ func TestHelpListsImporters(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsEmbeddingRatesNameTheMachine: the embedding rates README gives
+// say which machine they were measured on (a user's differs: ingest
+// shows the rate on theirs). Before, they said "the 2-core machine".
+func TestDocsEmbeddingRatesNameTheMachine(t *testing.T) {
+	n := 0
+	for _, marker := range []string{"short exchanges a second", "Embedding on every core"} {
+		for where, p := range paragraphs(t, marker) {
+			n++
+			if !strings.Contains(strings.Join(strings.Fields(p), " "), "AMD EPYC") {
+				t.Errorf("embedding rates without the machine they were measured on:\n%s", where)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("the docs no longer give embedding rates where this test looks")
+	}
+}
