@@ -102,6 +102,9 @@ func TestViewerLayoutRealIDs(t *testing.T) {
 	if got := text("#forget-go"); got != "Forget 1 event" {
 		t.Errorf("the forget button says %q, want %q", got, "Forget 1 event")
 	}
+	if cut := eval("forget's session cell", `(() => { const td = document.querySelector("#doomed tbody td"); return td.scrollWidth - td.clientWidth })()`); cut > 0 {
+		t.Errorf("the forget page cuts the session id by %.0f px", cut)
+	}
 	if got := text("#doomed"); strings.Contains(" "+got+" ", " log ") {
 		t.Errorf("the forget page claims an agent: %q", got)
 	}
