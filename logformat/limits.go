@@ -80,7 +80,7 @@ func OversizeReason(n int64, limit int) string {
 		size += fmt.Sprintf(" exceeds the maximum line size of %d bytes (%s)", limit, mib(int64(limit)))
 	}
 	return size + fmt.Sprintf("; to index such lines, run the daemon (or ingest) with --max-line-bytes %d or more "+
-		"(a line already rejected is read again when the index is rebuilt from the logs)", n)
+		"(a line already rejected is read again when the index is rebuilt from the logs: delete .praxis-os/.cache, then run ingest or the daemon with the flag)", n)
 }
 
 // mib writes n bytes in MiB, or KiB below one MiB.
