@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -84,6 +85,69 @@ type Embedded struct {
 // is pending: ingest's second phase. Stopping it (ctx) loses nothing:
 // what is not embedded stays pending for the next ingest or the daemon.
 func (e *Engine) Embed(ctx context.Context, emb embed.Embedder) (Embedded, error) {
+	return e.EmbedWatch(ctx, emb, 0, nil)
+}
+
+// IngestEmbed is how far Embed got: vectors stored so far, exchanges
+// still pending (-1 until counted), the rate in exchanges a second (0
+// until measured) and the time since it began.
+type IngestEmbed struct {
+	Stored  int64
+	Pending int64
+	Rate    float64
+	Elapsed time.Duration
+}
+
+// Left is the time the pending exchanges should take at the current
+// rate; 0 when unknown.
+func (p IngestEmbed) Left() time.Duration {
+	if p.Pending <= 0 || p.Rate <= 0 {
+		return 0
+	}
+	return time.Duration(float64(p.Pending) / p.Rate * float64(time.Second))
+}
+
+// Line is one line a person reads: how many of how many, the rate, the
+// time left, and that stopping is safe.
+func (p IngestEmbed) Line() string {
+	var b strings.Builder
+	if p.Pending < 0 {
+		fmt.Fprintf(&b, "embedding: counting the exchanges to embed (%s)", p.Elapsed.Round(time.Second))
+	} else {
+		total := p.Stored + p.Pending
+		pct := 100.0
+		if total > 0 {
+			pct = 100 * float64(p.Stored) / float64(total)
+		}
+		fmt.Fprintf(&b, "embedding: %d of %d exchanges (%.0f%%)", p.Stored, total, pct)
+		if p.Rate > 0 {
+			fmt.Fprintf(&b, ", %.0f/s", p.Rate)
+			if left := p.Left(); left > 0 {
+				fmt.Fprintf(&b, ", about %s left", roundLeft(left))
+			}
+		} else {
+			b.WriteString(", measuring the rate")
+		}
+	}
+	b.WriteString("; Ctrl-C is safe: the daemon computes the rest")
+	return b.String()
+}
+
+// roundLeft rounds a time left to what is worth reading: seconds under
+// a minute and a half, then ten seconds, then minutes.
+func roundLeft(d time.Duration) time.Duration {
+	switch {
+	case d < 90*time.Second:
+		return d.Round(time.Second)
+	case d < 10*time.Minute:
+		return d.Round(10 * time.Second)
+	}
+	return d.Round(time.Minute)
+}
+
+// EmbedWatch is Embed calling fn with its progress every period while it
+// embeds; fn nil or period ≤ 0: no calls.
+func (e *Engine) EmbedWatch(ctx context.Context, emb embed.Embedder, period time.Duration, fn func(IngestEmbed)) (Embedded, error) {
 	if emb != nil && emb != e.work.Embedder() {
 		// A worker for emb takes the place of the one Open made (ingest
 		// opens without an embedder: it needs none until now).
@@ -103,11 +167,33 @@ func (e *Engine) Embed(ctx context.Context, emb embed.Embedder) (Embedded, error
 		return Embedded{}, err
 	}
 	ectx, stop := context.WithCancel(ctx)
+	report := func() {
+		st := e.work.Status()
+		fn(IngestEmbed{Stored: st.Stored, Pending: st.Pending, Rate: st.Rate, Elapsed: time.Since(start)})
+	}
+	var watched sync.WaitGroup
+	if fn != nil && period > 0 {
+		watched.Add(1)
+		go func() {
+			defer watched.Done()
+			t := time.NewTicker(period)
+			defer t.Stop()
+			for {
+				select {
+				case <-ectx.Done():
+					return
+				case <-t.C:
+					report()
+				}
+			}
+		}()
+	}
 	err := e.work.Drain(ectx)
 	// The vector snapshot the load may have started stops with ectx (at
 	// its next megabyte) and removes its file: wait for it, so that no
 	// temporary file outlives the process (vectors.RemoveSnapshotTemps).
 	stop()
+	watched.Wait()
 	e.work.Wait()
 	st := e.work.Status()
 	return Embedded{Identity: st.Identity, Stored: st.Stored, Took: time.Since(start)}, err

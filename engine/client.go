@@ -158,7 +158,7 @@ func KnownIdentity(emb embed.Embedder) (string, bool) {
 // run while a daemon writes.
 func openReader(ws workspace.Layout) (*index.DB, error) {
 	if _, err := os.Stat(filepath.Join(ws.Cache, index.FileName)); errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no index yet in %s: start 'continuity daemon' or run 'continuity ingest'", ws.Root)
+		return nil, fmt.Errorf("no index yet in %s: %s", ws.Root, ws.StartHint())
 	}
 	return index.Open(ws.Cache, index.Options{ReadOnly: true})
 }

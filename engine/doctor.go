@@ -154,7 +154,7 @@ func (d *doctor) checkLogsFolder() {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		d.add(name, StatusWarn, fmt.Sprintf("%s does not exist: no agent has logged in this workspace yet", dir),
-			"agents create it with their first line (see protocol.md), and `continuity daemon` creates it")
+			d.logsHint())
 	case err != nil:
 		d.add(name, StatusFail, fmt.Sprintf("cannot read %s: %v", dir, err), "check the permissions of the workspace")
 	case fi.Mode()&fs.ModeSymlink != 0:
@@ -241,7 +241,7 @@ func (d *doctor) checkCache() {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		d.add(name, StatusWarn, fmt.Sprintf("no index yet (%s does not exist)", dir),
-			"run `continuity ingest`, or start `continuity daemon`")
+			d.startHint())
 		return
 	case err != nil:
 		d.add(name, StatusFail, fmt.Sprintf("cannot read %s: %v", dir, err), "check the permissions of "+filepath.Dir(dir))
@@ -287,7 +287,7 @@ func (d *doctor) checkCache() {
 func (d *doctor) checkLock() {
 	const name = "daemon"
 	if !d.cacheOK {
-		d.add(name, StatusWarn, "no daemon running", "start it with `continuity daemon`")
+		d.add(name, StatusWarn, "no daemon running", d.daemonHint())
 		return
 	}
 	lock, err := index.AcquireLock(d.ws.Cache)
@@ -412,7 +412,7 @@ func (d *doctor) checkIndex(ctx context.Context) {
 	path := filepath.Join(d.ws.Cache, index.FileName)
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		d.add(name, StatusWarn, "no index yet ("+path+" does not exist)", "run `continuity ingest`, or start `continuity daemon`")
+		d.add(name, StatusWarn, "no index yet ("+path+" does not exist)", d.startHint())
 		return
 	}
 	rebuild := fmt.Sprintf("rebuild it from the logs: stop the daemon, move %s* away, then run `continuity ingest`", path)
@@ -777,4 +777,31 @@ func providerName(p string) string {
 		return embed.ProviderHash + " (set as the deprecated \"builtin\")"
 	}
 	return p
+}
+
+// startHint is how to get an index: ingest or the daemon, or, in a broad
+// folder where both refuse, where to run continuity instead.
+func (d *doctor) startHint() string {
+	if d.ws.CheckCreate() != nil {
+		return d.ws.StartHint()
+	}
+	return "run `continuity ingest`, or start `continuity daemon`"
+}
+
+// daemonHint is how to start the daemon, or, in a broad folder where it
+// refuses, where to run it instead.
+func (d *doctor) daemonHint() string {
+	if d.ws.CheckCreate() != nil {
+		return d.ws.StartHint()
+	}
+	return "start it with `continuity daemon`"
+}
+
+// logsHint says who creates the logs folder, or, in a broad folder where
+// nothing creates it unless told, where to run continuity instead.
+func (d *doctor) logsHint() string {
+	if d.ws.CheckCreate() != nil {
+		return d.ws.StartHint()
+	}
+	return "agents create it with their first line (see protocol.md), and `continuity daemon` creates it"
 }

@@ -99,11 +99,13 @@ func ParseAgents(list string) ([]string, error) {
 		if a == "" {
 			continue
 		}
-		names := []string{a}
+		var names []string
 		if a == FollowAll {
 			names = FollowAgents
-		} else if !slices.Contains(FollowAgents, a) {
-			return nil, fmt.Errorf("cannot follow %q: want %s, or a comma-separated list of %s", a, FollowAll, strings.Join(FollowAgents, ", "))
+		} else if name, ok := Canonical(a); ok && slices.Contains(FollowAgents, name) {
+			names = []string{name}
+		} else {
+			return nil, fmt.Errorf("cannot follow %q: want %s, or a comma-separated list of %s (also accepted: %s)", a, FollowAll, strings.Join(FollowAgents, ", "), AliasHelp())
 		}
 		for _, n := range names {
 			if !seen[n] {

@@ -27,19 +27,11 @@ type Importer struct {
 
 // New returns an importer of agent's transcripts into logs.
 func New(agent, logs string, o Options) (*Importer, error) {
-	if !known(agent) {
-		return nil, fmt.Errorf("unknown agent %q (want one of %s)", agent, strings.Join(Agents, ", "))
+	name, ok := Canonical(agent)
+	if !ok {
+		return nil, fmt.Errorf("unknown agent %q (want one of %s; also accepted: %s)", agent, strings.Join(Agents, ", "), AliasHelp())
 	}
-	return &Importer{Agent: agent, Logs: logs, Options: o}, nil
-}
-
-func known(agent string) bool {
-	for _, a := range Agents {
-		if a == agent {
-			return true
-		}
-	}
-	return false
+	return &Importer{Agent: name, Logs: logs, Options: o}, nil
 }
 
 // Files lists the native files under paths (files or folders in the
@@ -76,6 +68,10 @@ func (im *Importer) Files(paths []string) ([]string, error) {
 			if im.wants(path) || im.Agent == Aider && im.sniffAider(path) {
 				seen[path] = true
 				found = append(found, path)
+			} else if db := dumpDatabase(im.Agent); db != "" && strings.EqualFold(filepath.Ext(path), ".sql") {
+				// a dump of the agent's database (as test fixtures and
+				// bug reports ship them) is not read: say so and how
+				im.listed = append(im.listed, fmt.Sprintf("%s: a SQL dump, not a database: load it into one (sqlite3 %s < %s) and import that", path, db, filepath.Base(path)))
 			}
 			return nil
 		})
@@ -86,6 +82,22 @@ func (im *Importer) Files(paths []string) ([]string, error) {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return rank(im.Agent, out[i]) < rank(im.Agent, out[j]) })
 	return out, nil
+}
+
+// dumpDatabase is the file name under which agent's importer reads its
+// SQLite database ("" for agents without one).
+func dumpDatabase(agent string) string {
+	switch agent {
+	case OpenCode:
+		return "opencode.db"
+	case Kilo:
+		return "kilo.db"
+	case Goose:
+		return "sessions.db"
+	case Cursor:
+		return "state.vscdb"
+	}
+	return ""
 }
 
 // wants tells which files of a folder walk belong to the agent's layout.
@@ -183,6 +195,7 @@ func (im *Importer) Import(ctx context.Context, paths []string) (Result, error) 
 	if err := im.open(); err != nil {
 		return res, err
 	}
+	im.store.BeginRun()
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return res, err

@@ -381,3 +381,77 @@ func TestCursorWorkspaceDBs(t *testing.T) {
 		t.Fatalf("got %v", got)
 	}
 }
+
+// TestAgentNames: the names users type for an agent are accepted
+// (Registry's aliases, any case, spaces or underscores for dashes), give
+// the canonical name (the logs' file names), and name one agent only.
+// Before, --from roo and --from copilot were refused.
+func TestAgentNames(t *testing.T) {
+	for in, want := range map[string]string{
+		"roo": Roo, "Roo Code": Roo, "roo_code": Roo, "roocode": Roo,
+		"copilot": Copilot, "GitHub Copilot CLI": Copilot, "github-copilot": Copilot,
+		"claude": ClaudeCode, "Claude Code": ClaudeCode, "CLAUDE-CODE": ClaudeCode,
+		"gemini-cli": Gemini, "kilo": Kilo, "open-code": OpenCode, "codex-cli": Codex, "goose": Goose,
+	} {
+		if got, ok := Canonical(in); !ok || got != want {
+			t.Errorf("Canonical(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"", "foo", "-", "claude-codex"} {
+		if got, ok := Canonical(in); ok {
+			t.Errorf("Canonical(%q) = %q, want unknown", in, got)
+		}
+	}
+	seen := map[string]string{}
+	for _, a := range Registry {
+		if got, ok := Canonical(a.Name); !ok || got != a.Name {
+			t.Errorf("Canonical(%q) = %q", a.Name, got)
+		}
+		for _, n := range append([]string{a.Name, a.Title}, a.Aliases...) {
+			if other, dup := seen[nameKey(n)]; dup && other != a.Name {
+				t.Errorf("%q names both %s and %s", n, other, a.Name)
+			}
+			seen[nameKey(n)] = a.Name
+		}
+	}
+	if len(Agents) != len(Registry) || len(Agents) != 11 {
+		t.Errorf("Agents %v, Registry %d", Agents, len(Registry))
+	}
+	im, err := New("copilot", t.TempDir(), Options{})
+	if err != nil || im.Agent != Copilot {
+		t.Errorf("New(copilot): %+v %v", im, err)
+	}
+	if _, err := New("foo", t.TempDir(), Options{}); err == nil || !strings.Contains(err.Error(), "roo (roo-code)") {
+		t.Errorf("New(foo): %v", err)
+	}
+	if got, err := ParseAgents("roo, Copilot,roo-code"); err != nil || strings.Join(got, ",") != "roo-code,copilot-cli" {
+		t.Errorf("ParseAgents: %v %v", got, err)
+	}
+}
+
+// TestImportRepeated: a session in two files of one import (a capture of
+// it mid-session and the complete one) counts its repeated turn as
+// already there and as read earlier in this import, so that a first
+// import does not seem to find events in the logs; an import again
+// counts them already there, none repeated.
+func TestImportRepeated(t *testing.T) {
+	sid := "0c0c0c0c-1111-4222-8333-777777777777"
+	first := ccLine(t, ccUser(sid, "u1", "2026-03-01T10:00:00Z", "first question")) +
+		ccLine(t, ccAssistant(sid, "a1", "2026-03-01T10:00:01Z", map[string]any{"type": "text", "text": "first answer"}))
+	all := first + ccLine(t, ccUser(sid, "u2", "2026-03-01T10:01:00Z", "second question")) +
+		ccLine(t, ccAssistant(sid, "a2", "2026-03-01T10:01:01Z", map[string]any{"type": "text", "text": "second answer"}))
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "turn-1"), 0o700)
+	os.MkdirAll(filepath.Join(dir, "turn-2"), 0o700)
+	os.WriteFile(filepath.Join(dir, "turn-1", sid+".jsonl"), []byte(first), 0o600)
+	os.WriteFile(filepath.Join(dir, "turn-2", sid+".jsonl"), []byte(all), 0o600)
+	logs := t.TempDir()
+	res := importOne(t, ClaudeCode, logs, dir, Options{})
+	if res.Exchanges != 2 || res.Duplicates != 1 || res.Repeated != 1 || !strings.Contains(res.Summary(ClaudeCode), "1 already there (1 of them read earlier in this import") {
+		t.Errorf("first import: %+v\n%s", res, res.Summary(ClaudeCode))
+	}
+	res = importOne(t, ClaudeCode, logs, dir, Options{})
+	if res.Exchanges != 0 || res.Duplicates != 3 || res.Repeated != 0 || strings.Contains(res.Summary(ClaudeCode), "read earlier") {
+		t.Errorf("again: %+v\n%s", res, res.Summary(ClaudeCode))
+	}
+}

@@ -16,7 +16,9 @@
 package importer
 
 import (
+	"strings"
 	"time"
+	"unicode"
 )
 
 // Agent names, as given to `continuity import --from`.
@@ -34,8 +36,94 @@ const (
 	Goose      = "goose"
 )
 
-// Agents lists the agents with an importer, in the order of the help text.
-var Agents = []string{ClaudeCode, Codex, Gemini, Cursor, Aider, Cline, Roo, Kilo, OpenCode, Copilot, Goose}
+// AgentInfo is one agent with an importer: the name `import --from`
+// takes, the agent's own name, and the other names users type for it.
+type AgentInfo struct {
+	Name    string   // canonical, as in the logs' file names (claude-code-<id>.jsonl)
+	Title   string   // as the agent calls itself
+	Aliases []string // also accepted, matched like Name (Canonical)
+}
+
+// Registry lists the agents with an importer, in the order of the help
+// text: the one list every other (Agents, FollowAgents, the help's
+// summary, the names accepted) derives from.
+var Registry = []AgentInfo{
+	{ClaudeCode, "Claude Code", []string{"claude", "cc"}},
+	{Codex, "Codex", []string{"codex-cli", "openai-codex"}},
+	{Gemini, "Gemini CLI", []string{"gemini-cli"}},
+	{Cursor, "Cursor", nil},
+	{Aider, "Aider", nil},
+	{Cline, "Cline", []string{"claude-dev"}},
+	{Roo, "Roo Code", []string{"roo", "roo-cline"}},
+	{Kilo, "Kilo Code", []string{"kilo"}},
+	{OpenCode, "OpenCode", nil},
+	{Copilot, "GitHub Copilot CLI", []string{"copilot", "github-copilot", "gh-copilot"}},
+	{Goose, "Goose", nil},
+}
+
+// Agents lists the canonical names of Registry, in its order.
+var Agents = func() []string {
+	out := make([]string, len(Registry))
+	for i, a := range Registry {
+		out[i] = a.Name
+	}
+	return out
+}()
+
+// nameKey folds a name as users type it: case, spaces, dashes,
+// underscores and dots do not matter ("Claude Code", "claude_code",
+// "ClaudeCode" are claude-code).
+func nameKey(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// Canonical is the agent a name stands for: its canonical name, its
+// title or one of its aliases (Registry), folded (nameKey).
+func Canonical(name string) (string, bool) {
+	k := nameKey(name)
+	if k == "" {
+		return "", false
+	}
+	for _, a := range Registry {
+		if k == nameKey(a.Name) || k == nameKey(a.Title) {
+			return a.Name, true
+		}
+		for _, al := range a.Aliases {
+			if k == nameKey(al) {
+				return a.Name, true
+			}
+		}
+	}
+	return "", false
+}
+
+// Titles lists the agents' own names, in Registry's order, for a summary
+// ("Claude Code, Codex, ...").
+func Titles() string {
+	out := make([]string, len(Registry))
+	for i, a := range Registry {
+		out[i] = a.Title
+	}
+	return strings.Join(out, ", ")
+}
+
+// AliasHelp lists the other names accepted for each agent that has some
+// ("roo (roo-code), copilot (copilot-cli), ..."), for help texts.
+func AliasHelp() string {
+	var out []string
+	for _, a := range Registry {
+		for _, al := range a.Aliases {
+			out = append(out, al+" ("+a.Name+")")
+		}
+	}
+	return strings.Join(out, ", ")
+}
 
 // Session is one native session read from one file, in the agent-neutral
 // form the renderer turns into events. Items are in native order.

@@ -18,17 +18,35 @@ import (
 // Result counts what an import did. Exchanges, Resets and Links count
 // events newly written; a second import of the same files counts 0.
 type Result struct {
-	Files      int      `json:"files"`
-	Sessions   int      `json:"sessions"`
-	Exchanges  int      `json:"exchanges"`
-	Resets     int      `json:"resets"`
-	Links      int      `json:"links"`
-	Duplicates int      `json:"duplicates"` // events already in the logs
-	Skipped    int      `json:"skipped"`    // native sessions or files left out on purpose
-	Errors     int      `json:"errors"`     // native records that could not be read
-	Problems   []string `json:"problems,omitempty"`
-	Skips      []string `json:"skips,omitempty"`
-	Bytes      int64    `json:"bytes"` // native bytes read
+	Files      int `json:"files"`
+	Sessions   int `json:"sessions"`
+	Exchanges  int `json:"exchanges"`
+	Resets     int `json:"resets"`
+	Links      int `json:"links"`
+	Duplicates int `json:"duplicates"` // events already in the logs
+	// Repeated counts the Duplicates this import itself wrote, from
+	// another file: a session in more than one file (two captures of one
+	// session, a resumed copy's history). A first import of such files
+	// has duplicates, all of them repeated.
+	Repeated int      `json:"repeated"`
+	Skipped  int      `json:"skipped"` // native sessions or files left out on purpose
+	Errors   int      `json:"errors"`  // native records that could not be read
+	Problems []string `json:"problems,omitempty"`
+	Skips    []string `json:"skips,omitempty"`
+	Bytes    int64    `json:"bytes"` // native bytes read
+}
+
+// Summary is the one-line account of an import of agent's files.
+// Duplicates the import itself wrote from another file (Repeated) are
+// told apart, so that a first import does not seem to find events
+// already there.
+func (r Result) Summary(agent string) string {
+	dups := fmt.Sprintf("%d already there", r.Duplicates)
+	if r.Repeated > 0 {
+		dups += fmt.Sprintf(" (%d of them read earlier in this import: a session in more than one file, such as two copies of one session or a resumed session's history)", r.Repeated)
+	}
+	return fmt.Sprintf("%s: %d files, %d sessions: %d exchanges, %d context resets, %d resume links written; %s; %d skipped; %d unreadable records",
+		agent, r.Files, r.Sessions, r.Exchanges, r.Resets, r.Links, dups, r.Skipped, r.Errors)
 }
 
 // Add adds r2's counts to r.
@@ -39,6 +57,7 @@ func (r *Result) Add(r2 Result) {
 	r.Resets += r2.Resets
 	r.Links += r2.Links
 	r.Duplicates += r2.Duplicates
+	r.Repeated += r2.Repeated
 	r.Skipped += r2.Skipped
 	r.Errors += r2.Errors
 	r.Problems = append(r.Problems, r2.Problems...)
@@ -69,6 +88,22 @@ type Store struct {
 	// beside the logs): their events from before the forget are not
 	// written again.
 	forgotten map[string]logformat.Tombstone
+	// run: the event ids and turns written since BeginRun (this import),
+	// to tell a repeat within the import from what the logs held.
+	run map[string]bool
+}
+
+// BeginRun starts an import: duplicates of what it writes from here on
+// are counted as Repeated.
+func (st *Store) BeginRun() { st.run = map[string]bool{} }
+
+// dup counts an event already there; key (its id, or its turn) says
+// whether this import wrote it.
+func (st *Store) dup(res *Result, key string) {
+	res.Duplicates++
+	if st.run[key] {
+		res.Repeated++
+	}
 }
 
 type turnState struct {
@@ -256,7 +291,7 @@ func (st *Store) Import(s *Session, o Options, res *Result) (err error) {
 	for _, p := range plans {
 		if p.turn == "" {
 			if st.Has(p.ev.ID) {
-				res.Duplicates++
+				st.dup(res, p.ev.ID)
 				continue
 			}
 			if err := st.write(p, res); err != nil {
@@ -267,7 +302,7 @@ func (st *Store) Import(s *Session, o Options, res *Result) (err error) {
 		ts := st.turns[p.turn]
 		if ts == nil {
 			if st.Has(p.ev.ID) {
-				res.Duplicates++
+				st.dup(res, p.ev.ID)
 				continue
 			}
 			if err := st.write(p, res); err != nil {
@@ -277,7 +312,7 @@ func (st *Store) Import(s *Session, o Options, res *Result) (err error) {
 		}
 		if ts.session != s.ID {
 			// copied history: stored once, under the session it came from
-			res.Duplicates++
+			st.dup(res, p.turn)
 			if !linked[ts.session] && ts.session != "" {
 				linked[ts.session] = true
 				if err := st.link(ts.session, s, p, res); err != nil {
@@ -306,7 +341,7 @@ func (st *Store) Import(s *Session, o Options, res *Result) (err error) {
 		}
 		switch {
 		case len(fresh) == 0:
-			res.Duplicates++
+			st.dup(res, p.turn)
 		case len(fresh) == len(p.steps) && !st.Has(p.ev.ID):
 			if err := st.write(p, res); err != nil {
 				return err
@@ -316,7 +351,7 @@ func (st *Store) Import(s *Session, o Options, res *Result) (err error) {
 			q.steps = fresh
 			q = rerender(q, s, o, steps)
 			if st.Has(q.ev.ID) {
-				res.Duplicates++
+				st.dup(res, q.ev.ID)
 				continue
 			}
 			if err := st.write(q, res); err != nil {
@@ -354,8 +389,8 @@ func (st *Store) linkSessions(prev, next string, ts time.Time, source string, re
 // write, counting it as a duplicate when the logs hold it (once per
 // import of next, the session it belongs to).
 func (st *Store) countLink(prev, next string, res *Result) bool {
-	if st.Has(st.agent + ":resume:" + prev + ":" + next) {
-		res.Duplicates++
+	if id := st.agent + ":resume:" + prev + ":" + next; st.Has(id) {
+		st.dup(res, id)
 		return false
 	}
 	return true
@@ -429,6 +464,12 @@ func (st *Store) write(p planned, res *Result) error {
 		through = p.steps[len(p.steps)-1]
 	}
 	st.note(p.ev.ID, p.ev.SessionID, p.turn, through)
+	if st.run != nil {
+		st.run[p.ev.ID] = true
+		if p.turn != "" {
+			st.run[p.turn] = true
+		}
+	}
 	if p.ev.Type == logformat.TypeExchange {
 		var m meta
 		if json.Unmarshal(p.ev.Metadata, &m) == nil {

@@ -277,7 +277,7 @@ func (cb *commitBatch) storeLine(i int) error {
 	}
 	if l.Oversize {
 		return cb.reject(cb.gen, l, logformat.KindTooLarge,
-			fmt.Sprintf("line of %d bytes exceeds the maximum line size", l.End-l.Start), cb.nowNano)
+			logformat.OversizeReason(l.End-l.Start-1, l.Limit), cb.nowNano)
 	}
 	pl := cb.prep.line(i)
 	if pl.err != nil {
@@ -925,7 +925,7 @@ func (db *DB) prepareLines(b watcher.Batch, stored int64, kept map[int64]bool, n
 			return
 		}
 		pl := &p.lines[i]
-		pl.ev, pl.err = logformat.Parse(l.Data, b.Gen.Path, now)
+		pl.ev, pl.err = logformat.ParseWithLimits(l.Data, b.Gen.Path, now, logformat.DefaultLimits.WithLineBytes(len(l.Data)))
 		if pl.err == nil && pl.ev.Timestamp.After(maxStoredTime) {
 			// Times are stored as int64 Unix nanoseconds: a later one
 			// would wrap around to the 1800s (protocol.md, section 3).

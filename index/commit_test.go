@@ -229,7 +229,7 @@ func TestCommitRejects(t *testing.T) {
 				}
 			}},
 		{name: "oversize", line: "OVERSIZE:2097152", kind: "too_large",
-			reason: "line of 2097153 bytes exceeds the maximum line size", excerpt: strings.Repeat("x", ExcerptSize)},
+			reason: "line of 2097152 bytes (2.0 MiB) exceeds the maximum line size of 1048576 bytes (1.0 MiB); to index such lines, run the daemon (or ingest) with --max-line-bytes 2097152 or more", excerpt: strings.Repeat("x", ExcerptSize)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -177,7 +177,7 @@ func (db *DB) editLine(l *watcher.Line, name string, now time.Time, stored map[i
 		return e
 	}
 	e.sk = sketchOf(red)
-	if ev, err := logformat.Parse(l.Data, name, now); err == nil {
+	if ev, err := logformat.ParseWithLimits(l.Data, name, now, logformat.DefaultLimits.WithLineBytes(len(l.Data))); err == nil {
 		e.id = ev.ID
 		if !ev.TimestampInferred {
 			e.sig = eventSig(ev.Type, ev.SessionID, ev.Timestamp.UnixNano())

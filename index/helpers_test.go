@@ -70,7 +70,7 @@ func (f *feeder) batch(texts ...string) watcher.Batch {
 		if n, ok := strings.CutPrefix(s, "OVERSIZE:"); ok {
 			var size int64
 			fmt.Sscan(n, &size)
-			l.Oversize = true
+			l.Oversize, l.Limit = true, 1<<20
 			l.Data = []byte(strings.Repeat("x", watcher.ExcerptSize))
 			l.End = l.Start + size + 1
 		} else {

@@ -98,7 +98,7 @@ func (db *DB) MatchLines(ctx context.Context, gen int64, lines []watcher.Line) (
 				}
 				if !parsed {
 					parsed = true
-					if ev, err := logformat.Parse(l.Data, path, now); err == nil {
+					if ev, err := logformat.ParseWithLimits(l.Data, path, now, logformat.DefaultLimits.WithLineBytes(len(l.Data))); err == nil {
 						asEvent, _ = db.redactEvent(&ev, l.Data)
 						parseOK = true
 					}

@@ -1,5 +1,10 @@
 package logformat
 
+import (
+	"fmt"
+	"strconv"
+)
+
 // Limits bounds what a line may hold. Every limit is in bytes unless said
 // otherwise, and is documented in protocol.md. A zero or negative field
 // means the DefaultLimits value.
@@ -49,4 +54,39 @@ func (l Limits) withDefaults() Limits {
 	set(&l.MaxFileLen, d.MaxFileLen)
 	set(&l.MaxDepth, d.MaxDepth)
 	return l
+}
+
+// WithLineBytes is l with MaxLineBytes raised to n when n is larger: the
+// limits of a line a reader already held to a maximum line size of its
+// own (the watcher, to the daemon's --max-line-bytes), whose other
+// limits still apply. Without it a --max-line-bytes above the default
+// would let the reader keep a line the parser then rejects.
+func (l Limits) WithLineBytes(n int) Limits {
+	l = l.withDefaults()
+	if n > l.MaxLineBytes {
+		l.MaxLineBytes = n
+	}
+	return l
+}
+
+// OversizeReason is the reject reason of a line of n bytes (not counting
+// its "\n") over the maximum line size limit (0: not known): it names the
+// limit and the flag that raises it.
+func OversizeReason(n int64, limit int) string {
+	size := fmt.Sprintf("line of %d bytes (%s)", n, mib(n))
+	if limit <= 0 {
+		size += " exceeds the maximum line size"
+	} else {
+		size += fmt.Sprintf(" exceeds the maximum line size of %d bytes (%s)", limit, mib(int64(limit)))
+	}
+	return size + fmt.Sprintf("; to index such lines, run the daemon (or ingest) with --max-line-bytes %d or more "+
+		"(a line already rejected is read again when the index is rebuilt from the logs: delete .praxis-os/.cache, then run ingest or the daemon with the flag)", n)
+}
+
+// mib writes n bytes in MiB, or KiB below one MiB.
+func mib(n int64) string {
+	if n < 1<<20 {
+		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + " KiB"
+	}
+	return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
 }

@@ -456,3 +456,36 @@ func TestParseDepthLimit(t *testing.T) {
 		t.Error("deep nesting accepted")
 	}
 }
+
+// TestOversizeReason: an oversize line's reject names the limit it is
+// over and the flag that raises it. Before, it said only "exceeds the
+// maximum line size".
+func TestOversizeReason(t *testing.T) {
+	got := OversizeReason(12000090, 1<<20)
+	for _, want := range []string{"line of 12000090 bytes (11.4 MiB)", "maximum line size of 1048576 bytes (1.0 MiB)", "--max-line-bytes 12000090"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("OversizeReason = %q, want %q in it", got, want)
+		}
+	}
+	if got := OversizeReason(2000, 0); !strings.Contains(got, "--max-line-bytes") || strings.Contains(got, "size of") {
+		t.Errorf("OversizeReason with no known limit = %q", got)
+	}
+}
+
+// TestWithLineBytes: a line a reader held to a larger maximum line size
+// parses; the other limits still apply. Before, the daemon's
+// --max-line-bytes could not raise the limit over 1 MiB: the parser
+// rejected what the watcher kept.
+func TestWithLineBytes(t *testing.T) {
+	line := []byte(`{"type":"exchange","session_id":"s","user":"` + strings.Repeat("x", 2<<20) + `","ai":"ok"}`)
+	if _, err := Parse(line, "s.jsonl", time.Now()); err == nil {
+		t.Fatal("a 2 MiB line parsed with the default limits")
+	}
+	lim := DefaultLimits.WithLineBytes(len(line))
+	if _, err := ParseWithLimits(line, "s.jsonl", time.Now(), lim); err != nil {
+		t.Errorf("ParseWithLimits(WithLineBytes): %v", err)
+	}
+	if lim.MaxSessionIDLen != DefaultLimits.MaxSessionIDLen || DefaultLimits.WithLineBytes(10).MaxLineBytes != DefaultLimits.MaxLineBytes {
+		t.Errorf("WithLineBytes: %+v", lim)
+	}
+}

@@ -102,8 +102,8 @@ type sessionView struct {
 const openerRunes = 160
 
 // noAgent is the agent filter's value for sessions no agent is named for
-// (protocol logs).
-const noAgent = "(log)"
+// (lines written to the logs directly: the agent is unknown).
+const noAgent = "(unknown)"
 
 func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()

@@ -47,6 +47,12 @@ var funcs = template.FuncMap{
 	"add":      func(a, b int) int { return a + b },
 	"link":     urlFor,
 	"list":     func(xs ...string) []string { return xs },
+	// unknownAgent explains "unknown" in an Agent column: no event of
+	// the session names its agent (metadata "source" or "agent"), as
+	// with lines written by `echo >>` or `continuity log`.
+	"unknownAgent": func() string {
+		return `no event of this session names its agent (metadata "source" or "agent"): lines written to the logs directly, with echo >> or continuity log`
+	},
 	"plural": func(n any, one, many string) string {
 		if s := fmt.Sprint(n); s != "1" {
 			return s + " " + many

@@ -105,7 +105,7 @@ func (m *memStore) texts() []string {
 	for _, k := range m.order {
 		l := m.lines[k]
 		if l.Oversize {
-			out = append(out, fmt.Sprintf("OVERSIZE(%d)", l.End-l.Start))
+			out = append(out, fmt.Sprintf("OVERSIZE(%d>%d)", l.End-l.Start, l.Limit))
 			continue
 		}
 		out = append(out, string(l.Data))

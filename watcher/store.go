@@ -52,6 +52,9 @@ type Line struct {
 	// For an Oversize line, Data holds only the first ExcerptSize bytes.
 	Data     []byte
 	Oversize bool // longer than the configured maximum line size; skipped
+	// Limit is, for an Oversize line, the maximum line size it exceeded
+	// (Config.MaxLineBytes); 0 when not known.
+	Limit int
 	// BOM is set on the first line of a file that started with a UTF-8
 	// byte order mark (EF BB BF, as Windows PowerShell 5.1 writes): the
 	// mark is not part of Data. A mark anywhere else is content.

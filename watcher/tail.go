@@ -31,6 +31,7 @@ type tail struct {
 	lineStart int64  // offset of the first byte of the unfinished line
 	partial   []byte // the unfinished line (when not skipping)
 	skipping  bool   // the unfinished line is over maxLine: not buffered
+	skipLimit int    // the maxLine it is over
 	skipHead  []byte // first FingerprintSize bytes of a skipped line
 	skipTail  []byte // last FingerprintSize bytes of a skipped line
 	head      []byte // first FingerprintSize bytes of the generation, up to lineStart
@@ -173,7 +174,7 @@ func (t *tail) addPartial(p []byte, maxLine int) {
 			t.partial = append(t.partial, p...)
 			return
 		}
-		t.skipping = true
+		t.skipping, t.skipLimit = true, maxLine
 		t.skipHead = keepHead(nil, t.partial)
 		t.skipTail = keepTail(nil, t.partial)
 		t.partial = t.partial[:0]
@@ -189,7 +190,7 @@ func (t *tail) endLine() (Line, bool) {
 	ln := Line{Number: t.line, Start: t.lineStart, End: t.pos}
 	var first, last []byte // raw bytes for the fingerprints
 	if t.skipping {
-		ln.Oversize = true
+		ln.Oversize, ln.Limit = true, t.skipLimit
 		ln.Data = bytes.Clone(t.skipHead[:min(len(t.skipHead), ExcerptSize)])
 		first, last = t.skipHead, t.skipTail
 	} else {

@@ -231,12 +231,12 @@ var scenarios = []struct {
 		{appendTo("x.jsonl", "a\n"), []string{"a"}},
 	}, skipped: []string{"d.jsonl"}},
 	{name: "oversize line", maxLine: 100, steps: []step{
-		{appendTo("x.jsonl", "a\n"+strings.Repeat("x", 300)+"\nb\n"), []string{"a", "OVERSIZE(301)", "b"}},
+		{appendTo("x.jsonl", "a\n"+strings.Repeat("x", 300)+"\nb\n"), []string{"a", "OVERSIZE(301>100)", "b"}},
 	}},
 	{name: "oversize line written in parts", maxLine: 100, steps: []step{
 		{appendTo("x.jsonl", strings.Repeat("x", 150)), nil},
 		{appendTo("x.jsonl", strings.Repeat("y", 150)), nil},
-		{appendTo("x.jsonl", "\nc\n"), []string{"OVERSIZE(301)", "c"}},
+		{appendTo("x.jsonl", "\nc\n"), []string{"OVERSIZE(301>100)", "c"}},
 	}},
 	{name: "line exactly at the limit", maxLine: 100, steps: []step{
 		{appendTo("x.jsonl", strings.Repeat("x", 100)+"\n"), []string{strings.Repeat("x", 100)}},

@@ -115,6 +115,24 @@ func (l Layout) CheckCreate() error {
 	return &BroadError{Root: l.Root}
 }
 
+// StartHint is the advice for a workspace that has no index yet: start
+// the daemon or run ingest, except in a broad folder (Broad) that holds no
+// workspace and was not named, where both would refuse (CheckCreate): then
+// it says where to run continuity instead, or how to use this folder
+// anyway.
+func (l Layout) StartHint() string {
+	if err := l.CheckCreate(); err != nil {
+		what := "a filesystem root"
+		if filepath.Dir(l.Root) != l.Root {
+			what = "your home folder"
+		}
+		return fmt.Sprintf("%s is %s, where continuity makes no workspace unless told (it would hold every project's conversations): "+
+			"cd to a project's folder (a git repository) and run continuity there, or give --root %s to use this folder anyway ('continuity daemon --root %s')",
+			l.Root, what, l.Root, l.Root)
+	}
+	return "start 'continuity daemon' or run 'continuity ingest'"
+}
+
 func nearest(dir string, match func(string) bool) (string, bool) {
 	for d := dir; ; d = filepath.Dir(d) {
 		if match(d) {

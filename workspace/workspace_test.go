@@ -165,3 +165,22 @@ func TestBroadFolders(t *testing.T) {
 		}
 	}
 }
+
+// TestStartHint: the advice for a missing index names the daemon, except
+// in a broad folder nobody named, where the daemon would refuse.
+func TestStartHint(t *testing.T) {
+	home, _ := filepath.EvalSymlinks(t.TempDir())
+	t.Setenv("HOME", home)
+	if h := At(filepath.Join(home, "proj")).StartHint(); !strings.Contains(h, "start 'continuity daemon'") {
+		t.Errorf("a project: %s", h)
+	}
+	h := At(home).StartHint()
+	if !strings.Contains(h, "is your home folder") || !strings.Contains(h, "--root "+home) || strings.Contains(h, "start 'continuity daemon'") {
+		t.Errorf("the home folder: %s", h)
+	}
+	named := At(home)
+	named.Named = true
+	if h := named.StartHint(); !strings.Contains(h, "start 'continuity daemon'") {
+		t.Errorf("the home folder named with --root: %s", h)
+	}
+}

@@ -52,9 +52,12 @@ worktrees of its repository) are read from where the agent keeps them:
   continuity import --from claude-code ~/.claude/projects/-home-me-src-app
   continuity import --from codex --json ~/.codex/sessions/2026/05/11
   continuity import --from cline
-  continuity import --from aider ~/notes/old-chats`)
-	from := fs.String("from", "", "the agent: "+strings.Join(importer.Agents, ", "))
-	asJSON := fs.Bool("json", false, `print {"sessions","exchanges","resets","links","skipped","errors",...} as JSON`)
+  continuity import --from aider ~/notes/old-chats
+
+Other names are accepted for the agents (case, spaces, dashes and underscores
+do not matter: "Claude Code", claude_code): `+importer.AliasHelp()+`.`)
+	from := fs.String("from", "", "the agent: "+strings.Join(importer.Agents, ", ")+" (or another name for one, listed above)")
+	asJSON := fs.Bool("json", false, `print {"sessions","exchanges","resets","links","duplicates","repeated","skipped","errors",...} as JSON (repeated: duplicates this import itself wrote from another file)`)
 	home := fs.String("agent-home", "", "home folder holding the agents' folders (.claude, .codex, .gemini, .cline, .copilot, .config, .local/share, ...) in place of $HOME; the agents' own variables are then ignored (env CONTINUITY_AGENT_HOME)")
 	pos, err := parse(e, fs, args)
 	if err != nil {
@@ -83,9 +86,9 @@ worktrees of its repository) are read from where the agent keeps them:
 	}
 	if !explicit {
 		h := importer.DefaultHome(*home)
-		pos = h.NativePaths(*from, o.Roots...)
+		pos = h.NativePaths(im.Agent, o.Roots...)
 		if len(pos) == 0 {
-			return &exitError{code: 2, err: fmt.Errorf("no %s transcripts for %s: looked in %s; give a PATH", *from, p.root, nativeWhere(h, *from, p.root))}
+			return &exitError{code: 2, err: fmt.Errorf("no %s transcripts for %s: looked in %s; give a PATH", im.Agent, p.root, nativeWhere(h, im.Agent, p.root))}
 		}
 	}
 	start := time.Now()
@@ -94,7 +97,7 @@ worktrees of its repository) are read from where the agent keeps them:
 	if explicit && res.Files == 0 && err == nil {
 		// a folder holding none of the agent's files: say so (and what
 		// was left out, below), rather than "0 files"
-		err = &exitError{code: 2, err: fmt.Errorf("no %s transcripts found in %s", *from, strings.Join(pos, ", "))}
+		err = &exitError{code: 2, err: fmt.Errorf("no %s transcripts found in %s", im.Agent, strings.Join(pos, ", "))}
 	}
 	if *asJSON {
 		out := struct {
@@ -110,8 +113,7 @@ worktrees of its repository) are read from where the agent keeps them:
 		for _, pr := range res.Problems {
 			fmt.Fprintln(e.stderr, "skipped record:", pr)
 		}
-		fmt.Fprintf(e.stdout, "%s: %d files, %d sessions: %d exchanges, %d context resets, %d resume links written; %d already there; %d skipped; %d unreadable records\n",
-			*from, res.Files, res.Sessions, res.Exchanges, res.Resets, res.Links, res.Duplicates, res.Skipped, res.Errors)
+		fmt.Fprintln(e.stdout, res.Summary(im.Agent))
 		const shown = 10
 		for i, s := range res.Skips {
 			if i == shown {

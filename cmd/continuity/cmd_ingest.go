@@ -32,14 +32,17 @@ indexed are not indexed again. Fails if a daemon runs for the workspace
 
 When it says "ingested", every line is stored durably and full-text
 searchable. It then computes the vectors of the new exchanges with the
-configured embedder, timed apart; --no-embed (or Ctrl-C during that
-phase) leaves them pending: status counts them, and the daemon computes
-them in the background.`)
+configured embedder, timed apart, showing how many are done, the rate and
+the time left (redrawn on a terminal; a plain line every --progress-every
+otherwise). --no-embed (or Ctrl-C during that phase, which is safe: the
+vectors stored are kept) leaves the rest pending: status counts them, and
+the daemon computes them in the background, so you need not wait.`)
 	var wf watchFlags
 	wf.register(fs, false)
 	var ef embedFlags
 	ef.register(fs)
 	noEmbed := fs.Bool("no-embed", false, "do not compute vectors now (they stay pending for the daemon); lexical search works at once")
+	every := fs.Duration("progress-every", 10*time.Second, "while computing vectors with stderr not a terminal, print a progress line this often (0: none); a terminal gets a line redrawn twice a second")
 	if _, err := parse(e, fs, args); err != nil {
 		return err
 	}
@@ -83,8 +86,14 @@ them in the background.`)
 	// vectors are a second phase, timed apart. Stopping it loses nothing:
 	// what is not embedded stays pending (status counts it) for the next
 	// ingest or the daemon, which embeds in the background.
-	fmt.Fprintf(e.stderr, "computing vectors with %s (Ctrl-C stops this and leaves them pending for the daemon; --no-embed skips it)\n", emb.Identity())
-	vec, err := eng.Embed(ctx, emb)
+	fmt.Fprintf(e.stderr, "computing vectors with %s (Ctrl-C is safe: the vectors stored are kept and the daemon computes the rest in the background; --no-embed skips this)\n", emb.Identity())
+	ep := newEmbedProgress(e, *every)
+	vec, err := eng.EmbedWatch(ctx, emb, ep.period, ep.show)
+	ep.done()
+	if err != nil && ctx.Err() != nil {
+		// Ctrl-C: nothing is lost; exit as an interrupted command does.
+		return &exitError{code: 130, err: fmt.Errorf("stopped: %d exchanges embedded with %s; the others stay pending, and the daemon ('continuity daemon') or the next ingest computes them", vec.Stored, emb.Identity())}
+	}
 	if err != nil {
 		// The events are indexed and searchable lexically; the vectors stay
 		// pending for the next ingest or the daemon.
@@ -121,6 +130,38 @@ func ingestGC() (restore func()) {
 		debug.SetGCPercent(percent)
 		debug.SetMemoryLimit(limit)
 	})
+}
+
+// embedProgress shows ingest's embedding progress: one line redrawn on
+// a terminal, a plain line every period otherwise.
+type embedProgress struct {
+	e      *env
+	term   bool
+	period time.Duration
+	drawn  bool
+}
+
+func newEmbedProgress(e *env, every time.Duration) *embedProgress {
+	p := &embedProgress{e: e, term: isTerminal(e.stderr), period: every}
+	if p.term {
+		p.period = 500 * time.Millisecond
+	}
+	return p
+}
+
+func (p *embedProgress) show(pr engine.IngestEmbed) {
+	if p.term {
+		fmt.Fprint(p.e.stderr, "\r\033[K"+pr.Line())
+		p.drawn = true
+		return
+	}
+	fmt.Fprintln(p.e.stderr, pr.Line())
+}
+
+func (p *embedProgress) done() {
+	if p.drawn {
+		fmt.Fprint(p.e.stderr, "\r\033[K")
+	}
 }
 
 // backlog is the total size of the logs: an upper bound of what is left.

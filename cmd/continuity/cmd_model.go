@@ -49,7 +49,7 @@ Known models (NAME, or their hub id): ` + hf.KnownNames() + `.
 Any other BERT model on the hub: its id (owner/name) and --revision.`
 
 func runModelPull(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "model pull NAME [--revision COMMIT] [--from DIR] [--force]", `
+	fs := newFlags(e, "model pull NAME [--revision COMMIT] [--force] | model pull [NAME] --from DIR", `
 Download a model from the Hugging Face hub into the model cache, at a
 pinned revision, with a progress bar: only the files the embedder reads
 (config.json, model.safetensors, tokenizer.json, the sentence-transformers
@@ -67,7 +67,9 @@ e.g. a mirror); $`+hf.EnvToken+` is sent to it for gated repositories.
 
 --from DIR installs a copy of a model folder instead (a machine without
 network: copy the folder over, then 'model pull NAME --from DIR'); it must
-open and its weights load.
+open and its weights load. Without NAME the model takes the folder's name
+(for a Hugging Face cache snapshot, models--OWNER--NAME/snapshots/COMMIT,
+the model's NAME), and pull says so.
 
 Then: continuity daemon --embedder hf --embed-model NAME`)
 	rev := fs.String("revision", "", "the commit to download (default: a known model's pinned revision; required for another hub id)")
@@ -77,10 +79,18 @@ Then: continuity daemon --embedder hf --embed-model NAME`)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usageError("pull: want one model name (see --help)")
+	var name string
+	switch {
+	case len(pos) == 1:
+		name = pos[0]
+	case len(pos) == 0 && *from != "":
+		if name, err = hf.FolderName(*from); err != nil {
+			return usageError("pull: %v", err)
+		}
+		fmt.Fprintf(e.stderr, "no NAME given: installing the model as %q, the folder's name ('model pull NAME --from DIR' names it otherwise)\n", name)
+	default:
+		return usageError("pull: want one model name, or --from DIR (see --help)")
 	}
-	name := pos[0]
 	var res *hf.PullResult
 	if *from != "" {
 		if *rev != "" {

@@ -193,8 +193,8 @@ func TestDaemonHFEmbedder(t *testing.T) {
 }
 
 // TestModelCommands: `model pull NAME --from DIR` installs a copy of a
-// folder, `model list` shows it and that it loads, `embed` uses it by
-// name, `model rm` removes it; `model pull` of an unknown name without a
+// folder (without NAME: under the folder's name), `model list` shows it
+// and that it loads, `embed` uses it by name, `model rm` removes it; `model pull` of an unknown name without a
 // revision is refused before any network use.
 func TestModelCommands(t *testing.T) {
 	dir, _ := goldenModel(t, "tiny-bert-cls")
@@ -226,6 +226,13 @@ func TestModelCommands(t *testing.T) {
 		t.Errorf("pull of an unknown hub id without a revision: %d %s", code, out)
 	}
 	if out, code := run("model", "rm", "tiny"); code != 0 || !strings.Contains(out, "removed tiny") {
+		t.Errorf("model rm: %d %s", code, out)
+	}
+	// Without NAME: the folder's name, said.
+	if out, code := run("model", "pull", "--from", dir); code != 0 || !strings.Contains(out, `installing the model as "tiny-bert-cls", the folder's name`) || !strings.Contains(out, "installed tiny-bert-cls") {
+		t.Errorf("pull --from without a name: %d %s", code, out)
+	}
+	if out, code := run("model", "rm", "tiny-bert-cls"); code != 0 {
 		t.Errorf("model rm: %d %s", code, out)
 	}
 	if out, _ := run("model", "list"); !strings.Contains(out, "no model installed") {

@@ -130,3 +130,36 @@ func TestMCPInHomeFolder(t *testing.T) {
 		t.Errorf("log in the project with $HOME/.praxis-os there: %s", errs)
 	}
 }
+
+// TestStatusInHomeFolder: status, search, resume and doctor run in the
+// home folder (no .praxis-os there) advise what works there: a project's
+// folder, or --root. Before, they advised "start 'continuity daemon'",
+// which then refused the home folder.
+func TestStatusInHomeFolder(t *testing.T) {
+	home, proj, env := fakeHome(t)
+	run := func(dir string, args ...string) (string, string, int) {
+		t.Helper()
+		cmd := exec.Command(binPath, args...)
+		cmd.Dir, cmd.Env = dir, env
+		return runCmd(t, cmd)
+	}
+	for _, args := range [][]string{{"status"}, {"search", "anything"}, {"resume", "--latest"}} {
+		_, errs, code := run(home, args...)
+		if code == 0 || !strings.Contains(errs, "is your home folder") || !strings.Contains(errs, "--root "+home) || strings.Contains(errs, "start 'continuity daemon' or") {
+			t.Errorf("%v in the home folder: exit %d: %s", args, code, errs)
+		}
+		// The advice works: the daemon with --root is accepted (checked
+		// by TestMCPInHomeFolder's log --root); without, it refuses.
+	}
+	out, _, _ := run(home, "doctor")
+	if !strings.Contains(out, "is your home folder") || strings.Contains(out, "`continuity daemon`") {
+		t.Errorf("doctor in the home folder:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".praxis-os")); !os.IsNotExist(err) {
+		t.Fatalf("$HOME/.praxis-os was created: %v", err)
+	}
+	// In a project the advice is unchanged.
+	if _, errs, _ := run(proj, "status"); !strings.Contains(errs, "start 'continuity daemon' or run 'continuity ingest'") {
+		t.Errorf("status in a project: %s", errs)
+	}
+}

@@ -173,7 +173,12 @@ func TestImportCLI(t *testing.T) {
 	if !strings.Contains(out, "0 exchanges") || !strings.Contains(out, "1 already there") {
 		t.Errorf("second import: %s", out)
 	}
-	if _, errs, code := ws.cli("import", "--from", "nope", dir); code != 2 || !strings.Contains(errs, "claude-code") {
+	// The names users type: the same agent, the same log file.
+	out, errs, code = ws.cli("import", "--from", "Claude Code", dir)
+	if code != 0 || !strings.Contains(out, "1 already there") {
+		t.Errorf("--from 'Claude Code': exit %d: %s%s", code, out, errs)
+	}
+	if _, errs, code := ws.cli("import", "--from", "nope", dir); code != 2 || !strings.Contains(errs, "claude-code") || !strings.Contains(errs, "copilot (copilot-cli)") {
 		t.Errorf("unknown agent: exit %d, %s", code, errs)
 	}
 	if _, errs, code := ws.cli("import", dir); code != 2 || !strings.Contains(errs, "--from") {

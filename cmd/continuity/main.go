@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/praxis-os/continuity/engine"
+	"github.com/praxis-os/continuity/importer"
 )
 
 // command is one subcommand: its name, a one-line summary for the overview,
@@ -31,7 +32,7 @@ func init() {
 		{"daemon", "watch the logs and keep the index up to date until stopped", runDaemon},
 		{"ingest", "index every complete log line once, then exit (backfill)", runIngest},
 		{"log", "append one event to the logs, validated and atomically", runLog},
-		{"import", "import an agent's own transcripts (Claude Code, Codex, Gemini CLI, Cursor, Aider) into the logs", runImport},
+		{"import", "import an agent's own transcripts (" + importer.Titles() + ") into the logs", runImport},
 		{"status", "show what is indexed: files, offsets, lag, counts", runStatus},
 		{"search", "search past exchanges (hybrid BM25 + vectors), with session, chain and time filters", runSearch},
 		{"rejects", "list the log lines that were rejected, with file:line and reason", runRejects},

@@ -531,3 +531,24 @@ func TestInstallFolder(t *testing.T) {
 		t.Errorf("after Remove: %v", err)
 	}
 }
+
+// TestFolderName: `model pull --from DIR` without a NAME takes the
+// folder's name (a Hugging Face cache snapshot: the model's); a folder
+// that gives no model name is refused, asking for one.
+func TestFolderName(t *testing.T) {
+	for in, want := range map[string]string{
+		"/data/models/bge-small-en-v1.5": "bge-small-en-v1.5",
+		"/data/models/my-model/":         "my-model",
+		"/root/.cache/huggingface/hub/models--BAAI--bge-small-en-v1.5/snapshots/5c38ec7c405ec4b44b94cc5a9bb96e735b38267a": "bge-small-en-v1.5",
+		"/x/snapshots/abc": "abc",
+	} {
+		if got, err := FolderName(in); err != nil || got != want {
+			t.Errorf("FolderName(%s) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"/", "/data/.hidden"} {
+		if got, err := FolderName(in); err == nil || !strings.Contains(err.Error(), "give a NAME") {
+			t.Errorf("FolderName(%s) = %q, %v; want an error", in, got, err)
+		}
+	}
+}

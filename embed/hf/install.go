@@ -8,12 +8,35 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
 // folderExtras are the small files copied with a model folder besides
 // those the embedder reads, when it has them.
 var folderExtras = []string{"tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "README.md", "LICENSE"}
+
+// FolderName is the name `model pull --from DIR` gives a model when none
+// is given: the folder's name, or, for a snapshot of the Hugging Face
+// cache (models--OWNER--NAME/snapshots/COMMIT), the model's (NAME). It
+// is an error when that name is no model name (cacheName), e.g. "/".
+func FolderName(from string) (string, error) {
+	abs, err := filepath.Abs(from)
+	if err != nil {
+		return "", err
+	}
+	name := filepath.Base(abs)
+	if parent := filepath.Dir(abs); filepath.Base(parent) == "snapshots" {
+		if repo := filepath.Base(filepath.Dir(parent)); strings.HasPrefix(repo, "models--") {
+			parts := strings.Split(repo, "--")
+			name = parts[len(parts)-1]
+		}
+	}
+	if _, err := cacheName(name); err != nil || filepath.Dir(abs) == abs {
+		return "", fmt.Errorf("cannot name a model after %s: give a NAME ('model pull NAME --from %s')", abs, from)
+	}
+	return name, nil
+}
 
 // InstallFolder copies the model folder from into the cache under name (a
 // known model's name, a hub id, or a name of your choosing), for machines
