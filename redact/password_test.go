@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/praxis-os/continuity/internal/shareddata"
 )
 
 // TestPasswordAssignment: a value assigned to a key named like a password
@@ -82,14 +84,7 @@ func TestPasswordAssignment(t *testing.T) {
 // false positives of the rules on real conversations: the counts are
 // logged (go test -v -run TestTranscriptRedactions ./redact).
 func TestTranscriptRedactions(t *testing.T) {
-	dir := os.Getenv("CONTINUITY_SHARED")
-	if dir == "" {
-		dir = filepath.Join(repoRoot(t), "..", "shared")
-	}
-	dir = filepath.Join(dir, "data", "agent-transcripts")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("no transcripts at %s (set CONTINUITY_SHARED): %v", dir, err)
-	}
+	dir := shareddata.Require(t, "agent-transcripts")
 	counts := map[string]int{}
 	samples := map[string][]string{}
 	var files, bytes int
