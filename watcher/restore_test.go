@@ -79,11 +79,16 @@ func TestCopyBeingWritten(t *testing.T) {
 				}
 			}
 			f.Close()
-			deadline := time.Now().Add(3 * time.Second)
-			for time.Now().Before(deadline) && !sameTexts(st.texts(), c.want) {
-				time.Sleep(10 * time.Millisecond)
+			// Caught up: the file followed to its end; anything read
+			// twice would be in by then.
+			deadline := time.Now().Add(5 * time.Second)
+			for !followedTo(t, st, path, int64(len(c.write))) {
+				if time.Now().After(deadline) {
+					gens, _ := st.Generations(ctx)
+					t.Fatalf("x.jsonl not followed to its end (%d bytes) in 5 s: %+v", len(c.write), gens)
+				}
+				time.Sleep(5 * time.Millisecond)
 			}
-			time.Sleep(200 * time.Millisecond) // and nothing more arrives
 			checkTexts(t, 0, st.texts(), c.want)
 			if st.dups != 0 {
 				t.Errorf("%d lines committed twice", st.dups)
