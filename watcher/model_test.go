@@ -131,8 +131,12 @@ func (m *model) start() {
 	if err != nil {
 		m.fail("open the index: %v", err)
 	}
+	// Settle is short, to play many holds; Grace keeps its default: an
+	// edit renamed over a log is one while the old file is still
+	// followed (protocol.md: "within a few seconds"), and a loaded
+	// machine must not turn it into a restore.
 	w, err := watcher.New(watcher.Config{Dir: m.dir, Rescan: 10 * time.Millisecond, NoNotify: !m.notify,
-		Grace: 300 * time.Millisecond, Settle: 100 * time.Millisecond, BatchLines: 3, Logger: modelLogger()}, db)
+		Grace: watcher.DefaultGrace, Settle: 100 * time.Millisecond, BatchLines: 3, Logger: modelLogger()}, db)
 	if err != nil {
 		m.fail("watcher: %v", err)
 	}
