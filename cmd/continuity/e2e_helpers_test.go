@@ -322,3 +322,34 @@ func (w *workspace) caughtUp(want, lagBytes int64) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// importPolled waits until the daemon's follower of agent transcripts
+// has ended two more passes over each agent's files (status: import
+// polls): one begun after the call has then ended, so what the
+// transcripts held at the call is imported. It replaces a sleep before a
+// check that nothing more came.
+func (w *workspace) importPolled() {
+	w.t.Helper()
+	polls := func() map[string]int64 {
+		out := map[string]int64{}
+		if st := w.status(); st.Import != nil {
+			for _, a := range st.Import.Agents {
+				out[a.Agent] = a.Polls
+			}
+		}
+		return out
+	}
+	start := polls()
+	if len(start) == 0 {
+		w.t.Fatal("status lists no agent followed")
+	}
+	eventually(w.t, 30*time.Second, "two more passes of the transcripts' follower", func() bool {
+		now := polls()
+		for a, n := range start {
+			if now[a] < n+2 {
+				return false
+			}
+		}
+		return true
+	})
+}
