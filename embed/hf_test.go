@@ -3,7 +3,6 @@ package embed
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -45,7 +44,7 @@ func TestEmbedQueries(t *testing.T) {
 // folder; a model that is not installed, a URL or a wrong dimension are
 // errors; prefixes apply to hf only.
 func TestHFProvider(t *testing.T) {
-	dir := filepath.Join(shareddata.Dir("bert-golden"), "tiny-bert-mean")
+	dir := shareddata.Dir("bert-golden/tiny-bert-mean")
 	t.Setenv(hf.EnvModels, t.TempDir())
 	q := "query: "
 	if _, err := New(Config{Provider: "uselite", QueryPrefix: &q}); err == nil || !strings.Contains(err.Error(), "hf embedder only") {
@@ -57,10 +56,9 @@ func TestHFProvider(t *testing.T) {
 	if _, err := New(Config{Provider: "hf", Model: dir, URL: "http://x"}); err == nil {
 		t.Error("hf with a URL")
 	}
+	// The checks above need no model; the rest loads the shared one.
+	shareddata.Require(t, "bert-golden/tiny-bert-mean")
 	e, err := New(Config{Provider: "HF", Model: dir, Chunks: 2, QueryPrefix: &q})
-	if errors.Is(err, hf.ErrNotInstalled) || err != nil && strings.Contains(err.Error(), "no such file") {
-		t.Skipf("the BERT reference data is not here (%v)", err)
-	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,6 +87,10 @@ type FollowedAgent struct {
 	LastImport time.Time `json:"last_import,omitzero"`
 	// Error: the last failure to write the logs, if any (retried).
 	Error string `json:"error,omitempty"`
+	// Polls counts the passes over the agent's files ended since the
+	// daemon started: what changed before a pass began is imported once
+	// it has ended (a caught-up signal for tests and scripts).
+	Polls int64 `json:"polls"`
 }
 
 // ParseAgents reads a comma-separated list of agents to follow; "all"
@@ -195,6 +199,7 @@ func (f *Follower) Once(ctx context.Context) error {
 			}
 			f.follow(a, im, path)
 		}
+		f.note(a, func(r *FollowedAgent) { r.Polls++ })
 	}
 	return nil
 }

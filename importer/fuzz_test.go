@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/praxis-os/continuity/internal/shareddata"
 )
 
 // checkRender renders every parsed session: it must not panic, and every
@@ -21,11 +23,7 @@ func checkRender(t *testing.T, p Parsed) {
 }
 
 func seed(f *testing.F, glob string) {
-	dir := os.Getenv("CONTINUITY_SHARED")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared")
-	}
-	names, _ := filepath.Glob(filepath.Join(dir, "data", "agent-transcripts", glob))
+	names, _ := filepath.Glob(filepath.Join(shareddata.Dir("agent-transcripts"), glob))
 	for _, n := range names {
 		if b, err := os.ReadFile(n); err == nil && len(b) < 64<<10 {
 			f.Add(b)
@@ -84,11 +82,7 @@ func FuzzParseCursorJSON(f *testing.F) {
 }
 
 func seed2(f *testing.F, glob string) {
-	dir := os.Getenv("CONTINUITY_SHARED")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared")
-	}
-	names, _ := filepath.Glob(filepath.Join(dir, "data", "agent-transcripts-2", glob))
+	names, _ := filepath.Glob(filepath.Join(shareddata.Dir("agent-transcripts-2"), glob))
 	for _, n := range names {
 		if b, err := os.ReadFile(n); err == nil && len(b) < 64<<10 {
 			f.Add(b)

@@ -329,12 +329,19 @@ func TestFollowerKeepsGoing(t *testing.T) {
 	logs := filepath.Join(dir, "logs")
 	os.WriteFile(logs, []byte("not a folder"), 0o600) // the logs cannot be written
 	var logBuf strings.Builder
+	sb := &syncBuf{b: &logBuf}
 	f := &Follower{Agents: []string{ClaudeCode}, Workspace: ws, Logs: logs, Home: home, Quiet: time.Nanosecond,
-		Poll: 20 * time.Millisecond, Log: slog.New(slog.NewTextHandler(&syncBuf{b: &logBuf}, nil))}
+		Poll: 20 * time.Millisecond, Log: slog.New(slog.NewTextHandler(sb, nil))}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- f.Run(ctx) }()
-	time.Sleep(150 * time.Millisecond)
+	// The logs made writable once the follower has failed to write them.
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(sb.String(), "cannot write the logs; retrying"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the write failure was not logged in 5 s:\n%s", sb.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	os.Remove(logs)
 	os.MkdirAll(logs, 0o700)
 	deadline := time.Now().Add(5 * time.Second)
@@ -362,6 +369,12 @@ func (s *syncBuf) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // TestCursorWorkspaceDBs: Cursor's workspace storage folder of this

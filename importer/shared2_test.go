@@ -18,14 +18,7 @@ import (
 // agent-transcripts-2, else beside the repository.
 func sharedDir2(t testing.TB) string {
 	t.Helper()
-	dir := shareddata.Dir("agent-transcripts-2")
-	if base := os.Getenv("CONTINUITY_SHARED"); base != "" {
-		dir = filepath.Join(base, "data", "agent-transcripts-2")
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("shared transcripts not found at %s (set CONTINUITY_SHARED to the folder holding data/agent-transcripts-2)", dir)
-	}
-	return dir
+	return shareddata.Require(t, "agent-transcripts-2")
 }
 
 // sqlDump loads a SQL dump of the shared set into a new SQLite database

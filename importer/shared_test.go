@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/praxis-os/continuity/internal/shareddata"
 	"github.com/praxis-os/continuity/logformat"
 )
 
@@ -19,23 +20,7 @@ import (
 // its root) or beside one of its parents (a git worktree in a subfolder).
 func sharedDir(t testing.TB) string {
 	t.Helper()
-	var cands []string
-	if base := os.Getenv("CONTINUITY_SHARED"); base != "" {
-		cands = append(cands, filepath.Join(base, "data", "agent-transcripts"))
-	} else {
-		up := ".."
-		for i := 0; i < 3; i++ {
-			up = filepath.Join(up, "..")
-			cands = append(cands, filepath.Join(up, "shared", "data", "agent-transcripts"))
-		}
-	}
-	for _, d := range cands {
-		if _, err := os.Stat(d); err == nil {
-			return d
-		}
-	}
-	t.Skipf("shared transcripts not found (looked in %v; set CONTINUITY_SHARED to the folder holding data/agent-transcripts)", cands)
-	return ""
+	return shareddata.Require(t, "agent-transcripts")
 }
 
 // stored reads every event the logs folder holds, validated as the

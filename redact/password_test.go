@@ -1,12 +1,15 @@
 package redact
 
 import (
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/praxis-os/continuity/internal/shareddata"
 )
 
 // TestPasswordAssignment: a value assigned to a key named like a password
@@ -77,32 +80,45 @@ func TestPasswordAssignment(t *testing.T) {
 	}
 }
 
-// TestTranscriptRedactions counts what each rule redacts in the real
-// agent transcripts of ../shared (or CONTINUITY_SHARED), to keep an eye on
-// false positives of the rules on real conversations: the counts are
-// logged (go test -v -run TestTranscriptRedactions ./redact).
+// TestTranscriptRedactions runs the rules over the real agent transcripts
+// of ../shared (or $CONTINUITY_SHARED): each JSON line redacted is still
+// valid JSON, and redacting again finds nothing more. What each rule
+// redacts is logged, to keep an eye on false positives on real
+// conversations (go test -v -run TestTranscriptRedactions ./redact).
 func TestTranscriptRedactions(t *testing.T) {
-	dir := os.Getenv("CONTINUITY_SHARED")
-	if dir == "" {
-		dir = filepath.Join(repoRoot(t), "..", "shared")
-	}
-	dir = filepath.Join(dir, "data", "agent-transcripts")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("no transcripts at %s (set CONTINUITY_SHARED): %v", dir, err)
-	}
+	dir := shareddata.Require(t, "agent-transcripts")
 	counts := map[string]int{}
 	samples := map[string][]string{}
-	var files, bytes int
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasSuffix(path, ".vscdb") || filepath.Base(path) == "README.md" {
+	var files, bytes, jsonLines int
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || strings.HasSuffix(path, ".vscdb") || filepath.Base(path) == "README.md" {
 			return nil
 		}
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return nil
+			return err
 		}
 		files++
 		bytes += len(data)
+		for i, line := range strings.Split(string(data), "\n") {
+			if !json.Valid([]byte(line)) {
+				continue
+			}
+			jsonLines++
+			red, n := RedactJSON([]byte(line))
+			if n == 0 {
+				continue
+			}
+			if !json.Valid(red) {
+				t.Errorf("%s:%d: redacted, no longer valid JSON: %.300s", path, i+1, red)
+			}
+			if again, n2 := RedactJSON(red); n2 != 0 {
+				t.Errorf("%s:%d: redacted twice (%d more): %.300s", path, i+1, n2, again)
+			}
+		}
 		out, n := RedactJSON(data)
 		if n == 0 {
 			return nil
@@ -125,6 +141,12 @@ func TestTranscriptRedactions(t *testing.T) {
 		}
 		return nil
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files == 0 || jsonLines == 0 {
+		t.Fatalf("%s holds %d transcript files, %d JSON lines: nothing was checked", dir, files, jsonLines)
+	}
 	var names []string
 	for n := range counts {
 		names = append(names, n)

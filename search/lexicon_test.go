@@ -336,8 +336,7 @@ func TestLexiconLifecycle(t *testing.T) {
 	if _, err := os.Stat(LexiconDir(f.db)); !os.IsNotExist(err) {
 		t.Fatalf("Drop left %s: %v", LexiconDir(f.db), err)
 	}
-	l.Notify()
-	time.Sleep(50 * time.Millisecond)
+	stepped(t, l)
 	if st := l.Status(ctx); st.State != "dropped" {
 		t.Fatalf("after Drop: %+v", st)
 	}
@@ -383,5 +382,22 @@ func TestLexiconLifecycle(t *testing.T) {
 	}
 	if st := l.Status(ctx); st.State != "closed" {
 		t.Fatalf("after Run: %+v", st)
+	}
+}
+
+// stepped returns once Run has made a whole step after the call: Run takes
+// a kick only between steps, so when a second kick, sent after the first
+// was taken, is taken too, the step the first one started has ended.
+func stepped(t *testing.T, l *Lexicon) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for range 2 {
+		l.Notify()
+		for len(l.kick) > 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("Run took no kick in 30 s")
+			}
+			time.Sleep(time.Millisecond)
+		}
 	}
 }

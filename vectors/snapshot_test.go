@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -175,10 +176,13 @@ func TestSnapshot(t *testing.T) {
 	}
 	defer ro.Close()
 	os.Remove(path)
-	if _, err := Load(ctx, ro, id); err != nil {
+	// load counts the snapshot writer it starts: once the count is back
+	// to zero, any writer a read-only load wrongly started has finished.
+	var writers sync.WaitGroup
+	if _, err := load(ctx, ro, id, nil, &writers); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	writers.Wait()
 	if _, err := os.Stat(path); err == nil {
 		t.Error("a read-only load wrote a snapshot")
 	}

@@ -1,6 +1,7 @@
 package watcher
 
 import (
+	"bytes"
 	"context"
 
 	"github.com/praxis-os/continuity/logformat"
@@ -24,23 +25,50 @@ import (
 // from it. Then its lines are that log's (which reads them from its own
 // file, up to its end even if it leaves the folder): f gets a generation
 // that starts at the end of its complete lines, so that only lines
-// written to it later, if any, are read from it. nil when it is not.
-func (w *Watcher) rotatedCopy(ctx context.Context, f source, k fileKey, name string, head []byte, size int64) *tail {
+// written to it later, if any, are read from it. nil when it is not;
+// like is then the generation of such a log that f starts like but holds
+// fewer bytes than were read from (a copy still being written: cp writes
+// a large file in parts), or 0: like a copy of an indexed log, it must not
+// be read until it is whole or its size settles (protocol.md, section 8,
+// "File identity").
+func (w *Watcher) rotatedCopy(ctx context.Context, f source, k fileKey, name string, head []byte, size int64) (_ *tail, like int64) {
 	ln, ok := logformat.ParseLogName(name)
 	if !ok || ln.Live() {
-		return nil
+		return nil, 0
 	}
-	for _, ok := range w.sortedTails() {
-		t := w.tails[ok]
+	for _, tk := range w.sortedTails() {
+		t := w.tails[tk]
 		g := t.gen
-		if !t.vanishedAt.IsZero() || g.Offset <= 0 || size < g.Offset || g.Head.Len > len(head) || sum(head[:g.Head.Len]) != g.Head {
+		if !t.vanishedAt.IsZero() || g.Offset <= 0 {
 			continue
 		}
 		if tn, _ := logformat.ParseLogName(t.name); tn.Base != ln.Base {
 			continue
 		}
+		if size < g.Offset {
+			// The whole of what it holds is the log's start (too
+			// short to compare fingerprints: its first bytes).
+			starts := bytes.HasPrefix(t.head, head)
+			if g.Head.Len <= len(head) {
+				starts = sum(head[:g.Head.Len]) == g.Head
+			}
+			if starts && like == 0 {
+				like = g.ID
+			}
+			continue
+		}
+		if g.Head.Len > len(head) || sum(head[:g.Head.Len]) != g.Head {
+			continue
+		}
 		if fp, err := fingerprintAt(f, g.Offset-int64(g.Tail.Len), g.Tail.Len); err != nil || fp != g.Tail {
 			continue
+		}
+		// The log reads what it still holds first: lines of the copy it
+		// has not read yet may be gone from it (copytruncate empties it
+		// right after the copy).
+		w.drain(ctx, tk, t)
+		if t.gen.ID == g.ID {
+			g = t.gen
 		}
 		probe := &tail{gen: Generation{Path: name, Dev: k.dev, Ino: k.ino}, f: f, name: name}
 		buf := make([]byte, 64<<10)
@@ -48,22 +76,42 @@ func (w *Watcher) rotatedCopy(ctx context.Context, f source, k fileKey, name str
 			b, more, err := probe.readBatch(buf, w.cfg.MaxLineBytes, w.cfg.BatchLines, w.cfg.BatchBytes)
 			if err != nil {
 				w.log.Warn("cannot read a rotated copy of a log", "file", name, "err", err)
-				return nil
+				return nil, 0
 			}
 			probe.gen = b.Gen
 			if !more {
 				break
 			}
 		}
+		if probe.gen.Offset > g.Offset {
+			// The copy holds lines the log could not read (emptied
+			// or rewritten since): they are read from the copy, from
+			// where the log stopped (the same bytes up to there).
+			cg := g
+			cg.ID, cg.Path, cg.Dev, cg.Ino, cg.Gone = 0, name, k.dev, k.ino, false
+			ct, err := openTail(f, name, cg)
+			if err != nil {
+				continue
+			}
+			id, err := w.store.CreateGeneration(ctx, cg, 0)
+			if err != nil {
+				w.log.Error("cannot record a rotated copy of a log", "file", name, "err", err)
+				return nil, 0
+			}
+			ct.gen.ID = id
+			w.log.Info("rotated copy of a log holds lines the log could not read (emptied since): reading them from the copy", "file", name,
+				"copy_of", t.name, "of_generation", g.ID, "generation", id, "offset", cg.Offset)
+			return ct, 0
+		}
 		id, err := w.store.CreateGeneration(ctx, probe.gen, 0)
 		if err != nil {
 			w.log.Error("cannot record a rotated copy of a log", "file", name, "err", err)
-			return nil
+			return nil, 0
 		}
 		probe.gen.ID = id
 		w.log.Info("rotated copy of a log being read: its lines are that log's, not read again", "file", name,
 			"copy_of", t.name, "of_generation", g.ID, "generation", id, "offset", probe.gen.Offset)
-		return probe
+		return probe, 0
 	}
-	return nil
+	return nil, like
 }

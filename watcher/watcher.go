@@ -545,16 +545,27 @@ func (w *Watcher) open(ctx context.Context, name string) error {
 		}
 	}
 	if t == nil {
+		// The generation this file replaces (the same inode, other
+		// lines: rewritten while nobody watched, or a deleted log's
+		// inode number reused) is kept, gone, not ended: its
+		// fingerprints must still recognise a backup of it restored
+		// later (protocol.md, section 8, Restore), as they do when the
+		// daemon saw the old file leave.
+		if old, ok := w.known[replaces]; ok && replaces != 0 && !old.Gone {
+			old.Gone = true
+			if err := w.store.UpdateGeneration(ctx, old); err != nil {
+				f.Close()
+				return fmt.Errorf("mark the generation %s replaces gone: %w", name, err)
+			}
+			w.known[replaces] = old
+		}
 		g := Generation{Path: name, Dev: k.dev, Ino: k.ino}
-		id, err := w.store.CreateGeneration(ctx, g, replaces)
+		id, err := w.store.CreateGeneration(ctx, g, 0)
 		if err != nil {
 			f.Close()
 			return fmt.Errorf("new generation for %s: %w", name, err)
 		}
 		g.ID = id
-		if replaces != 0 {
-			delete(w.known, replaces)
-		}
 		t = &tail{gen: g, f: f, name: name}
 		w.log.Info("following new log", "file", name, "generation", id, "replaces", replaces)
 	}
@@ -732,8 +743,12 @@ func (w *Watcher) adopt(ctx context.Context, f source, k fileKey, name string, s
 		}
 		return t, 0, false
 	}
-	if t := w.rotatedCopy(ctx, f, k, name, head, size); t != nil {
+	t, like := w.rotatedCopy(ctx, f, k, name, head, size)
+	if t != nil {
 		return t, 0, false
+	}
+	if maybe == 0 {
+		maybe = like
 	}
 	if maybe != 0 {
 		if w.hold(name, k, size, maybe) {

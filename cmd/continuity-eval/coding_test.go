@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/internal/shareddata"
 )
 
 // protocolConverter is the test converter: the "transcripts" of the tiny
@@ -324,14 +325,10 @@ func testEmbedder(t *testing.T) embed.Embedder {
 // else ../shared/data/agent-transcripts beside the repository.
 func transcriptsDir(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv(EnvTranscripts)
-	if dir == "" {
-		dir = filepath.Join("..", "..", defaultTranscripts)
+	if dir := os.Getenv(EnvTranscripts); dir != "" {
+		return dir
 	}
-	if _, err := os.Stat(filepath.Join(dir, "README.md")); err != nil {
-		t.Skipf("no agent transcripts at %s (set $%s to run): %v", dir, EnvTranscripts, err)
-	}
-	return dir
+	return shareddata.Require(t, "agent-transcripts")
 }
 
 // realHaystack imports the real transcripts (and what extra writes) into

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/praxis-os/continuity/internal/shareddata"
 )
 
 type resumeEvalReport struct {
@@ -74,13 +76,7 @@ func TestResumeEvalLongMemEval(t *testing.T) {
 	if testing.Short() {
 		t.Skip("indexes 95 haystacks; skipped with -short")
 	}
-	data := os.Getenv(EnvData)
-	if data == "" {
-		data = filepath.Join("..", "..", defaultData)
-	}
-	if _, err := os.Stat(filepath.Join(data, "queries.jsonl")); err != nil {
-		t.Skipf("LongMemEval dataset not found (%v); set %s to its folder", err, EnvData)
-	}
+	data := shareddata.RequireLongMemEval(t) // $CONTINUITY_EVAL_DATA (EnvData) first
 	r := runResumeJSON(t, data)
 	got, whole := map[string]float64{}, map[string]float64{}
 	for _, v := range r.Results {

@@ -299,7 +299,7 @@ func TestDoctorRetention(t *testing.T) {
 	}
 	d := ws.startDaemon("--import", "all", "--agent-home", home, "--import-poll", "100ms")
 	eventually(t, 20*time.Second, "the daemon indexed the imported sessions", func() bool { return ws.status().Exchanges == 5 })
-	time.Sleep(500 * time.Millisecond) // a few polls of the follower: nothing may go
+	ws.importPolled() // a few polls of the follower: nothing may go
 	out, _, code := ws.cli("search", "billing tables migration plan")
 	if code != 0 || !strings.Contains(out, "billing tables") {
 		t.Errorf("the session whose transcript was deleted is not found:\n%s", out)

@@ -290,3 +290,66 @@ func hasReject(rs []rejectJSON, file string, line int64, reasonPart string) bool
 	}
 	return false
 }
+
+// caughtUp appends a marker exchange to a new log and waits until the
+// daemon has indexed it and status shows every log followed (none not
+// seen yet or missing) with lagBytes bytes of them not indexed (an
+// unfinished last line): want counts the exchanges, the marker
+// included. A new file makes the daemon rescan the folder and read every
+// log, so what was written before the call has then been read; more
+// exchanges than want fail at once (a line indexed twice). It replaces a
+// sleep before a check that something did not happen.
+func (w *workspace) caughtUp(want, lagBytes int64) {
+	w.t.Helper()
+	name := fmt.Sprintf("caught-up-%d.jsonl", time.Now().UnixNano())
+	w.shellAppend(name, exchangeLine("caught-up", name, "the caught-up marker "+name, "ok"))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st := w.status()
+		if st.Exchanges > want {
+			w.t.Fatalf("index holds %d exchanges, want %d: lines indexed twice", st.Exchanges, want)
+		}
+		settled := st.Exchanges == want && st.LagBytes == lagBytes
+		for _, f := range st.Files {
+			settled = settled && !f.NotSeen && !f.Missing
+		}
+		if settled {
+			return
+		}
+		if time.Now().After(deadline) {
+			w.t.Fatalf("not caught up in 30 s: %d exchanges (want %d), %d bytes behind (want %d), files %+v", st.Exchanges, want, st.LagBytes, lagBytes, st.Files)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// importPolled waits until the daemon's follower of agent transcripts
+// has ended two more passes over each agent's files (status: import
+// polls): one begun after the call has then ended, so what the
+// transcripts held at the call is imported. It replaces a sleep before a
+// check that nothing more came.
+func (w *workspace) importPolled() {
+	w.t.Helper()
+	polls := func() map[string]int64 {
+		out := map[string]int64{}
+		if st := w.status(); st.Import != nil {
+			for _, a := range st.Import.Agents {
+				out[a.Agent] = a.Polls
+			}
+		}
+		return out
+	}
+	start := polls()
+	if len(start) == 0 {
+		w.t.Fatal("status lists no agent followed")
+	}
+	eventually(w.t, 30*time.Second, "two more passes of the transcripts' follower", func() bool {
+		now := polls()
+		for a, n := range start {
+			if now[a] < n+2 {
+				return false
+			}
+		}
+		return true
+	})
+}

@@ -230,22 +230,22 @@ func splitLine(t *testing.T, daemonArgs []string) {
 	line := exchangeLine("split", "split-1", "first half of the question", "and the answer")
 	cut := len(line) / 2
 	ws.shellAppend("split.jsonl", line[:cut])
-	time.Sleep(300 * time.Millisecond)
-	if st := ws.status(); st.Exchanges != 0 || st.Rejects != 0 {
-		t.Fatalf("half a line: %d exchanges, %d rejects", st.Exchanges, st.Rejects)
+	ws.caughtUp(1, int64(cut)) // the marker alone; the half line read, not indexed
+	if st := ws.status(); st.Exchanges != 1 || st.Rejects != 0 {
+		t.Fatalf("half a line: %d exchanges (the marker's 1), %d rejects", st.Exchanges, st.Rejects)
 	}
 	ws.shellAppend("split.jsonl", line[cut:])
-	eventually(t, 5*time.Second, "split line indexed", func() bool { return ws.status().Exchanges == 1 })
+	eventually(t, 5*time.Second, "split line indexed", func() bool { return ws.status().Exchanges == 2 })
 
 	line2 := exchangeLine("split", "split-2", "second question", "second answer")
 	ws.shellAppend("split.jsonl", line2[:10])
-	time.Sleep(300 * time.Millisecond)
+	ws.caughtUp(3, 10) // the daemon has read the first part before it is killed
 	d.kill()
 	ws.shellAppend("split.jsonl", line2[10:])
 	d = ws.startDaemon(daemonArgs...)
-	eventually(t, 5*time.Second, "split line indexed after SIGKILL", func() bool { return ws.status().Exchanges == 2 })
+	eventually(t, 5*time.Second, "split line indexed after SIGKILL", func() bool { return ws.status().Exchanges == 4 })
 	d.stop(t)
-	if st := ws.status(); st.Rejects != 0 || st.Exchanges != 2 {
+	if st := ws.status(); st.Rejects != 0 || st.Exchanges != 4 {
 		t.Fatalf("%d exchanges, %d rejects", st.Exchanges, st.Rejects)
 	}
 	got := storedLines(t, ws.root)

@@ -77,18 +77,15 @@ func TestFaultRestoredLogs(t *testing.T) {
 			}
 		}
 	}
-	// Nothing more arrives later (a late re-read would show up here).
-	time.Sleep(1500 * time.Millisecond)
-	if got := ws.exchanges(); got != total {
-		t.Fatalf("after the restores settled: %d exchanges, want %d", got, total)
-	}
+	// Nothing more arrives later (a late re-read would show up here):
+	// every log followed, caught up, read again after a marker.
+	total++
+	ws.caughtUp(total, 0)
 	ws.appendRaw("big.jsonl", []byte(idlessLine("big.jsonl", 999999, 10)))
 	total++
 	ws.waitExchanges(total, 20*time.Second)
-	time.Sleep(500 * time.Millisecond)
-	if got := ws.exchanges(); got != total {
-		t.Fatalf("appended line: %d exchanges, want %d", got, total)
-	}
+	total++
+	ws.caughtUp(total, 0)
 	d.alive(t)
 	d.stop(t)
 	showDaemonLog(t, d)
@@ -140,7 +137,8 @@ func TestFaultOlderCopyRestored(t *testing.T) {
 		return strings.Contains(d.stderr.String(), "closed log that left the folder")
 	})
 	runIn(t, ws.logs, "cp", backup, "a.jsonl")
-	time.Sleep(2500 * time.Millisecond)
+	// Judged once its size settled, and followed to its end.
+	ws.waitFileCaughtUp("a.jsonl", 30*time.Second)
 	if got := ws.exchanges(); got != 301 {
 		t.Fatalf("after restoring an older copy of a deleted log: %d exchanges, want 301\n%s", got, d.stderr)
 	}

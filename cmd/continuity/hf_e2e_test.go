@@ -23,10 +23,10 @@ import (
 // is absent.
 func goldenModel(t *testing.T, name string) (string, []embedOutput) {
 	t.Helper()
-	dir := filepath.Join(shareddata.Dir("bert-golden"), name)
+	dir := shareddata.Require(t, "bert-golden/"+name)
 	f, err := os.Open(filepath.Join(dir, "golden.jsonl"))
 	if err != nil {
-		t.Skipf("the BERT reference data is not here (%v): ../shared/data/bert-golden holds it beside the repository", err)
+		t.Fatal(err)
 	}
 	defer f.Close()
 	var rows []embedOutput

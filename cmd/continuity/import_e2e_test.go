@@ -116,7 +116,7 @@ func TestImportLive(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	shellAppendTo(t, bPath, ccRec(t, ccAnswer(b, "b4", "2026-03-02T09:00:40Z", "Retries added: 3 attempts with backoff.")))
 	eventually(t, 15*time.Second, "B imported", func() bool { return exchanges(b) >= 1 })
-	time.Sleep(500 * time.Millisecond) // a few more polls: nothing more may come
+	ws.importPolled() // a few more polls: nothing more may come
 
 	out, errs, code := ws.cli("resume", "--session", b, "--query", "storage for the job queue")
 	if code != 0 {

@@ -19,10 +19,7 @@ import (
 // imported, resumes with its own exchanges by its id (its agent is gone).
 // Before: "its own N exchanges are still in context", nothing shown.
 func TestResumeImportedSession(t *testing.T) {
-	src := filepath.Join(shareddata.Dir("agent-transcripts"), "claude-code", "episodic-memory", "long-conversation.jsonl")
-	if _, err := os.Stat(src); err != nil {
-		t.Skipf("the shared transcripts are not there (%v): ../shared/data/agent-transcripts", err)
-	}
+	src := shareddata.Require(t, "agent-transcripts/claude-code/episodic-memory/long-conversation.jsonl")
 	w := newWorkspace(t)
 	if _, errs, code := w.cli("import", "--from", "claude-code", src); code != 0 {
 		t.Fatalf("import: %s", errs)

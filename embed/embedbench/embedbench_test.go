@@ -68,10 +68,10 @@ func BenchmarkQueryWhileEmbedding(b *testing.B) {
 	}{
 		{"uselite", func(*testing.B) embed.Embedder { return u }},
 		{"hf-bge-small-shape", func(b *testing.B) embed.Embedder {
-			src := shareddata.Dir("bert-golden") + "/tiny-bert-cls"
+			src := shareddata.Require(b, "bert-golden/tiny-bert-cls")
 			dir := b.TempDir()
 			if err := hf.WriteRandomModel(dir, src, hf.BGESmallShape, 1); err != nil {
-				b.Skipf("no model to measure hf with (%v): ../shared/data/bert-golden holds the tokenizer", err)
+				b.Fatal(err)
 			}
 			e, err := hf.New(dir, hf.Options{})
 			if err != nil {

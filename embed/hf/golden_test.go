@@ -30,11 +30,7 @@ var goldenModels = []string{"tiny-bert-mean", "tiny-bert-cls"}
 // the shared data is absent.
 func goldenDir(t testing.TB, model string) string {
 	t.Helper()
-	dir := filepath.Join(shareddata.Dir("bert-golden"), model)
-	if _, err := os.Stat(filepath.Join(dir, "golden.jsonl")); err != nil {
-		t.Skipf("the BERT reference data is not here (%v): ../shared/data/bert-golden holds it beside the repository", err)
-	}
-	return dir
+	return shareddata.Require(t, "bert-golden/"+model)
 }
 
 func readGolden(t testing.TB, dir string) []goldenRow {
