@@ -142,7 +142,7 @@ type queries struct {
 	// pending, before a search, waits for (the daemon) or reports (a
 	// reader) what was written to the logs and is not searchable yet
 	// (fresh.go); nil: nothing.
-	pending func(ctx context.Context, mode search.Mode) *Pending
+	pending func(ctx context.Context, mode search.Mode, what string) *Pending
 }
 
 // newQueries answers over db. space gives the current vector space (nil:
@@ -233,7 +233,7 @@ func (q *queries) search(ctx context.Context, req SearchRequest) (SearchResponse
 	}
 	var pending *Pending
 	if q.pending != nil {
-		pending = q.pending(ctx, sq.Mode)
+		pending = q.pending(ctx, sq.Mode, "search")
 	}
 	res, err := q.searcher.Search(ctx, sq)
 	if errors.Is(err, search.ErrEmptyQuery) {
@@ -326,8 +326,19 @@ func ParseTime(name, s string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("--%s %q: want an RFC 3339 time (2026-11-22T10:00:00Z) or a date (2026-11-22)", name, s)
 }
 
-// resume answers a ResumeRequest.
+// resume answers a ResumeRequest. Like a search, it first waits (the
+// daemon) for the lines just written to the logs, or says (a reader)
+// that some are not indexed: "the latest session" must be the one just
+// logged to (pack.Pending).
 func (q *queries) resume(ctx context.Context, req ResumeRequest) (*resume.Pack, error) {
+	var pending *Pending
+	if q.pending != nil {
+		mode := search.ModeLexical // no query: no vector is read
+		if req.Query != "" {
+			mode = search.ModeHybrid
+		}
+		pending = q.pending(ctx, mode, "resume")
+	}
 	pack, err := resume.Build(ctx, q.resumeSource(), resume.Options{
 		Session: req.Session, Latest: req.Latest, Query: req.Query, Budget: req.Budget,
 		IncludeCurrent: req.IncludeCurrent, MaxDepth: req.MaxDepth, Encoding: req.Tokenizer,
@@ -341,6 +352,7 @@ func (q *queries) resume(ctx context.Context, req ResumeRequest) (*resume.Pack, 
 	case err != nil:
 		return nil, err
 	}
+	pack.Pending = pending
 	return pack, nil
 }
 

@@ -143,7 +143,7 @@ func (c *Client) local(ctx context.Context, db *index.DB) (*queries, error) {
 	if err != nil {
 		return nil, err
 	}
-	q.pending = func(ctx context.Context, _ search.Mode) *Pending { return localPending(ctx, db, c.ws.Logs) }
+	q.pending = func(ctx context.Context, _ search.Mode, what string) *Pending { return localPending(ctx, db, c.ws.Logs, what) }
 	return q, nil
 }
 

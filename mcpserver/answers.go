@@ -147,11 +147,17 @@ type ResumeOut struct {
 	Omitted   int           `json:"omitted"`
 	InContext int           `json:"in_context"`
 	Files     []string      `json:"files,omitempty"`
+	// Pending: what was written just before the call and is not in the
+	// pack yet (not indexed yet).
+	Pending string `json:"pending,omitempty"`
 }
 
 func Resume(p *resume.Pack) *ResumeOut {
 	out := &ResumeOut{SessionID: p.SessionID, Chain: p.Chain, Tokens: p.Tokens, Budget: p.Budget,
 		Exchanges: []ExchangeRef{}, Omitted: p.Omitted, InContext: p.InContext, Files: p.Files}
+	if p.Pending != nil {
+		out.Pending = p.Pending.Note
+	}
 	if out.Chain == nil {
 		out.Chain = []string{}
 	}

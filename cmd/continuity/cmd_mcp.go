@@ -371,6 +371,9 @@ func addQueryTools(srv *mcp.Server, ws mcpWorkspaceOf, log *slog.Logger) {
 		if text == "" {
 			text = "(nothing to resume from: no earlier exchanges for this session)"
 		}
+		if p := pack.Pending; p != nil {
+			text = fmt.Sprintf("(Note: %s.)\n\n%s", p.Note, text)
+		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, mcpserver.Resume(&pack), nil
 	}))
 

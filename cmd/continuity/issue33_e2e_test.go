@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Issue 33 through the binary: what a new user still trips on.
+
+// resumeJSON is what these tests read of `resume --json` (their own type:
+// they also run against a binary built before issue 33).
+type resumeJSON struct {
+	SessionID string `json:"session_id"`
+	Pending   *struct {
+		Bytes int64  `json:"bytes"`
+		Note  string `json:"note"`
+	} `json:"pending"`
+}
+
+// TestResumeReadYourWritesCLI (item 1): `log` then `resume --latest` at
+// once, with a daemon that notices new lines only at its rescan: the pack
+// is of the session just logged to, or says that lines are still being
+// indexed. Before: the previous session, without a word. Without a
+// daemon, resume says how much of the logs is not indexed.
+func TestResumeReadYourWritesCLI(t *testing.T) {
+	w := newWorkspace(t)
+	w.shellAppend("a.jsonl", exchangeLine("s0", "e0", "an older exchange about the build", "it passed"))
+	if _, errs, code := w.cli("ingest"); code != 0 {
+		t.Fatalf("ingest: %s", errs)
+	}
+	d := w.startDaemon("--no-notify", "--rescan", "700ms")
+	eventually(t, 20*time.Second, "the daemon answering", func() bool { return w.status().Daemon.Running })
+	found := 0
+	for i := range 3 {
+		session := fmt.Sprintf("new%d", i)
+		if _, errs, code := w.cli("log", "--session", session, "--user", "where is the config", "--ai", "in config.toml"); code != 0 {
+			t.Fatalf("log: %s", errs)
+		}
+		out, errs, code := w.cli("resume", "--latest", "--json")
+		var pack resumeJSON
+		if code != 0 || json.Unmarshal([]byte(out), &pack) != nil {
+			t.Fatalf("resume: exit %d, %s %s", code, out, errs)
+		}
+		switch {
+		case pack.SessionID == session:
+			found++
+		case pack.Pending != nil && strings.Contains(pack.Pending.Note, "not indexed yet") && strings.Contains(errs, "not indexed yet"):
+			t.Logf("%s: still being indexed after the wait: %s", session, pack.Pending.Note)
+		default:
+			t.Errorf("logged to %s, then resume --latest at once: the pack is of %q (%+v); want %s, or a note that it is still being indexed", session, pack.SessionID, pack.Pending, session)
+		}
+	}
+	if found == 0 {
+		t.Errorf("resume --latest never named the session just logged to within its wait")
+	}
+	d.stop(t)
+	w.shellAppend("b.jsonl", exchangeLine("s9", "e9", "the wombat cache eviction policy", "LRU"))
+	_, errs, code := w.cli("resume", "--latest")
+	if code != 0 || !strings.Contains(errs, "1 line of the logs is not indexed: no daemon is running") ||
+		!strings.Contains(errs, "this resume cannot see it") {
+		t.Errorf("resume without a daemon, a line not indexed: exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestResumeReadYourWritesMCP (item 1): over MCP, log_exchange then
+// resume_context {"latest": true} at once (the MCP server answering
+// through a daemon that notices new lines only at its rescan): the pack
+// is of the session just logged to, or says it is still being indexed.
+// Before: the previous session.
+func TestResumeReadYourWritesMCP(t *testing.T) {
+	w := newWorkspace(t)
+	w.shellAppend("a.jsonl", exchangeLine("s0", "e0", "an older exchange about the build", "it passed"))
+	if _, errs, code := w.cli("ingest"); code != 0 {
+		t.Fatalf("ingest: %s", errs)
+	}
+	d := w.startDaemon("--no-notify", "--rescan", "700ms")
+	defer d.stop(t)
+	eventually(t, 20*time.Second, "the daemon answering", func() bool { return w.status().Daemon.Running })
+	m := startMCP(t, w)
+	found := 0
+	for i := range 3 {
+		session := fmt.Sprintf("mcp%d", i)
+		var logged map[string]any
+		m.ok(t, "log_exchange", map[string]any{"session_id": session, "user": "how do we rotate the keys", "ai": "with the script"}, &logged)
+		var pack struct {
+			SessionID string `json:"session_id"`
+			Pending   string `json:"pending"`
+		}
+		res := m.ok(t, "resume_context", map[string]any{"latest": true}, &pack)
+		switch {
+		case pack.SessionID == session:
+			found++
+		case strings.Contains(pack.Pending, "not indexed yet") && strings.Contains(resultText(res), "not indexed yet"):
+			t.Logf("%s: still being indexed: %s", session, pack.Pending)
+		default:
+			t.Errorf("logged to %s, then resume_context latest at once: the pack is of %q (%+v); want %s, or said to be still indexed", session, pack.SessionID, pack, session)
+		}
+	}
+	if found == 0 {
+		t.Errorf("resume_context never named the session just logged to within its wait")
+	}
+}
