@@ -143,7 +143,9 @@ func (c *Client) local(ctx context.Context, db *index.DB) (*queries, error) {
 	if err != nil {
 		return nil, err
 	}
-	q.pending = func(ctx context.Context, _ search.Mode, what string) *Pending { return localPending(ctx, db, c.ws.Logs, what) }
+	q.pending = func(ctx context.Context, _ search.Mode, what string) *Pending {
+		return localPending(ctx, db, c.ws.Logs, what)
+	}
 	return q, nil
 }
 
