@@ -29,6 +29,8 @@ func SearchText(query string, r *engine.SearchResponse) string {
 	switch {
 	case len(r.Results) == 0 && r.Pending != nil && r.Pending.Bytes > 0:
 		fmt.Fprintf(&b, "Nothing found yet for %q, but recent lines are still being indexed (%s). Search again in a moment: do not conclude that it was not discussed.", query, r.Pending.Note)
+	case len(r.Results) == 0 && r.EmptyWindow != nil:
+		fmt.Fprintf(&b, "Nothing found: the time window given (since/until: %s) holds no exchange at all in this workspace; widen it to search.", r.EmptyWindow)
 	case len(r.Results) == 0 && r.TimeOnly && r.TimeSpan != nil:
 		fmt.Fprintf(&b, "No exchange in this workspace is dated in %q, from %s to %s (UTC).", r.TimeSpan.Phrase, Time(r.TimeSpan.From), Time(r.TimeSpan.To))
 	case len(r.Results) == 0:

@@ -103,3 +103,27 @@ func TestResumeReadYourWritesMCP(t *testing.T) {
 		t.Errorf("resume_context never named the session just logged to within its wait")
 	}
 }
+
+// TestUntilDateCLI (item 4): `--until 2026-11-28` takes in that day, as
+// the viewer does; a window that holds nothing says so, naming it.
+// Before: the day left out, and "nothing found among the lines indexed
+// so far" or "no past exchange matches".
+func TestUntilDateCLI(t *testing.T) {
+	w := newWorkspace(t)
+	w.shellAppend("a.jsonl", `{"type":"exchange","id":"x1","session_id":"s","timestamp":"2026-11-28T15:00:00Z","user":"the flaky upload test","ai":"a race"}`+"\n")
+	if _, errs, code := w.cli("ingest"); code != 0 {
+		t.Fatalf("ingest: %s", errs)
+	}
+	out, errs, code := w.cli("search", "--until", "2026-11-28", "flaky upload")
+	if code != 0 || !strings.Contains(out, "the flaky upload test") {
+		t.Errorf("--until the exchange's day: exit %d, %q %s; want it found", code, out, errs)
+	}
+	out, _, code = w.cli("search", "--since", "2026-11-28", "--until", "2026-11-28", "flaky upload")
+	if code != 0 || !strings.Contains(out, "the flaky upload test") {
+		t.Errorf("--since and --until the exchange's day: exit %d, %q; want it found", code, out)
+	}
+	out, _, code = w.cli("search", "--since", "2026-11-27", "--until", "2026-11-27", "flaky upload")
+	if code != 0 || !strings.Contains(out, "the time window (from 2026-11-27 00:00 to 2026-11-28 00:00 UTC) holds no exchange at all") {
+		t.Errorf("an empty window: exit %d, %q; want it named as holding nothing", code, out)
+	}
+}

@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"testing"
+	"time"
+)
+
+// TestParseUntil (issue 33, item 4): a date as --until takes in that day,
+// as the viewer reads it; an RFC 3339 time is the bound as given.
+func TestParseUntil(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want time.Time
+		err  bool
+	}{
+		{"", time.Time{}, false},
+		{"2026-11-28", time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC), false},
+		{"2026-12-31", time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC), false},
+		{"2026-11-28T10:00:00Z", time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC), false},
+		{"2026-11-28T10:00:00", time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC), false},
+		{"28/11/2026", time.Time{}, true},
+	} {
+		got, err := ParseUntil(c.in)
+		if (err != nil) != c.err || !got.Equal(c.want) {
+			t.Errorf("ParseUntil(%q) = %v, %v; want %v (error %v)", c.in, got, err, c.want, c.err)
+		}
+	}
+}
+
+// TestSearchWindow (item 4): --since D --until D finds that day's
+// exchanges; a window that holds no exchange says so (EmptyWindow), where
+// words that match nothing in a full window do not; since not before
+// until is the caller's mistake.
+func TestSearchWindow(t *testing.T) {
+	e := openIngested(t, newLayout(t), Options{}) // a: 2026-01-01, sqlite; b: 2026-01-02, kubernetes
+	defer e.Close()
+	search := func(query, since, until string) SearchResponse {
+		t.Helper()
+		resp, err := e.q.search(ctx, SearchRequest{Query: query, Since: since, Until: until, Mode: "bm25"})
+		if err != nil {
+			t.Fatalf("search %q %s..%s: %v", query, since, until, err)
+		}
+		return resp
+	}
+	if r := search("sqlite locked", "2026-01-01", "2026-01-01"); len(r.Results) != 6 || r.EmptyWindow != nil {
+		t.Errorf("--since and --until the same day: %d results, %+v; want that day's 6", len(r.Results), r.EmptyWindow)
+	}
+	r := search("sqlite locked", "2026-01-03", "2026-01-03")
+	if len(r.Results) != 0 || r.EmptyWindow == nil || r.EmptyWindow.String() != "from 2026-01-03 00:00 to 2026-01-04 00:00 UTC" {
+		t.Errorf("an empty window: %+v; want it said to hold nothing", r)
+	}
+	if r := search("sqlite locked", "2026-01-02", "2026-01-02"); len(r.Results) != 0 || r.EmptyWindow != nil {
+		t.Errorf("words that match nothing in a window that holds exchanges: %+v; want no empty window", r)
+	}
+	if _, err := e.q.search(ctx, SearchRequest{Query: "x", Since: "2026-01-03", Until: "2026-01-02"}); !IsBadRequest(err) {
+		t.Errorf("since after until: %v; want a bad request", err)
+	}
+}
