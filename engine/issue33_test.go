@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"context"
+	"errors"
+	"os"
 	"testing"
 	"time"
 )
@@ -54,5 +57,36 @@ func TestSearchWindow(t *testing.T) {
 	}
 	if _, err := e.q.search(ctx, SearchRequest{Query: "x", Since: "2026-01-03", Until: "2026-01-02"}); !IsBadRequest(err) {
 		t.Errorf("since after until: %v; want a bad request", err)
+	}
+}
+
+// TestIndexer (item 12): a client tells the process that indexes the
+// workspace continuously (what an ingest that finds the lock taken says),
+// and that none does without a daemon.
+func TestIndexer(t *testing.T) {
+	ws := newLayout(t)
+	c := NewClient(ws, nil, nil)
+	if pid, ok := c.Indexer(ctx); ok {
+		t.Errorf("without a daemon: indexer pid %d", pid)
+	}
+	e, err := Open(ws, Options{Embedder: hashEmbedder(t), Socket: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- e.Run(rctx) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	waitFor(t, "the daemon answering", func() bool { _, ok := c.Indexer(ctx); return ok })
+	if pid, _ := c.Indexer(ctx); pid != os.Getpid() {
+		t.Errorf("indexer pid %d, want this process's %d", pid, os.Getpid())
+	}
+	if _, err := Open(ws, Options{}); !errors.Is(err, ErrLocked) {
+		t.Errorf("Open while it runs: %v, want ErrLocked", err)
 	}
 }

@@ -342,6 +342,16 @@ func fileLags(logs string, gens []index.FileStatus) []FileStatus {
 	return out
 }
 
+// Indexer is the process that indexes the workspace continuously (a
+// daemon, or an MCP server indexing in-process), when one answers on the
+// socket: its pid. What an ingest that finds the workspace locked says
+// (nothing for it to do: that process indexes every line as it is
+// written).
+func (c *Client) Indexer(ctx context.Context) (pid int, ok bool) {
+	d := c.daemonState(ctx)
+	return d.PID, d.Running
+}
+
 // daemonState finds out, without disturbing it, whether a daemon serves
 // the workspace: it answers a ping on the socket; otherwise /proc/locks
 // (Linux) tells whether a process holds the index lock (an ingest, or a

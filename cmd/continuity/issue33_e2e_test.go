@@ -127,3 +127,18 @@ func TestUntilDateCLI(t *testing.T) {
 		t.Errorf("an empty window: exit %d, %q; want it named as holding nothing", code, out)
 	}
 }
+
+// TestIngestWhileDaemon (item 12): `ingest` while the daemon runs says
+// that the daemon already indexes everything and exits 0. Before: exit 1,
+// "another continuity process holds the index lock".
+func TestIngestWhileDaemon(t *testing.T) {
+	w := newWorkspace(t)
+	w.shellAppend("a.jsonl", exchangeLine("s0", "e0", "the build", "it passed"))
+	d := w.startDaemon()
+	defer d.stop(t)
+	eventually(t, 20*time.Second, "the daemon answering", func() bool { return w.status().Daemon.Running })
+	out, errs, code := w.cli("ingest")
+	if code != 0 || !strings.Contains(errs, "already indexes this workspace") {
+		t.Errorf("ingest while the daemon runs: exit %d, %q %q; want exit 0 and that the daemon indexes everything", code, out, errs)
+	}
+}
