@@ -96,6 +96,9 @@ type SearchResponse struct {
 	// since and until holds no exchange at all (whatever the words):
 	// the window, not the query, is what to change.
 	EmptyWindow *Window `json:"empty_window,omitempty"`
+	// Note says how the search was answered when it is not the usual
+	// way (an embedder asked for that the daemon does not run).
+	Note string `json:"note,omitempty"`
 }
 
 // Window is a search's time window as read: from Since (inclusive) to

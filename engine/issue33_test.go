@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/praxis-os/continuity/embed"
 )
 
 // TestParseUntil (issue 33, item 4): a date as --until takes in that day,
@@ -88,5 +91,45 @@ func TestIndexer(t *testing.T) {
 	}
 	if _, err := Open(ws, Options{}); !errors.Is(err, ErrLocked) {
 		t.Errorf("Open while it runs: %v, want ErrLocked", err)
+	}
+}
+
+// TestPinnedEmbedder (item 2): an embedder given for a search is not
+// ignored when a daemon runs: a bad one is an error, another one than the
+// daemon's answers from the index and says so; the daemon's own answers
+// as before.
+func TestPinnedEmbedder(t *testing.T) {
+	ws := newLayout(t)
+	e, err := Open(ws, Options{Embedder: hashEmbedder(t), Socket: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- e.Run(rctx) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	waitFor(t, "the daemon's vectors", func() bool {
+		p, ok := NewClient(ws, nil, nil).daemonEmbedder(ctx)
+		return ok && p.Identity != "" && p.Pending == 0
+	})
+	client := func(cfg embed.Config) *Client {
+		return NewClient(ws, func() (embed.Embedder, error) { return embed.New(cfg) }, nil).PinEmbedder()
+	}
+	req := SearchRequest{Query: "sqlite database locked", Limit: 3}
+	if _, err := client(embed.Config{Provider: "foo"}).Search(ctx, req); err == nil || !strings.Contains(err.Error(), `unknown embedding provider "foo"`) {
+		t.Errorf("--embedder foo with a daemon: %v; want an error naming it", err)
+	}
+	r, err := client(embed.Config{Provider: embed.ProviderHash, Dimension: 64}).Search(ctx, req)
+	if err != nil || len(r.Results) == 0 || !strings.Contains(r.Note, "not by the daemon") {
+		t.Errorf("another embedder than the daemon's: %+v, %v; want answered from the index, and said", r, err)
+	}
+	r, err = client(embed.Config{Provider: embed.ProviderHash}).Search(ctx, req)
+	if err != nil || len(r.Results) == 0 || r.Note != "" || r.VectorsMissing != "" {
+		t.Errorf("the daemon's own embedder: %+v, %v; want the daemon's answer", r, err)
 	}
 }

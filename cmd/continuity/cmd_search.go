@@ -39,7 +39,10 @@ exchanges, newest first. --since and --until bound the time strictly.
 When no result reaches the floor, the few closest matches are shown, marked
 weak; "nothing found" means nothing matches at all. A search answered by the
 daemon first waits (up to 2 s) for lines just written to the logs to be
-indexed, and says so when some still are not.
+indexed, and says so when some still are not. An embedder given on the
+command line (--embedder and the embed flags) is checked and used: when
+the daemon runs another, the search is answered from the index with the
+stored vectors of the one given (words only when it has none), and says so.
 
   continuity search "why does the build fail"
   continuity search --chain S --since 2026-11-01 --limit 5 "sqlite lock"`)
@@ -75,12 +78,18 @@ indexed, and says so when some still are not.
 	if err != nil {
 		return err
 	}
+	if ef.given(fs) {
+		c.PinEmbedder()
+	}
 	resp, err := c.Search(ctx, req)
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		return printJSON(e.stdout, resp)
+	}
+	if resp.Note != "" {
+		fmt.Fprintf(e.stderr, "continuity search: note: %s\n", resp.Note)
 	}
 	if resp.VectorsMissing != "" {
 		fmt.Fprintf(e.stderr, "continuity search: note: %s\n", resp.VectorsMissing)

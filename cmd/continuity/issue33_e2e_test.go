@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -140,5 +142,35 @@ func TestIngestWhileDaemon(t *testing.T) {
 	out, errs, code := w.cli("ingest")
 	if code != 0 || !strings.Contains(errs, "already indexes this workspace") {
 		t.Errorf("ingest while the daemon runs: exit %d, %q %q; want exit 0 and that the daemon indexes everything", code, out, errs)
+	}
+}
+
+// TestSearchEmbedderWithDaemon (item 2): `search --embedder foo` with a
+// daemon running is an error (exit 2, naming it), `--embedder hf` without
+// the model installed says so, and an embedder other than the daemon's is
+// used, from the index, and said. Before: the daemon's answer, exit 0,
+// the flag ignored.
+func TestSearchEmbedderWithDaemon(t *testing.T) {
+	w := newWorkspace(t)
+	w.shellAppend("a.jsonl", exchangeLine("s0", "e0", "why does the sqlite build fail", "the fts5 tag"))
+	d := w.startDaemon()
+	defer d.stop(t)
+	eventually(t, 20*time.Second, "the daemon's vectors", func() bool {
+		st := w.status()
+		return st.Daemon.Running && st.Exchanges == 1 && st.EmbedPending == 0
+	})
+	_, errs, code := w.cli("search", "--embedder", "foo", "sqlite")
+	if code != 2 || !strings.Contains(errs, `unknown embedding provider "foo"`) {
+		t.Errorf("--embedder foo: exit %d, %q; want exit 2 naming it", code, errs)
+	}
+	cmd := exec.Command(binPath, "--root", w.root, "search", "--embedder", "hf", "sqlite")
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "XDG_CACHE_HOME=", "CONTINUITY_MODELS=")
+	_, errs, code = runCmd(t, cmd)
+	if code == 0 || !strings.Contains(errs, "model not installed") || !strings.Contains(errs, "continuity model pull") {
+		t.Errorf("--embedder hf, no model installed: exit %d, %q; want an error saying how to install it", code, errs)
+	}
+	out, errs, code := w.cli("search", "--embedder", "uselite", "sqlite")
+	if code != 0 || !strings.Contains(out, "why does the sqlite build fail") || !strings.Contains(errs, "not by the daemon") {
+		t.Errorf("--embedder uselite with a hash daemon: exit %d, %q %q; want found, and said how", code, out, errs)
 	}
 }
