@@ -373,6 +373,13 @@ func (e *Engine) register(srv *server.Server) {
 		}
 		return e.Forget(ctx, req)
 	})
+	srv.Handle("drop_vectors", func(ctx context.Context, raw json.RawMessage) (any, error) {
+		var req DropVectorsRequest
+		if err := json.Unmarshal(raw, &req); err != nil {
+			return nil, server.BadRequest(err)
+		}
+		return e.DropVectors(ctx, req)
+	})
 	for _, v := range e.views {
 		srv.Handle(v.Name()+"_status", func(ctx context.Context, _ json.RawMessage) (any, error) {
 			return v.Report(ctx), nil

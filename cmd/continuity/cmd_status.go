@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -90,6 +92,11 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 	}
 	if r.Embedding != nil {
 		fmt.Fprintf(w, "  embedded\t%s\n", embeddedLine(r.Embedding))
+	}
+	for _, id := range slices.Sorted(maps.Keys(r.Vectors)) {
+		if id != r.Embedder {
+			fmt.Fprintf(w, "  kept of another embedder\t%s: %d vectors, for a switch back ('continuity vectors --drop' removes them)\n", id, r.Vectors[id])
+		}
 	}
 	fmt.Fprintf(w, "rejected lines\t%d\t(see 'continuity rejects')\n", r.Rejects)
 	fmt.Fprintf(w, "duplicate ids skipped\t%d\n", r.DuplicatesSkipped)

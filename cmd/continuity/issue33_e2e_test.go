@@ -174,3 +174,43 @@ func TestSearchEmbedderWithDaemon(t *testing.T) {
 		t.Errorf("--embedder uselite with a hash daemon: exit %d, %q %q; want found, and said how", code, out, errs)
 	}
 }
+
+// TestEmbedderSwitchBack (item 3): trying another embedder and going back
+// keeps the first one's vectors (nothing is embedded again); `vectors`
+// lists both, and the one in use cannot be dropped. Before: the first
+// embedder's vectors were pruned once the second was complete.
+func TestEmbedderSwitchBack(t *testing.T) {
+	w := newWorkspace(t)
+	for i := range 5 {
+		w.shellAppend("a.jsonl", exchangeLine("s0", fmt.Sprintf("e%d", i), fmt.Sprintf("question %d about the build", i), "answer"))
+	}
+	ingest := func(env ...string) string {
+		t.Helper()
+		cmd := exec.Command(binPath, "--root", w.root, "ingest")
+		cmd.Env = append(os.Environ(), env...)
+		_, errs, code := runCmd(t, cmd)
+		if code != 0 {
+			t.Fatalf("ingest %v: exit %d, %s", env, code, errs)
+		}
+		return errs
+	}
+	ingest()                          // hash, 256
+	ingest("CONTINUITY_EMBED_DIM=64") // another embedder, tried
+	if errs := ingest(); strings.Contains(errs, "embedded 5") {
+		t.Errorf("back to the first embedder: %s; want nothing embedded again", errs)
+	}
+	st := w.status()
+	if st.Vectors["builtin:hash-v2:256#user|ai"] != 5 || st.Vectors["builtin:hash-v2:64#user|ai"] != 5 {
+		t.Errorf("vectors after trying another embedder and going back: %v; want both kept", st.Vectors)
+	}
+	out, _, code := w.cli("vectors")
+	if code != 0 || !strings.Contains(out, "builtin:hash-v2:64#user|ai") || !strings.Contains(out, "in use") {
+		t.Errorf("vectors: exit %d, %q", code, out)
+	}
+	if _, errs, code := w.cli("vectors", "--drop", "builtin:hash-v2:256#user|ai"); code != 2 || !strings.Contains(errs, "the embedder in use") {
+		t.Errorf("dropping the vectors in use: exit %d, %q; want refused", code, errs)
+	}
+	if out, errs, code := w.cli("vectors", "--drop", "builtin:hash-v2:64#user|ai"); code != 0 || !strings.Contains(out, "dropped 5 vectors") {
+		t.Errorf("vectors --drop: exit %d, %q %q", code, out, errs)
+	}
+}
