@@ -98,7 +98,7 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 			fmt.Fprintf(w, "  kept of another embedder\t%s: %d vectors, for a switch back ('continuity vectors --drop' removes them)\n", id, r.Vectors[id])
 		}
 	}
-	fmt.Fprintf(w, "rejected lines\t%d\t(see 'continuity rejects')\n", r.Rejects)
+	fmt.Fprintf(w, "rejected lines\t%d\t(%s)\n", r.Rejected.Invalid, r.Rejected.Note())
 	fmt.Fprintf(w, "duplicate ids skipped\t%d\n", r.DuplicatesSkipped)
 	if r.ReusedIDs > 0 {
 		fmt.Fprintf(w, "  ids reused with other content\t%d\t(those lines are not indexed: see 'continuity rejects')\n", r.ReusedIDs)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -212,5 +214,40 @@ func TestEmbedderSwitchBack(t *testing.T) {
 	}
 	if out, errs, code := w.cli("vectors", "--drop", "builtin:hash-v2:64#user|ai"); code != 0 || !strings.Contains(out, "dropped 5 vectors") {
 		t.Errorf("vectors --drop: exit %d, %q %q", code, out, errs)
+	}
+}
+
+// TestRejectCountsAgree (item 6): after a forget and a rebuild (the
+// forgotten session's lines read back and kept out), status and doctor
+// give the same count of rejected lines, and both say what it counts.
+// Before: status counted the forgotten lines too (5), doctor not (2).
+func TestRejectCountsAgree(t *testing.T) {
+	w := newWorkspace(t)
+	w.shellAppend("a.jsonl", exchangeLine("gone", "g1", "a secret plan", "ok")+exchangeLine("gone", "g2", "more of it", "ok")+
+		exchangeLine("gone", "g3", "and more", "ok")+exchangeLine("kept", "k1", "the build", "passed")+
+		"{not json\n"+`{"type":"exchange","session_id":"kept"}`+"\n")
+	if _, errs, code := w.cli("ingest"); code != 0 {
+		t.Fatalf("ingest: %s", errs)
+	}
+	if _, errs, code := w.cli("forget", "--session", "gone"); code != 0 {
+		t.Fatalf("forget: %s", errs)
+	}
+	if err := os.RemoveAll(filepath.Join(w.root, ".praxis-os", ".cache")); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, code := w.cli("ingest"); code != 0 {
+		t.Fatalf("ingest after the rebuild: %s", errs)
+	}
+	out, _, _ := w.cli("status")
+	checks, _ := w.doctor()
+	const note = "which also lists, not counted here, 3 lines of forgotten sessions kept out"
+	if !regexp.MustCompile(`rejected lines +2 +\(lines not valid`).MatchString(out) || !strings.Contains(out, note) {
+		t.Errorf("status after a forget and a rebuild:\n%s\nwant 2 rejected lines, the forgotten ones named apart", out)
+	}
+	if m := checks["rejects"].Message; !strings.HasPrefix(m, "2 log lines were rejected") || !strings.Contains(m, note) {
+		t.Errorf("doctor after a forget and a rebuild: %q; want 2, as status says", m)
+	}
+	if st := w.status(); st.Rejected.Invalid != 2 || st.Rejected.Forgotten != 3 || st.Rejects != 5 {
+		t.Errorf("status --json: %+v, rejects %d", st.Rejected, st.Rejects)
 	}
 }
