@@ -24,19 +24,19 @@ import (
 // StatusReport is `continuity status`: whether a daemon runs, where the
 // index is in each log, what it holds and what waits.
 type StatusReport struct {
-	Workspace         string     `json:"workspace"`
-	Daemon            DaemonInfo `json:"daemon"`
-	LagBytes          int64      `json:"lag_bytes"` // bytes of the logs not indexed yet, all files
-	Events            int64      `json:"events"`
-	Exchanges         int64      `json:"exchanges"`
-	Sessions          int64      `json:"sessions"`
+	Workspace string     `json:"workspace"`
+	Daemon    DaemonInfo `json:"daemon"`
+	LagBytes  int64      `json:"lag_bytes"` // bytes of the logs not indexed yet, all files
+	Events    int64      `json:"events"`
+	Exchanges int64      `json:"exchanges"`
+	Sessions  int64      `json:"sessions"`
 	// Rejects counts every line 'continuity rejects' lists; Rejected
 	// splits them (the count of "rejected lines" in status and doctor
 	// alike is Rejected.Invalid).
 	Rejects           int64        `json:"rejects"`
 	Rejected          RejectCounts `json:"rejected"`
-	Redactions        int64      `json:"redactions"`
-	DuplicatesSkipped int64      `json:"duplicates_skipped"`
+	Redactions        int64        `json:"redactions"`
+	DuplicatesSkipped int64        `json:"duplicates_skipped"`
 	// ReusedIDs: of the duplicates, the lines whose id another line
 	// with other content used first (listed by rejects).
 	ReusedIDs     int64            `json:"reused_ids"`
