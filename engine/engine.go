@@ -65,6 +65,10 @@ type Options struct {
 	// Search tunes the ranking (evaluation; the zero value is the
 	// product's).
 	Search search.Options
+	// Retain, when positive, makes Run forget the sessions whose latest
+	// event is older than it, at start and then periodically
+	// (retention.go).
+	Retain time.Duration
 }
 
 // Watch sets up the watcher that tails the logs; zero fields take the
@@ -303,6 +307,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	if e.opts.Import != nil {
 		runs = append(runs, e.opts.Import.Run)
+	}
+	if e.opts.Retain > 0 {
+		runs = append(runs, e.retain)
 	}
 	errc := make(chan error, len(runs))
 	for _, r := range runs {

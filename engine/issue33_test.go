@@ -133,3 +133,82 @@ func TestPinnedEmbedder(t *testing.T) {
 		t.Errorf("the daemon's own embedder: %+v, %v; want the daemon's answer", r, err)
 	}
 }
+
+// TestParseAge (item 16): retention durations as users write them.
+func TestParseAge(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want time.Duration
+		err  bool
+	}{
+		{"30d", 30 * 24 * time.Hour, false},
+		{"2w", 14 * 24 * time.Hour, false},
+		{"72h", 72 * time.Hour, false},
+		{"1h30m", 90 * time.Minute, false},
+		{" 3d ", 72 * time.Hour, false},
+		{"", 0, true},
+		{"0d", 0, true},
+		{"-3d", 0, true},
+		{"3x", 0, true},
+		{"d", 0, true},
+		{"999999999d", 0, true},
+	} {
+		got, err := ParseAge(c.in)
+		if (err != nil) != c.err || got != c.want {
+			t.Errorf("ParseAge(%q) = %v, %v; want %v (error %v)", c.in, got, err, c.want, c.err)
+		}
+	}
+}
+
+// TestForgetBefore (item 16): forgetting by age forgets the sessions whose
+// latest event is before the time, whole, through the one forget path
+// (recorded beside the logs: a rebuild keeps them out); the daemon's
+// retention does the same by itself.
+func TestForgetBefore(t *testing.T) {
+	ws := newLayout(t) // a: 2026-01-01, b: 2026-01-02 (resumes a)
+	e := openIngested(t, ws, Options{})
+	cut := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
+	plan, err := forgetPlan(ctx, e.db, ForgetRequest{Before: cut})
+	if err != nil || len(plan.Sessions) != 1 || plan.Sessions[0] != "a" || plan.Events != 6 {
+		t.Errorf("plan of forgetting before %v: %+v, %v; want session a, 6 events", cut, plan, err)
+	}
+	resp, err := e.Forget(ctx, ForgetRequest{Before: cut})
+	if err != nil || len(resp.Sessions) != 1 || resp.Sessions[0] != "a" || resp.Events != 6 || resp.Recorded == "" || resp.Left != 0 {
+		t.Fatalf("forget before %v: %+v, %v", cut, resp, err)
+	}
+	if resp, err := e.Forget(ctx, ForgetRequest{Before: cut}); err != nil || len(resp.Sessions) != 0 {
+		t.Errorf("again: %+v, %v; want nothing to forget", resp, err)
+	}
+	if _, err := e.Forget(ctx, ForgetRequest{Before: cut, Session: "b"}); !IsBadRequest(err) {
+		t.Errorf("a session and a time: %v; want a bad request", err)
+	}
+	e.Close()
+	// A rebuild: the forget, recorded beside the logs, keeps a out.
+	if err := os.RemoveAll(ws.Cache); err != nil {
+		t.Fatal(err)
+	}
+	e, err = Open(ws, Options{Embedder: hashEmbedder(t), Socket: true, Retain: 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CatchUp(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := e.db.SessionExists(ctx, "a"); err != nil || ok {
+		t.Errorf("after a rebuild, the session forgotten by age is back: %v, %v", ok, err)
+	}
+	// The daemon's retention: b is older than a day, so it goes too.
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- e.Run(rctx) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	waitFor(t, "the daemon's retention to forget b", func() bool {
+		ok, err := e.db.SessionExists(ctx, "b")
+		return err == nil && !ok
+	})
+}

@@ -251,3 +251,54 @@ func TestRejectCountsAgree(t *testing.T) {
 		t.Errorf("status --json: %+v, rejects %d", st.Rejected, st.Rejects)
 	}
 }
+
+// TestRetention (item 16): `forget --older-than 30d` forgets the sessions
+// whose latest event is older (a dry run first, --yes when stdin is not a
+// terminal), kept out after a rebuild; `daemon --retain 30d` does it by
+// itself. Before: --older-than and --retain did not exist.
+func TestRetention(t *testing.T) {
+	w := newWorkspace(t)
+	now := time.Now().UTC()
+	line := func(id, session string, at time.Time, user string) string {
+		return fmt.Sprintf(`{"type":"exchange","id":%q,"session_id":%q,"timestamp":%q,"user":%q,"ai":"ok"}`, id, session, at.Format(time.RFC3339), user) + "\n"
+	}
+	w.shellAppend("a.jsonl", line("o1", "old", now.AddDate(0, 0, -60), "an old plan")+
+		line("m1", "mixed", now.AddDate(0, 0, -60), "an old start")+line("m2", "mixed", now.Add(-time.Hour), "a recent end")+
+		line("n1", "new", now.Add(-time.Hour), "a recent question"))
+	if _, errs, code := w.cli("ingest"); code != 0 {
+		t.Fatalf("ingest: %s", errs)
+	}
+	out, errs, code := w.cli("forget", "--older-than", "30d", "--dry-run")
+	if code != 0 || !strings.Contains(out, "would forget 1 event of 1 session older than 30 days") || !strings.HasSuffix(strings.TrimSpace(out), ": old") {
+		t.Errorf("--dry-run: exit %d, %q %q", code, out, errs)
+	}
+	if _, errs, code := w.cli("forget", "--older-than", "30d"); code != 2 || !strings.Contains(errs, "add --yes") {
+		t.Errorf("without --yes, stdin not a terminal: exit %d, %q; want refused", code, errs)
+	}
+	if st := w.status(); st.Sessions != 3 {
+		t.Fatalf("a refused forget changed the index: %d sessions", st.Sessions)
+	}
+	if out, errs, code := w.cli("forget", "--older-than", "30d", "--yes"); code != 0 || !strings.Contains(out, "forgot 1 event of 1 session") {
+		t.Errorf("--yes: exit %d, %q %q", code, out, errs)
+	}
+	if err := os.RemoveAll(filepath.Join(w.root, ".praxis-os", ".cache")); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, code := w.cli("ingest"); code != 0 {
+		t.Fatalf("ingest after the rebuild: %s", errs)
+	}
+	if st := w.status(); st.Sessions != 2 || st.Exchanges != 3 {
+		t.Errorf("after a rebuild: %d sessions, %d exchanges; want the old session kept out (2, 3)", st.Sessions, st.Exchanges)
+	}
+	// The daemon's retention: a session that ages past it goes by itself.
+	w.shellAppend("b.jsonl", line("o2", "older", now.AddDate(0, 0, -40), "another old plan"))
+	d := w.startDaemon("--retain", "30d")
+	defer d.stop(t)
+	eventually(t, 20*time.Second, "the daemon's retention forgetting the old session", func() bool {
+		st := w.status()
+		return st.Daemon.Running && st.ProducerCounts.Forgotten == 2 && st.Sessions == 2
+	})
+	if _, errs, code := w.cli("daemon", "--retain", "soon"); code != 2 || !strings.Contains(errs, `duration "soon"`) {
+		t.Errorf("daemon --retain soon: exit %d, %q", code, errs)
+	}
+}
