@@ -302,3 +302,23 @@ func TestRetention(t *testing.T) {
 		t.Errorf("daemon --retain soon: exit %d, %q", code, errs)
 	}
 }
+
+// TestREADMECommands: README's command table has a row for every command
+// (issue 33 added `vectors`), and names the retention flags.
+func TestREADMECommands(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	for _, c := range commands {
+		if !strings.Contains(readme, "| `continuity "+c.name) {
+			t.Errorf("README's command table has no row for %q", c.name)
+		}
+	}
+	for _, want := range []string{"`--older-than 30d`", "`--retain 30d`", "`CONTINUITY_RETAIN`"} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README does not mention %s", want)
+		}
+	}
+}
