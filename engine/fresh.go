@@ -80,8 +80,12 @@ func (e *Engine) awaitSearchable(ctx context.Context, mode search.Mode, what str
 		}
 	}
 	if behind.bytes > 0 {
-		return &Pending{Bytes: behind.bytes, Lines: behind.lines, Note: fmt.Sprintf("%s written to the logs just before this %s %s not indexed yet (still being indexed): "+
-			"%s again in a moment before concluding that anything was not discussed", behind.words(), what, plural(int(behind.count()), "is", "are"), what)}
+		again := "search again in a moment before concluding that anything was not discussed"
+		if what != "search" {
+			again = fmt.Sprintf("ask for the %s again in a moment to have %s in it", what, plural(int(behind.count()), "it", "them"))
+		}
+		return &Pending{Bytes: behind.bytes, Lines: behind.lines, Note: fmt.Sprintf("%s written to the logs just before this %s %s not indexed yet (still being indexed): %s",
+			behind.words(), what, plural(int(behind.count()), "is", "are"), again)}
 	}
 	id := e.vectorIdentity(mode)
 	if id == "" {
