@@ -113,9 +113,13 @@ func TestPinnedEmbedder(t *testing.T) {
 			t.Errorf("Run: %v", err)
 		}
 	}()
-	waitFor(t, "the daemon's vectors", func() bool {
-		p, ok := NewClient(ws, nil, nil).daemonEmbedder(ctx)
-		return ok && p.Identity != "" && p.Pending == 0
+	waitFor(t, "the daemon's index and vectors", func() bool {
+		c := NewClient(ws, nil, nil)
+		if p, ok := c.daemonEmbedder(ctx); !ok || p.Identity == "" || p.Pending != 0 {
+			return false
+		}
+		n, err := c.Sessions(ctx) // through the daemon, which answered
+		return err == nil && len(n.Sessions) == 2 && n.Sessions[1].Exchanges == 4
 	})
 	client := func(cfg embed.Config) *Client {
 		return NewClient(ws, func() (embed.Embedder, error) { return embed.New(cfg) }, nil).PinEmbedder()
