@@ -92,6 +92,33 @@ type SearchResponse struct {
 	// could not see (not indexed yet, or without a vector yet); absent
 	// when it saw everything (fresh.go).
 	Pending *Pending `json:"pending,omitempty"`
+	// EmptyWindow is there when nothing was found and the window of
+	// since and until holds no exchange at all (whatever the words):
+	// the window, not the query, is what to change.
+	EmptyWindow *Window `json:"empty_window,omitempty"`
+	// Note says how the search was answered when it is not the usual
+	// way (an embedder asked for that the daemon does not run).
+	Note string `json:"note,omitempty"`
+}
+
+// Window is a search's time window as read: from Since (inclusive) to
+// Until (exclusive), UTC; zero when unbounded on that side.
+type Window struct {
+	Since time.Time `json:"since,omitzero"`
+	Until time.Time `json:"until,omitzero"`
+}
+
+// String says the window in words: "from 2026-11-28 00:00 to 2026-11-29
+// 00:00 UTC".
+func (w Window) String() string {
+	const layout = "2006-01-02 15:04"
+	switch {
+	case w.Since.IsZero():
+		return "before " + w.Until.UTC().Format(layout) + " UTC"
+	case w.Until.IsZero():
+		return "from " + w.Since.UTC().Format(layout) + " UTC on"
+	}
+	return "from " + w.Since.UTC().Format(layout) + " to " + w.Until.UTC().Format(layout) + " UTC"
 }
 
 // SearchResult is one found exchange (search.Result), SearchRef another
@@ -142,7 +169,7 @@ type queries struct {
 	// pending, before a search, waits for (the daemon) or reports (a
 	// reader) what was written to the logs and is not searchable yet
 	// (fresh.go); nil: nothing.
-	pending func(ctx context.Context, mode search.Mode) *Pending
+	pending func(ctx context.Context, mode search.Mode, what string) *Pending
 }
 
 // newQueries answers over db. space gives the current vector space (nil:
@@ -233,7 +260,7 @@ func (q *queries) search(ctx context.Context, req SearchRequest) (SearchResponse
 	}
 	var pending *Pending
 	if q.pending != nil {
-		pending = q.pending(ctx, sq.Mode)
+		pending = q.pending(ctx, sq.Mode, "search")
 	}
 	res, err := q.searcher.Search(ctx, sq)
 	if errors.Is(err, search.ErrEmptyQuery) {
@@ -256,6 +283,15 @@ func (q *queries) search(ctx context.Context, req SearchRequest) (SearchResponse
 		resp.TimeSpan = &TimeSpan{Phrase: ref.Phrase, From: ref.From, To: ref.To}
 	}
 	resp.Weak = len(res) > 0 && res[0].Weak
+	if len(res) == 0 && (!sq.Since.IsZero() || !sq.Until.IsZero()) {
+		rows, err := q.db.ExchangesNewestFirst(ctx, index.Filter{Since: sq.Since, Until: sq.Until}, 1)
+		if err != nil {
+			return SearchResponse{}, err
+		}
+		if len(rows) == 0 {
+			resp.EmptyWindow = &Window{Since: sq.Since, Until: sq.Until}
+		}
+	}
 	return resp, nil
 }
 
@@ -267,8 +303,11 @@ func searchQuery(req SearchRequest) (search.Query, error) {
 	if q.Since, err = ParseTime("since", req.Since); err != nil {
 		return q, err
 	}
-	if q.Until, err = ParseTime("until", req.Until); err != nil {
+	if q.Until, err = ParseUntil(req.Until); err != nil {
 		return q, err
+	}
+	if !q.Since.IsZero() && !q.Until.IsZero() && !q.Since.Before(q.Until) {
+		return q, fmt.Errorf("--since %s is not before --until %s: the window holds no time", req.Since, req.Until)
 	}
 	loc := requestZone(req)
 	if q.Now, err = parseAsOf(req.AsOf, loc); err != nil {
@@ -326,8 +365,31 @@ func ParseTime(name, s string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("--%s %q: want an RFC 3339 time (2026-11-22T10:00:00Z) or a date (2026-11-22)", name, s)
 }
 
-// resume answers a ResumeRequest.
+// ParseUntil reads an until bound, exclusive: an RFC 3339 time as given;
+// a date (YYYY-MM-DD, UTC) takes in that whole day (the bound is the
+// next day's midnight), as the viewer and a reader of "--until
+// 2026-11-28" expect; "" is the zero time (no bound).
+func ParseUntil(s string) (time.Time, error) {
+	t, err := ParseTime("until", s)
+	if err != nil || len(s) != len("2006-01-02") {
+		return t, err
+	}
+	return t.AddDate(0, 0, 1), nil
+}
+
+// resume answers a ResumeRequest. Like a search, it first waits (the
+// daemon) for the lines just written to the logs, or says (a reader)
+// that some are not indexed: "the latest session" must be the one just
+// logged to (pack.Pending).
 func (q *queries) resume(ctx context.Context, req ResumeRequest) (*resume.Pack, error) {
+	var pending *Pending
+	if q.pending != nil {
+		mode := search.ModeLexical // no query: no vector is read
+		if req.Query != "" {
+			mode = search.ModeHybrid
+		}
+		pending = q.pending(ctx, mode, "resume")
+	}
 	pack, err := resume.Build(ctx, q.resumeSource(), resume.Options{
 		Session: req.Session, Latest: req.Latest, Query: req.Query, Budget: req.Budget,
 		IncludeCurrent: req.IncludeCurrent, MaxDepth: req.MaxDepth, Encoding: req.Tokenizer,
@@ -341,6 +403,7 @@ func (q *queries) resume(ctx context.Context, req ResumeRequest) (*resume.Pack, 
 	case err != nil:
 		return nil, err
 	}
+	pack.Pending = pending
 	return pack, nil
 }
 

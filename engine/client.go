@@ -33,6 +33,21 @@ type Client struct {
 	embedder func() (embed.Embedder, error)
 	// warn hears that a daemon runs but does not answer.
 	warn io.Writer
+	// pinned: the embedder was chosen for this call (a flag), not taken
+	// from the environment the daemon was started in (PinEmbedder).
+	pinned bool
+}
+
+// PinEmbedder says that the client's embedder was chosen explicitly (a
+// command's --embedder): a search checks it (an unknown embedder, a model
+// not installed are errors, daemon or not), and when a daemon runs with
+// another embedder the search is answered from the index with the
+// chosen one, its stored vectors (kept per embedder) or words only, and
+// says so (SearchResponse.Note). Without it, the daemon's embedder
+// answers.
+func (c *Client) PinEmbedder() *Client {
+	c.pinned = true
+	return c
 }
 
 // NewClient returns a client of the workspace laid out as ws. embedder
@@ -59,7 +74,27 @@ func IsBadRequest(err error) bool {
 // Search searches the workspace's exchanges.
 func (c *Client) Search(ctx context.Context, req SearchRequest) (SearchResponse, error) {
 	var resp SearchResponse
-	return resp, c.call(ctx, "search", withLocalZone(req), &resp)
+	req = withLocalZone(req)
+	if c.pinned {
+		emb, err := c.embedder()
+		if err != nil {
+			return resp, err
+		}
+		id, known := KnownIdentity(emb)
+		if !known {
+			id = emb.Identity()
+		}
+		if p, ok := c.daemonEmbedder(ctx); ok && p.Space != id {
+			// The daemon's vectors are another embedder's: answering
+			// there would ignore the choice.
+			if err := c.callLocal(ctx, "search", req, &resp); err != nil {
+				return resp, err
+			}
+			resp.Note = fmt.Sprintf("answered from the index with the embedder asked for (%s), not by the daemon, which embeds with %s", id, p.Space)
+			return resp, nil
+		}
+	}
+	return resp, c.call(ctx, "search", req, &resp)
 }
 
 // Resume builds a resume pack.
@@ -78,18 +113,22 @@ func (c *Client) Sessions(ctx context.Context) (SessionsResponse, error) {
 // answers, else in-process on the index opened read-only, with the
 // configured embedder.
 func (c *Client) call(ctx context.Context, name string, req, resp any) error {
-	return c.route(ctx, name, req, resp, true, func() error {
-		db, err := openReader(c.ws)
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		q, err := c.local(ctx, db)
-		if err != nil {
-			return err
-		}
-		return q.dispatch(ctx, name, req, resp)
-	})
+	return c.route(ctx, name, req, resp, true, func() error { return c.callLocal(ctx, name, req, resp) })
+}
+
+// callLocal answers the call name in-process on the index opened
+// read-only, with the configured embedder.
+func (c *Client) callLocal(ctx context.Context, name string, req, resp any) error {
+	db, err := openReader(c.ws)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	q, err := c.local(ctx, db)
+	if err != nil {
+		return err
+	}
+	return q.dispatch(ctx, name, req, resp)
 }
 
 // route is daemon-or-local routing: the call name goes to the workspace's
@@ -143,7 +182,9 @@ func (c *Client) local(ctx context.Context, db *index.DB) (*queries, error) {
 	if err != nil {
 		return nil, err
 	}
-	q.pending = func(ctx context.Context, _ search.Mode) *Pending { return localPending(ctx, db, c.ws.Logs) }
+	q.pending = func(ctx context.Context, _ search.Mode, what string) *Pending {
+		return localPending(ctx, db, c.ws.Logs, what)
+	}
 	return q, nil
 }
 

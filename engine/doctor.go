@@ -607,13 +607,15 @@ func (d *doctor) checkRejects() {
 		return
 	}
 	// Lines of forgotten sessions and identical replays of a line with
-	// an id are listed by `rejects` but are no agent's mistake.
-	if n := d.status.Rejects - d.status.RejectsForgotten - d.status.RejectsReplayed; n > 0 {
-		d.add(name, StatusWarn, fmt.Sprintf("%d log %s rejected", n, plural(int(n), "line was", "lines were")),
+	// an id are listed by `rejects` but are no agent's mistake: the count
+	// is status's (RejectCounts), and says so.
+	c := rejectCounts(d.status)
+	if n := c.Invalid; n > 0 {
+		d.add(name, StatusWarn, fmt.Sprintf("%d log %s rejected (%s)", n, plural(int(n), "line was", "lines were"), c.Note()),
 			"run `continuity rejects` to see each file:line and reason, then fix the agent that wrote them")
 		return
 	}
-	d.add(name, StatusOK, "no rejected lines", "")
+	d.add(name, StatusOK, fmt.Sprintf("no rejected lines (%s)", c.Note()), "")
 }
 
 // checkEmbedder checks the running daemon's embedder when one answers

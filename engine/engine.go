@@ -65,6 +65,10 @@ type Options struct {
 	// Search tunes the ranking (evaluation; the zero value is the
 	// product's).
 	Search search.Options
+	// Retain, when positive, makes Run forget the sessions whose latest
+	// event is older than it, at start and then periodically
+	// (retention.go).
+	Retain time.Duration
 }
 
 // Watch sets up the watcher that tails the logs; zero fields take the
@@ -304,6 +308,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	if e.opts.Import != nil {
 		runs = append(runs, e.opts.Import.Run)
 	}
+	if e.opts.Retain > 0 {
+		runs = append(runs, e.retain)
+	}
 	errc := make(chan error, len(runs))
 	for _, r := range runs {
 		go func() { errc <- r(ctx) }()
@@ -372,6 +379,13 @@ func (e *Engine) register(srv *server.Server) {
 			return nil, server.BadRequest(err)
 		}
 		return e.Forget(ctx, req)
+	})
+	srv.Handle("drop_vectors", func(ctx context.Context, raw json.RawMessage) (any, error) {
+		var req DropVectorsRequest
+		if err := json.Unmarshal(raw, &req); err != nil {
+			return nil, server.BadRequest(err)
+		}
+		return e.DropVectors(ctx, req)
 	})
 	for _, v := range e.views {
 		srv.Handle(v.Name()+"_status", func(ctx context.Context, _ json.RawMessage) (any, error) {

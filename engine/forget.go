@@ -3,6 +3,7 @@ package engine
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -19,10 +20,13 @@ import (
 	"github.com/praxis-os/continuity/workspace"
 )
 
-// ForgetRequest asks to remove sessions from the index.
+// ForgetRequest asks to remove sessions from the index: one session (and
+// its chain), or every session whose latest event is before Before
+// (retention: forget --older-than, daemon --retain).
 type ForgetRequest struct {
-	Session string `json:"session"`
-	Chain   bool   `json:"chain,omitempty"` // and the sessions it resumes
+	Session string    `json:"session,omitempty"`
+	Chain   bool      `json:"chain,omitempty"` // and the sessions it resumes
+	Before  time.Time `json:"before,omitzero"`
 }
 
 // ForgetResponse says what was (or would be) removed, and, once done,
@@ -165,6 +169,21 @@ func subset(a, b []string) bool {
 // its chain. A session forgotten before is not known to the index any
 // more (known is false: nothing to do); an unknown one is a bad request.
 func forgetTargets(ctx context.Context, db *index.DB, req ForgetRequest) (sessions []string, known bool, err error) {
+	if !req.Before.IsZero() {
+		if req.Session != "" || req.Chain {
+			return nil, false, server.BadRequest(errors.New("forget a session or the sessions older than a time, not both"))
+		}
+		all, err := db.Sessions(ctx)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, s := range all {
+			if s.Last.Before(req.Before) {
+				sessions = append(sessions, s.ID)
+			}
+		}
+		return sessions, len(sessions) > 0, nil
+	}
 	if ok, err := db.SessionExists(ctx, req.Session); err != nil {
 		return nil, false, err
 	} else if !ok {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/resume"
 	"github.com/praxis-os/continuity/search"
 )
 
@@ -52,25 +53,17 @@ const (
 	recentRows    = 1000
 )
 
-// Pending is what of the logs a search could not see.
-type Pending struct {
-	// Bytes of complete lines written to the logs before the search and
-	// not indexed yet.
-	Bytes int64 `json:"bytes,omitempty"`
-	// Lines: how many lines those bytes hold (-1 when too many bytes to
-	// count them).
-	Lines int64 `json:"lines,omitempty"`
-	// Unembedded: of the newest exchanges, how many have no vector yet
-	// (found by their words only).
-	Unembedded int64 `json:"unembedded,omitempty"`
-	// Note says it in words.
-	Note string `json:"note"`
-}
+// Pending is what of the logs a search or a resume pack could not see
+// (resume.Pending: the pack carries it too).
+type Pending = resume.Pending
 
 // awaitSearchable is the daemon's wait (see above): nil when everything
 // written before the call is searchable. vectors gives the identity of
 // the vector space the search uses ("" when none).
-func (e *Engine) awaitSearchable(ctx context.Context, mode search.Mode) *Pending {
+//
+// what names the asker in the note: "search" or "resume" (a resume pack
+// waits the same way, so that a session just logged is the latest).
+func (e *Engine) awaitSearchable(ctx context.Context, mode search.Mode, what string) *Pending {
 	deadline := time.Now().Add(SearchWait)
 	var behind unindexed
 	for {
@@ -87,8 +80,12 @@ func (e *Engine) awaitSearchable(ctx context.Context, mode search.Mode) *Pending
 		}
 	}
 	if behind.bytes > 0 {
-		return &Pending{Bytes: behind.bytes, Lines: behind.lines, Note: fmt.Sprintf("%s written to the logs just before this search %s not indexed yet (still being indexed): "+
-			"search again in a moment before concluding that anything was not discussed", behind.words(), plural(int(behind.count()), "is", "are"))}
+		again := "search again in a moment before concluding that anything was not discussed"
+		if what != "search" {
+			again = fmt.Sprintf("ask for the %s again in a moment to have %s in it", what, plural(int(behind.count()), "it", "them"))
+		}
+		return &Pending{Bytes: behind.bytes, Lines: behind.lines, Note: fmt.Sprintf("%s written to the logs just before this %s %s not indexed yet (still being indexed): %s",
+			behind.words(), what, plural(int(behind.count()), "is", "are"), again)}
 	}
 	id := e.vectorIdentity(mode)
 	if id == "" {
@@ -129,14 +126,14 @@ func (e *Engine) vectorIdentity(mode search.Mode) string {
 
 // localPending is what a search answered without a daemon says of the
 // logs it cannot see: no process indexes them, so it does not wait.
-func localPending(ctx context.Context, db *index.DB, logs string) *Pending {
+func localPending(ctx context.Context, db *index.DB, logs, what string) *Pending {
 	behind, err := unindexedLines(ctx, db, logs)
 	if err != nil || behind.bytes == 0 {
 		return nil
 	}
 	n := behind.count()
 	return &Pending{Bytes: behind.bytes, Lines: behind.lines, Note: fmt.Sprintf("%s of the logs %s not indexed: no daemon is running to index %s "+
-		"(start 'continuity daemon', or run 'continuity ingest'), so this search cannot see %s", behind.words(), plural(int(n), "is", "are"), plural(int(n), "it", "them"), plural(int(n), "it", "them"))}
+		"(start 'continuity daemon', or run 'continuity ingest'), so this %s cannot see %s", behind.words(), plural(int(n), "is", "are"), plural(int(n), "it", "them"), what, plural(int(n), "it", "them"))}
 }
 
 // unindexed is what the logs hold past what the index committed: bytes of

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -23,15 +24,19 @@ import (
 // StatusReport is `continuity status`: whether a daemon runs, where the
 // index is in each log, what it holds and what waits.
 type StatusReport struct {
-	Workspace         string     `json:"workspace"`
-	Daemon            DaemonInfo `json:"daemon"`
-	LagBytes          int64      `json:"lag_bytes"` // bytes of the logs not indexed yet, all files
-	Events            int64      `json:"events"`
-	Exchanges         int64      `json:"exchanges"`
-	Sessions          int64      `json:"sessions"`
-	Rejects           int64      `json:"rejects"`
-	Redactions        int64      `json:"redactions"`
-	DuplicatesSkipped int64      `json:"duplicates_skipped"`
+	Workspace string     `json:"workspace"`
+	Daemon    DaemonInfo `json:"daemon"`
+	LagBytes  int64      `json:"lag_bytes"` // bytes of the logs not indexed yet, all files
+	Events    int64      `json:"events"`
+	Exchanges int64      `json:"exchanges"`
+	Sessions  int64      `json:"sessions"`
+	// Rejects counts every line 'continuity rejects' lists; Rejected
+	// splits them (the count of "rejected lines" in status and doctor
+	// alike is Rejected.Invalid).
+	Rejects           int64        `json:"rejects"`
+	Rejected          RejectCounts `json:"rejected"`
+	Redactions        int64        `json:"redactions"`
+	DuplicatesSkipped int64        `json:"duplicates_skipped"`
 	// ReusedIDs: of the duplicates, the lines whose id another line
 	// with other content used first (listed by rejects).
 	ReusedIDs     int64            `json:"reused_ids"`
@@ -101,6 +106,40 @@ type DaemonInfo struct {
 	Socket  string `json:"socket"`
 }
 
+// RejectCounts splits the lines 'continuity rejects' lists. "Rejected
+// lines", in status and doctor alike, are the Invalid ones: lines an agent
+// wrote that could not be indexed (its mistake, to fix). The lines of
+// forgotten sessions kept out (after a rebuild, read back and kept out
+// again) and identical replays of lines already indexed are listed too,
+// but are no one's mistake: both outputs name them apart.
+type RejectCounts struct {
+	Invalid   int64 `json:"invalid"`
+	Forgotten int64 `json:"forgotten_sessions_lines"`
+	Replayed  int64 `json:"replayed"`
+}
+
+func rejectCounts(st *index.Status) RejectCounts {
+	return RejectCounts{Invalid: st.Rejects - st.RejectsForgotten - st.RejectsReplayed,
+		Forgotten: st.RejectsForgotten, Replayed: st.RejectsReplayed}
+}
+
+// Note says what the count of rejected lines counts, and what else
+// 'continuity rejects' lists: the same words in status and doctor.
+func (c RejectCounts) Note() string {
+	s := "lines not valid, each listed by 'continuity rejects'"
+	var also []string
+	if c.Forgotten > 0 {
+		also = append(also, fmt.Sprintf("%d %s of forgotten sessions kept out", c.Forgotten, plural(int(c.Forgotten), "line", "lines")))
+	}
+	if c.Replayed > 0 {
+		also = append(also, fmt.Sprintf("%d identical %s of lines already indexed", c.Replayed, plural(int(c.Replayed), "replay", "replays")))
+	}
+	if len(also) > 0 {
+		s += ", which also lists, not counted here, " + strings.Join(also, " and ")
+	}
+	return s
+}
+
 // ProducerCounts are the lines of `status` about lines read otherwise
 // than written (protocol.md, "Producer mistakes") or not stored because
 // their session was forgotten: each is a trace of something that would
@@ -149,7 +188,7 @@ func (c *Client) Status(ctx context.Context) (StatusReport, error) {
 	}
 	r := StatusReport{
 		Workspace: c.ws.Root, Events: st.Events, Exchanges: st.Exchanges, Sessions: st.Sessions,
-		Rejects: st.Rejects, Redactions: st.Redactions, DuplicatesSkipped: st.DuplicatesSkipped, ReusedIDs: st.RejectsReusedID, UnknownTypes: st.UnknownTypes,
+		Rejects: st.Rejects, Rejected: rejectCounts(&st), Redactions: st.Redactions, DuplicatesSkipped: st.DuplicatesSkipped, ReusedIDs: st.RejectsReusedID, UnknownTypes: st.UnknownTypes,
 		UnknownFields: st.UnknownFields, EventsByType: st.EventsByType, Skipped: st.Skipped,
 		Files: []FileStatus{}, ProducerCounts: ProducerCounts{
 			TimestampsNoOffset: st.TimestampsNoOffset, AIFromAlias: st.AIFromAlias, BOMsSkipped: st.BOMsSkipped,
@@ -340,6 +379,16 @@ func fileLags(logs string, gens []index.FileStatus) []FileStatus {
 		return out[i].Generation < out[j].Generation
 	})
 	return out
+}
+
+// Indexer is the process that indexes the workspace continuously (a
+// daemon, or an MCP server indexing in-process), when one answers on the
+// socket: its pid. What an ingest that finds the workspace locked says
+// (nothing for it to do: that process indexes every line as it is
+// written).
+func (c *Client) Indexer(ctx context.Context) (pid int, ok bool) {
+	d := c.daemonState(ctx)
+	return d.PID, d.Running
 }
 
 // daemonState finds out, without disturbing it, whether a daemon serves

@@ -324,33 +324,71 @@ func (db *DB) EachVectorIn(ctx context.Context, identity string, from, to int64,
 // PruneVectors deletes the vectors of every identity but keepIdentity and
 // returns how many it deleted.
 func (db *DB) PruneVectors(ctx context.Context, keepIdentity string) (int64, error) {
-	w, err := db.writer()
-	if err != nil {
-		return 0, err
-	}
-	n, err := func() (int64, error) {
-		tx, err := w.BeginTx(ctx, nil)
-		if err != nil {
-			return 0, err
-		}
-		defer tx.Rollback()
-		res, err := tx.ExecContext(ctx, `DELETE FROM vectors WHERE embedder <> ?`, keepIdentity)
-		if err != nil {
-			return 0, err
-		}
-		n, err := res.RowsAffected()
-		if err != nil || n == 0 {
-			return 0, err
-		}
-		if err := bumpPendingEpoch(ctx, tx); err != nil {
-			return 0, err
-		}
-		return n, tx.Commit()
-	}()
+	n, err := db.deleteVectors(ctx, `embedder <> ?`, keepIdentity)
 	if err != nil {
 		return 0, fmt.Errorf("index: prune vectors but %s: %w", keepIdentity, err)
 	}
 	return n, nil
+}
+
+// DropVectors deletes the vectors of identity (another embedder's, kept
+// until the user removes them) and returns how many it deleted.
+func (db *DB) DropVectors(ctx context.Context, identity string) (int64, error) {
+	n, err := db.deleteVectors(ctx, `embedder = ?`, identity)
+	if err != nil {
+		return 0, fmt.Errorf("index: drop the vectors of %s: %w", identity, err)
+	}
+	return n, nil
+}
+
+// deleteVectors deletes the vectors matching where (with arg).
+func (db *DB) deleteVectors(ctx context.Context, where string, arg any) (int64, error) {
+	w, err := db.writer()
+	if err != nil {
+		return 0, err
+	}
+	tx, err := w.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `DELETE FROM vectors WHERE `+where, arg)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil || n == 0 {
+		return 0, err
+	}
+	if err := bumpPendingEpoch(ctx, tx); err != nil {
+		return 0, err
+	}
+	return n, tx.Commit()
+}
+
+// VectorSet is what the index stores of one embedder's vectors.
+type VectorSet struct {
+	Identity string `json:"embedder"`
+	Vectors  int64  `json:"vectors"`
+	Bytes    int64  `json:"bytes"` // of the vectors themselves (the table's rows take a little more)
+}
+
+// VectorSets lists the stored vectors by embedder identity, by identity.
+func (db *DB) VectorSets(ctx context.Context) ([]VectorSet, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT embedder, count(*), coalesce(sum(length(vec)), 0) FROM vectors GROUP BY embedder ORDER BY embedder`)
+	if err != nil {
+		return nil, fmt.Errorf("index: vector sets: %w", err)
+	}
+	defer rows.Close()
+	var out []VectorSet
+	for rows.Next() {
+		var v VectorSet
+		if err := rows.Scan(&v.Identity, &v.Vectors, &v.Bytes); err != nil {
+			return nil, fmt.Errorf("index: vector sets: %w", err)
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }
 
 // encodeVector writes v as float32 little-endian into buf (len 4*len(v)).

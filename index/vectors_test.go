@@ -176,6 +176,18 @@ func TestVectors(t *testing.T) {
 	if st := mustStatus(t, db); !reflect.DeepEqual(st.Vectors, map[string]int64{"m1": 3, "m2": 2}) {
 		t.Errorf("Status.Vectors = %v", st.Vectors)
 	}
+	// Listed by identity with their bytes (float32 each); one dropped
+	// by name, the others kept (issue 33 item 3).
+	store(t, db, "m3", []int64{r1}, 3)
+	if sets, err := db.VectorSets(ctx); err != nil || !reflect.DeepEqual(sets, []VectorSet{{"m1", 3, 24}, {"m2", 2, 24}, {"m3", 1, 12}}) {
+		t.Errorf("VectorSets = %+v, %v", sets, err)
+	}
+	if n, err := db.DropVectors(ctx, "m3"); err != nil || n != 1 {
+		t.Errorf("DropVectors(m3) = %d, %v, want 1", n, err)
+	}
+	if st := mustStatus(t, db); !reflect.DeepEqual(st.Vectors, map[string]int64{"m1": 3, "m2": 2}) {
+		t.Errorf("Status.Vectors after dropping m3 = %v", st.Vectors)
+	}
 	n, err := db.PruneVectors(ctx, "m2")
 	if err != nil || n != 3 {
 		t.Errorf("PruneVectors = %d, %v, want 3", n, err)

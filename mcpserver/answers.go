@@ -29,6 +29,8 @@ func SearchText(query string, r *engine.SearchResponse) string {
 	switch {
 	case len(r.Results) == 0 && r.Pending != nil && r.Pending.Bytes > 0:
 		fmt.Fprintf(&b, "Nothing found yet for %q, but recent lines are still being indexed (%s). Search again in a moment: do not conclude that it was not discussed.", query, r.Pending.Note)
+	case len(r.Results) == 0 && r.EmptyWindow != nil:
+		fmt.Fprintf(&b, "Nothing found: the time window given (since/until: %s) holds no exchange at all in this workspace; widen it to search.", r.EmptyWindow)
 	case len(r.Results) == 0 && r.TimeOnly && r.TimeSpan != nil:
 		fmt.Fprintf(&b, "No exchange in this workspace is dated in %q, from %s to %s (UTC).", r.TimeSpan.Phrase, Time(r.TimeSpan.From), Time(r.TimeSpan.To))
 	case len(r.Results) == 0:
@@ -147,11 +149,17 @@ type ResumeOut struct {
 	Omitted   int           `json:"omitted"`
 	InContext int           `json:"in_context"`
 	Files     []string      `json:"files,omitempty"`
+	// Pending: what was written just before the call and is not in the
+	// pack yet (not indexed yet).
+	Pending string `json:"pending,omitempty"`
 }
 
 func Resume(p *resume.Pack) *ResumeOut {
 	out := &ResumeOut{SessionID: p.SessionID, Chain: p.Chain, Tokens: p.Tokens, Budget: p.Budget,
 		Exchanges: []ExchangeRef{}, Omitted: p.Omitted, InContext: p.InContext, Files: p.Files}
+	if p.Pending != nil {
+		out.Pending = p.Pending.Note
+	}
 	if out.Chain == nil {
 		out.Chain = []string{}
 	}

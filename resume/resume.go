@@ -87,6 +87,27 @@ type Pack struct {
 	// Instead names the latest session when it had nothing to resume and
 	// the pack is of the latest session that has (Options.Latest).
 	Instead string `json:"latest_had_nothing,omitempty"`
+	// Pending says what was written to the logs before the pack was
+	// asked for and is not in it (not indexed yet); absent when it saw
+	// everything. Filled by the engine, which waits for such lines first.
+	Pending *Pending `json:"pending,omitempty"`
+}
+
+// Pending is what of the logs an answer (a resume pack, a search) could
+// not see: lines just written and not indexed yet, or exchanges without a
+// vector yet.
+type Pending struct {
+	// Bytes of complete lines written to the logs before the question
+	// and not indexed yet.
+	Bytes int64 `json:"bytes,omitempty"`
+	// Lines: how many lines those bytes hold (-1 when too many bytes to
+	// count them).
+	Lines int64 `json:"lines,omitempty"`
+	// Unembedded: of the newest exchanges, how many have no vector yet
+	// (found by their words only).
+	Unembedded int64 `json:"unembedded,omitempty"`
+	// Note says it in words.
+	Note string `json:"note"`
 }
 
 // latestMaterial is a Source that can name the latest session holding

@@ -473,7 +473,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 	if v.Q != "" {
 		v.Asked = true
 		resp, err := s.b.Search(r.Context(), engine.SearchRequest{Query: v.Q, Session: v.Session, Chain: v.Chain,
-			Since: v.Since, Until: inclusiveUntil(v.Until), Mode: v.Mode, Limit: v.Limit})
+			Since: v.Since, Until: v.Until, Mode: v.Mode, Limit: v.Limit})
 		switch {
 		case engine.IsBadRequest(err):
 			v.Error = err.Error()
@@ -496,21 +496,6 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 		code = http.StatusBadRequest
 	}
 	s.render(w, r, code, "search", v)
-}
-
-// inclusiveUntil makes a date-only until filter (what the form's date
-// field sends) take in the whole day, as the sessions page reads it: the
-// search reads until strictly, so the day after. Anything else is passed
-// as given (a bad value is the search's to refuse).
-func inclusiveUntil(until string) string {
-	if len(until) != len("2006-01-02") {
-		return until
-	}
-	d, err := time.Parse("2006-01-02", until)
-	if err != nil {
-		return until
-	}
-	return d.AddDate(0, 0, 1).Format("2006-01-02")
 }
 
 // ---- resume preview ----

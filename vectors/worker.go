@@ -61,8 +61,9 @@ var _ follow.View = (*Worker)(nil)
 // embedder outage — an exchange stays pending until its vector is stored
 // — and switching embedders makes every exchange pending again: the new
 // space fills up while search keeps using BM25 and the part of the new
-// space already built, never the old vectors. Once nothing is pending, the
-// vectors of other identities are pruned.
+// space already built, never the old vectors. The vectors of other
+// identities are kept (a switch back reuses them at once) until the user
+// removes them (index.DB.PruneVectors, DropVectors: 'continuity vectors').
 //
 // The worker only reads events and writes the vectors table, in short
 // transactions; ingestion never waits for an embedder.
@@ -79,7 +80,6 @@ type Worker struct {
 	pending atomic.Int64  // exchanges without a vector; -1 until counted
 	stored  atomic.Int64  // vectors stored by this worker
 	rate    atomic.Uint64 // float64 bits: exchanges embedded per second, smoothed; 0 until measured
-	pruned  atomic.Bool
 	lastErr atomic.Pointer[string]
 	// snapshots counts the vector snapshot writers the worker's loads
 	// started (load.go): Run waits for them before it returns, Wait for
@@ -178,8 +178,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	return follow.Loop(ctx, w.wake, w.policy(), w.Step)
 }
 
-// Drain embeds until nothing is pending, then prunes the vectors of other
-// identities. It retries a failing step a few times with backoff, then
+// Drain embeds until nothing is pending. It retries a failing step a few times with backoff, then
 // returns the error; what was not embedded stays pending.
 func (w *Worker) Drain(ctx context.Context) error {
 	return follow.Drain(ctx, w.policy(), drainAttempts, w.Step)
@@ -249,13 +248,9 @@ func (w *Worker) Report(context.Context) any {
 
 // Step embeds and stores one batch of pending exchanges, making sure the
 // space is ready first; more is true when it took care of some (there may
-// be more). When none was pending it prunes the vectors of other
-// identities (see prune).
+// be more).
 func (w *Worker) Step(ctx context.Context) (more bool, err error) {
 	n, err := w.once(ctx)
-	if err == nil && n == 0 {
-		w.prune(ctx)
-	}
 	return n > 0, err
 }
 
@@ -581,25 +576,6 @@ func (w *Worker) prepare(ctx context.Context) (*Space, error) {
 	w.space.Store(v)
 	w.log.Info("vector space loaded", "identity", id, "exchanges", v.Len(), "vectors", v.Vectors(), "pending", n, "took", time.Since(start).Round(time.Millisecond))
 	return v, nil
-}
-
-// prune deletes the vectors of other identities, once per worker, when the
-// current space is complete: until then they are what a switch back would
-// reuse, and they cost only disk.
-func (w *Worker) prune(ctx context.Context) {
-	v := w.space.Load()
-	if v == nil || w.pending.Load() != 0 || w.pruned.Load() {
-		return
-	}
-	n, err := w.db.PruneVectors(ctx, v.Identity())
-	if err != nil {
-		w.log.Warn("pruning vectors of other embedders failed", "err", err)
-		return
-	}
-	w.pruned.Store(true)
-	if n > 0 {
-		w.log.Info("pruned vectors of other embedders", "vectors", n, "kept", v.Identity())
-	}
 }
 
 // embed embeds texts. If the embedder rejects the batch as a bad request

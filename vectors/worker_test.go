@@ -97,25 +97,27 @@ func TestWorkerDrainAndLoad(t *testing.T) {
 }
 
 // TestWorkerEmbedderSwitch: a new embedder makes every exchange pending;
-// when its space is complete, the old vectors are pruned.
+// the old vectors are kept when its space is complete (issue 33 item 3:
+// trying another embedder and going back re-embedded everything), so
+// switching back embeds nothing.
 func TestWorkerEmbedderSwitch(t *testing.T) {
 	f := indextest.New(t)
 	indextest.KubeLog(f)
 	old := drain(t, f.DB, indextest.Hash(t, 64))
 	w := drain(t, f.DB, indextest.Hash(t, 32))
-	if n := pending(t, old); n != 7 {
-		t.Errorf("old identity: %d pending after the switch, want all 7 (pruned)", n)
+	if n := pending(t, old); n != 0 {
+		t.Errorf("old identity: %d pending after the switch, want 0 (its vectors kept)", n)
 	}
 	if n := pending(t, w); n != 0 {
 		t.Errorf("new identity: %d pending", n)
 	}
-	// Switching back re-embeds.
+	// Switching back embeds nothing: the space is whole.
 	back, err := NewWorker(WorkerConfig{DB: f.DB, Embedder: indextest.Hash(t, 64)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := back.once(ctx); err != nil {
-		t.Fatal(err)
+	if n, err := back.once(ctx); err != nil || n != 0 {
+		t.Fatalf("after switching back: %d embedded, %v; want none", n, err)
 	}
 	if st := back.Status(); st.Vectors != 7 || st.Pending != 0 {
 		t.Errorf("after switching back: %+v", st)

@@ -77,8 +77,8 @@ func buildWorkspace(ctx context.Context, emb embed.Embedder, what string, fill f
 		if err != nil {
 			return nil, err
 		}
-		// Each drain prunes the other spaces' vectors from the index;
-		// those loaded in memory stay searchable.
+		// Each space's vectors stay in the index beside the others'
+		// (kept per embedder).
 		if err := w.Drain(ctx); err != nil {
 			return nil, fmt.Errorf("embed %s for %s: %w", what, vectors.SpaceIdentity(e), err)
 		}

@@ -22,6 +22,33 @@ type watchFlags struct {
 	rescan   time.Duration
 	noNotify bool
 	logLevel string
+	// retain: forget sessions older than this (0: keep everything);
+	// retainErr: CONTINUITY_RETAIN could not be read.
+	retain    time.Duration
+	retainErr error
+}
+
+// ageFlag is a duration flag that reads days and weeks too (30d, 2w).
+type ageFlag struct{ d *time.Duration }
+
+func (a ageFlag) String() string {
+	if a.d == nil || *a.d == 0 {
+		return ""
+	}
+	return a.d.String()
+}
+
+func (a ageFlag) Set(s string) error {
+	if s == "" || s == "0" {
+		*a.d = 0
+		return nil
+	}
+	d, err := engine.ParseAge(s)
+	if err != nil {
+		return err
+	}
+	*a.d = d
+	return nil
 }
 
 func (w *watchFlags) register(fs *flag.FlagSet, daemon bool) {
@@ -30,18 +57,28 @@ func (w *watchFlags) register(fs *flag.FlagSet, daemon bool) {
 	if daemon {
 		fs.DurationVar(&w.rescan, "rescan", engine.DefaultRescan, "period of the full rescan that catches anything fsnotify missed")
 		fs.BoolVar(&w.noNotify, "no-notify", os.Getenv("CONTINUITY_NO_NOTIFY") == "1", "do not use fsnotify, rely on the periodic rescan alone (env CONTINUITY_NO_NOTIFY=1)")
+		if env := os.Getenv(engine.EnvRetain); env != "" {
+			if err := (ageFlag{&w.retain}).Set(env); err != nil {
+				w.retainErr = fmt.Errorf("%s: %v", engine.EnvRetain, err)
+			}
+		}
+		fs.Var(ageFlag{&w.retain}, "retain", "retention: forget the sessions whose latest event is older than this `DURATION` (30d, 2w, 72h), at start and then periodically, "+
+			"as 'forget --older-than' does (recorded beside the logs: rebuilds and imports keep them out); 0 or unset keeps everything (env "+engine.EnvRetain+")")
 	}
 }
 
 // options are the engine's options for the daemon (and MCP's in-process
 // indexing): the watcher as the flags say, the socket, the resume cache.
 func (w *watchFlags) options(log *slog.Logger, emb embed.Embedder) engine.Options {
-	return engine.Options{Logger: log, Embedder: emb, Socket: true, ResumeCache: true,
+	return engine.Options{Logger: log, Embedder: emb, Socket: true, ResumeCache: true, Retain: w.retain,
 		Watch: engine.Watch{MaxLineBytes: w.maxLine, Rescan: w.rescan, NoNotify: w.noNotify}}
 }
 
 func (w *watchFlags) level() (slog.Level, error) {
 	var l slog.Level
+	if w.retainErr != nil {
+		return 0, usageError("%v", w.retainErr)
+	}
 	if err := l.UnmarshalText([]byte(w.logLevel)); err != nil {
 		return 0, usageError("--log-level %q: want debug, info, warn or error", w.logLevel)
 	}
@@ -92,7 +129,14 @@ in progress is imported when it ends (or after --import-quiet). 'continuity
 status' lists what is followed.
 
 With --ui, the daemon also serves the web viewer of 'continuity ui' (its
-URL with the access token is the first line of stdout; --ui-addr, --no-open).`)
+URL with the access token is the first line of stdout; --ui-addr, --no-open).
+
+With --retain DURATION (or CONTINUITY_RETAIN), the daemon forgets the
+sessions whose latest event is older than DURATION (30d, 2w, 72h): at start,
+within seconds of new events being indexed (an import of old sessions), and
+at least every DURATION/24 (a minute to an hour), as 'forget --older-than'
+does: each session whole, recorded beside the logs so that a rebuild or an
+import keeps its old lines out; the log files stay. Unset: nothing expires.`)
 	var wf watchFlags
 	wf.register(fs, true)
 	var ef embedFlags

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -27,8 +28,10 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "ingest [flags]", `
 Index every complete line of every log once, then exit: a backfill, or a
 catch-up without a daemon. Safe to run any number of times: lines already
-indexed are not indexed again. Fails if a daemon runs for the workspace
-(it indexes continuously). Shows progress when stderr is a terminal.
+indexed are not indexed again. When a daemon (or an MCP server) runs for
+the workspace, it already indexes every line as it is written: ingest says
+so and exits 0 ('continuity status' shows its progress). Shows progress
+when stderr is a terminal.
 
 When it says "ingested", every line is stored durably and full-text
 searchable. It then computes the vectors of the new exchanges with the
@@ -56,6 +59,13 @@ the daemon computes them in the background, so you need not wait.`)
 	}
 	eng, err := engine.Open(p.layout(), engine.Options{Logger: e.logger(level),
 		Watch: engine.Watch{MaxLineBytes: wf.maxLine, BatchLines: ingestBatchLines, BatchBytes: ingestBatchBytes}})
+	if errors.Is(err, engine.ErrLocked) {
+		if pid, ok := engine.NewClient(p.layout(), nil, nil).Indexer(ctx); ok {
+			fmt.Fprintf(e.stderr, "nothing to do: the daemon (pid %d) already indexes this workspace, every line as it is written, "+
+				"and computes the vectors in the background ('continuity status' shows how far it is)\n", pid)
+			return nil
+		}
+	}
 	if err != nil {
 		return err
 	}

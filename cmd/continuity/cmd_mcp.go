@@ -239,7 +239,7 @@ type searchIn struct {
 	Session string `json:"session,omitempty" jsonschema:"only this session's exchanges"`
 	Chain   string `json:"chain,omitempty" jsonschema:"only this session and the sessions it resumes (its session_resume links, followed back)"`
 	Since   string `json:"since,omitempty" jsonschema:"only exchanges at or after this time: RFC 3339 (2026-11-22T10:00:00Z) or a date (2026-11-22, UTC)"`
-	Until   string `json:"until,omitempty" jsonschema:"only exchanges before this time: RFC 3339 or a date"`
+	Until   string `json:"until,omitempty" jsonschema:"only exchanges before this time (RFC 3339), or up to the end of this day (a date, YYYY-MM-DD, UTC: the day included)"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"most results (default 10, at most 200)"`
 	// MinScore: a pointer, so that 0 (keep everything) differs from absent.
 	MinScore *float64 `json:"min_score,omitempty" jsonschema:"leave out results whose score (a relevance estimate from 0 to 1, comparable across queries) is under this; absent: results down to 0.1 are kept once one scores 0.2, and when none does the few closest are returned marked weak; 0 keeps every match however weak"`
@@ -370,6 +370,9 @@ func addQueryTools(srv *mcp.Server, ws mcpWorkspaceOf, log *slog.Logger) {
 		text := pack.Text
 		if text == "" {
 			text = "(nothing to resume from: no earlier exchanges for this session)"
+		}
+		if p := pack.Pending; p != nil {
+			text = fmt.Sprintf("(Note: %s.)\n\n%s", p.Note, text)
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, mcpserver.Resume(&pack), nil
 	}))

@@ -29,6 +29,11 @@ whole. A long exchange is cut on line and sentence boundaries to its
 relevant part, each cut saying how much was left out ("[… 1,234
 characters cut]"), code fences closed. See docs/resume.md.
 
+Like a search, a resume answered by the daemon first waits (up to 2 s) for
+lines just written to the logs to be indexed (so --latest names the session
+just logged to), and says on stderr when some still are not; without a
+daemon it says how much of the logs is not indexed.
+
 With --explain, the pack is followed by why each exchange of the chain is
 in it (recent, relevant to the query, or the whole chain fits), cut, or left
 out (not reached, no room, a duplicate, still in context).`)
@@ -84,7 +89,10 @@ out (not reached, no room, a duplicate, still in context).`)
 	if err != nil {
 		return err
 	}
-	// The pack is for pasting, so why it is empty goes to stderr.
+	// The pack is for pasting, so notes about it go to stderr.
+	if p := pack.Pending; p != nil {
+		fmt.Fprintf(e.stderr, "continuity: note: %s\n", p.Note)
+	}
 	switch {
 	case len(pack.Exchanges) > 0:
 	case pack.Omitted > 0:

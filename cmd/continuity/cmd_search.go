@@ -39,7 +39,10 @@ exchanges, newest first. --since and --until bound the time strictly.
 When no result reaches the floor, the few closest matches are shown, marked
 weak; "nothing found" means nothing matches at all. A search answered by the
 daemon first waits (up to 2 s) for lines just written to the logs to be
-indexed, and says so when some still are not.
+indexed, and says so when some still are not. An embedder given on the
+command line (--embedder and the embed flags) is checked and used: when
+the daemon runs another, the search is answered from the index with the
+stored vectors of the one given (words only when it has none), and says so.
 
   continuity search "why does the build fail"
   continuity search --chain S --since 2026-11-01 --limit 5 "sqlite lock"`)
@@ -47,12 +50,12 @@ indexed, and says so when some still are not.
 	fs.StringVar(&req.Session, "session", "", "only this session")
 	fs.StringVar(&req.Chain, "chain", "", "only this session and the sessions it resumes (session_resume links, followed back)")
 	fs.StringVar(&req.Since, "since", "", "only events at or after this time (RFC 3339 or YYYY-MM-DD)")
-	fs.StringVar(&req.Until, "until", "", "only events before this time (RFC 3339 or YYYY-MM-DD)")
+	fs.StringVar(&req.Until, "until", "", "only events before this time (RFC 3339), or up to the end of this day (YYYY-MM-DD, UTC: the day is included)")
 	fs.IntVar(&req.Limit, "limit", engine.DefaultLimit, fmt.Sprintf("most results (1 to %d)", engine.MaxLimit))
 	fs.StringVar(&req.AsOf, "as-of", "", `read the query's relative times ("yesterday", "two weeks ago", "last Saturday") as of this time, not now (RFC 3339; a date or a time without offset is local, as TZ says)`)
 	fs.StringVar(&req.Mode, "mode", "hybrid", "ranking: hybrid, bm25 (lexical only) or vector (vectors only)")
 	minScore := fs.Float64("min-score", engine.DefaultMinScore, "leave out results scoring under this, 0 to 1 (0 keeps every match, however weak). Not given: once a result scores 0.2, results down to 0.1 are kept; when none does, the 5 closest are shown marked weak; --mode vector has no floor unless given. A score estimates relevance the same way for every query (see docs/search.md, \"Search scores\")")
-	asJSON := fs.Bool("json", false, `print JSON: {"query", "results": [{"id","session_id","timestamp","user","ai","files","score","weak","superseded_by","supersedes","file","line"}], "min_score", "time_span": {"phrase","from","to"} when the query names a time, "time_only", "weak" when no result reached the floor, "pending" when lines just written are not searchable yet, "vectors_missing": why vectors took no part, when they did not}`)
+	asJSON := fs.Bool("json", false, `print JSON: {"query", "results": [{"id","session_id","timestamp","user","ai","files","score","weak","superseded_by","supersedes","file","line"}], "min_score", "time_span": {"phrase","from","to"} when the query names a time, "time_only", "weak" when no result reached the floor, "pending" when lines just written are not searchable yet, "empty_window": {"since","until"} when the --since/--until window holds no exchange at all, "vectors_missing": why vectors took no part, when they did not}`)
 	var ef embedFlags
 	ef.register(fs)
 	pos, err := parse(e, fs, args)
@@ -75,12 +78,18 @@ indexed, and says so when some still are not.
 	if err != nil {
 		return err
 	}
+	if ef.given(fs) {
+		c.PinEmbedder()
+	}
 	resp, err := c.Search(ctx, req)
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		return printJSON(e.stdout, resp)
+	}
+	if resp.Note != "" {
+		fmt.Fprintf(e.stderr, "continuity search: note: %s\n", resp.Note)
 	}
 	if resp.VectorsMissing != "" {
 		fmt.Fprintf(e.stderr, "continuity search: note: %s\n", resp.VectorsMissing)
@@ -108,6 +117,8 @@ func printResults(w io.Writer, resp engine.SearchResponse, color, floorGiven boo
 		switch {
 		case resp.Pending != nil && resp.Pending.Bytes > 0:
 			fmt.Fprintln(w, "nothing found among the lines indexed so far (see the note above)")
+		case resp.EmptyWindow != nil:
+			fmt.Fprintf(w, "nothing found: the time window (%s) holds no exchange at all; widen --since/--until\n", resp.EmptyWindow)
 		case resp.TimeOnly:
 			fmt.Fprintln(w, "no exchange in that span")
 		case floorGiven && resp.MinScore > 0:

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -91,7 +93,12 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 	if r.Embedding != nil {
 		fmt.Fprintf(w, "  embedded\t%s\n", embeddedLine(r.Embedding))
 	}
-	fmt.Fprintf(w, "rejected lines\t%d\t(see 'continuity rejects')\n", r.Rejects)
+	for _, id := range slices.Sorted(maps.Keys(r.Vectors)) {
+		if id != r.Embedder {
+			fmt.Fprintf(w, "  kept of another embedder\t%s: %d vectors, for a switch back ('continuity vectors --drop' removes them)\n", id, r.Vectors[id])
+		}
+	}
+	fmt.Fprintf(w, "rejected lines\t%d\t(%s)\n", r.Rejected.Invalid, r.Rejected.Note())
 	fmt.Fprintf(w, "duplicate ids skipped\t%d\n", r.DuplicatesSkipped)
 	if r.ReusedIDs > 0 {
 		fmt.Fprintf(w, "  ids reused with other content\t%d\t(those lines are not indexed: see 'continuity rejects')\n", r.ReusedIDs)

@@ -176,7 +176,8 @@ func (w *workspace) statusEnv(env []string) engine.StatusReport {
 // TestDefaultEmbedderMigration: an index built with the old default
 // ("builtin", the hashed embedder) is re-embedded in the background by a
 // daemon started with no embedder settings (uselite), which then searches
-// by meaning and prunes the old vectors; status shows the progress.
+// by meaning and keeps the old vectors until they are dropped (issue 33
+// item 3); status shows the progress.
 func TestDefaultEmbedderMigration(t *testing.T) {
 	ws := newWorkspace(t)
 	var sb strings.Builder
@@ -201,10 +202,15 @@ func TestDefaultEmbedderMigration(t *testing.T) {
 		st := ws.statusEnv(clean)
 		return st.Embedder == id && st.EmbedPending == 0 && st.Vectors[id] == 31
 	})
-	eventually(t, 10*time.Second, "old vectors pruned", func() bool {
-		_, ok := ws.statusEnv(clean).Vectors["builtin:hash-v2:256#user|ai"]
-		return !ok
-	})
+	if n := ws.statusEnv(clean).Vectors["builtin:hash-v2:256#user|ai"]; n != 31 {
+		t.Errorf("the old embedder's vectors after the switch: %d, want all 31 kept", n)
+	}
+	if out, errs, code := ws.cliEnv(clean, "vectors", "--drop", "builtin:hash-v2:256#user|ai"); code != 0 || !strings.Contains(out, "dropped 31 vectors") {
+		t.Errorf("vectors --drop through the daemon: exit %d, %q %q", code, out, errs)
+	}
+	if _, ok := ws.statusEnv(clean).Vectors["builtin:hash-v2:256#user|ai"]; ok {
+		t.Errorf("the old embedder's vectors outlive vectors --drop")
+	}
 	out, errs, code := ws.cliEnv(clean, "search", "--mode", "vector", "--json", "--limit", "1", "the build keeps failing")
 	if code != 0 || !strings.Contains(out, `"id": "target"`) {
 		t.Fatalf("vector search by meaning: %d %s %s", code, out, errs)

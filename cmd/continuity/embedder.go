@@ -27,6 +27,19 @@ func (f *embedFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.cfg.Dimension, "embed-dim", f.cfg.Dimension, "vector dimension (uselite: 512; hash: buckets, default 256; remote: expected, 0 = learn) (env "+embed.EnvDimension+")")
 }
 
+// given reports whether fs's command line set any embedder flag: the
+// embedder was chosen for this command, not taken from the environment.
+func (f *embedFlags) given(fs *flag.FlagSet) bool {
+	set := false
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "embedder", "embed-url", "embed-model", "embed-query-prefix", "embed-passage-prefix", "embed-dim":
+			set = true
+		}
+	})
+	return set
+}
+
 // envEmbedder is the embedder the environment configures, for the
 // commands without embedder flags.
 func envEmbedder() *embedFlags {

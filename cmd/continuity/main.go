@@ -40,6 +40,7 @@ func init() {
 		{"sessions", "list the sessions: times, exchanges, resets, resume links", runSessions},
 		{"export", "print a session's events (optionally its chain) as markdown or the stored JSON lines", runExport},
 		{"forget", "remove a session (or its chain) from the index for good; optionally its log files", runForget},
+		{"vectors", "list the stored vectors by embedder (kept when you switch embedders); drop another embedder's", runVectors},
 		{"doctor", "check the workspace, the daemon, the index and the embedder; say what to fix", runDoctor},
 		{"embed", "print the vectors (and token ids) an embedder gives texts, without a daemon or index", runEmbed},
 		{"model", "download (pull), install, list and remove the models of the hf embedder", runModel},
