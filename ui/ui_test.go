@@ -501,3 +501,48 @@ func TestTimeSpan(t *testing.T) {
 		}
 	}
 }
+
+// TestHealthRejectCounts: the health page counts rejected lines as status
+// and doctor do (the lines not valid) and names apart what 'continuity
+// rejects' also lists: here an identical replay of a line already
+// indexed. Before, the page counted every listed line (2 rejected lines).
+func TestHealthRejectCounts(t *testing.T) {
+	f := newFixture(t)
+	replay := strings.SplitAfter(fixtureLogs["claude-code-a.jsonl"], "\n")[0]
+	lf, err := os.OpenFile(filepath.Join(f.ws.Logs, "replayed.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lf.WriteString(replay); err != nil {
+		t.Fatal(err)
+	}
+	lf.Close()
+	emb, err := hashEmbedder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.Open(f.ws, engine.Options{Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CatchUp(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	st, err := engine.NewClient(f.ws, hashEmbedder, nil).Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Rejected.Invalid != 1 || st.Rejected.Replayed != 1 {
+		t.Fatalf("status: %+v rejects %d, want 1 invalid and 1 replay", st.Rejected, st.Rejects)
+	}
+	body := f.page(f.browser(), "/health")
+	for _, want := range []string{`<a href="#rejected">1 rejected line</a>`, `id="rejects-also"`, "1 identical replay of lines already indexed", "replayed.jsonl:1"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/health lacks %q", want)
+		}
+	}
+	if strings.Contains(body, "2 rejected lines") {
+		t.Error("/health counts the replay as a rejected line")
+	}
+}
