@@ -146,6 +146,15 @@ func TestMigrateFromVersion4(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// This binary's Commit writes line_key (schema 9): the columns
+		// are given here for its commits; migration 9 finds events' there,
+		// rejects' is dropped again (version 6 adds rejects.hash first).
+		for _, q := range []string{`ALTER TABLE events ADD COLUMN line_key INTEGER`, `ALTER TABLE rejects ADD COLUMN line_key INTEGER`} {
+			if _, err := db.w.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+
 		f := newFeeder(t, db, "a.jsonl")
 		commit(t, db, f.batch(typedEvents()...))
 		if err := db.StoreVectors(ctx, "m", []int64{1}, [][]float32{{1, 0}}); err != nil {
@@ -165,6 +174,9 @@ func TestMigrateFromVersion4(t *testing.T) {
 		// Two exchanges not in the full-text index yet.
 		commit(t, db, f.batch(exchangeAt("s2", hour(8), "not indexed", ""), exchangeAt("s2", hour(9), "nor this", "")))
 		before = readByTypeV4(t, db)
+		if _, err := db.w.Exec(`ALTER TABLE rejects DROP COLUMN line_key`); err != nil {
+			t.Fatal(err)
+		}
 		db.Close()
 	})
 	if want := (typeReads{ByType: map[string]int64{"exchange": 7, "context_reset": 1, "session_resume": 1, "note": 1},
@@ -198,7 +210,7 @@ func TestMigrateFromVersion4(t *testing.T) {
 	if v, _ := userVersion(ctx, db.w); v != SchemaVersion() {
 		t.Fatalf("user_version %d after migration", v)
 	}
-	if got := indexNames(t, db.w); !reflect.DeepEqual(got, []string{"events_meta", "events_other", "events_resets",
+	if got := indexNames(t, db.w); !reflect.DeepEqual(got, []string{"events_line_key", "events_meta", "events_other", "events_resets",
 		"events_session_ts", "sqlite_autoindex_events_1", "sqlite_autoindex_events_2"}) {
 		t.Errorf("indexes after migration: %v", got)
 	}
