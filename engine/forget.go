@@ -84,7 +84,7 @@ func (e *Engine) verifyForget(ctx context.Context, resp *ForgetResponse, at time
 	}
 	for _, s := range resp.Sessions {
 		if t, ok := tombs[s]; !ok || t.At.UnixNano() < at.UnixNano() {
-			return fmt.Errorf("forget: read back %s: the forget of %s is not there", logformat.TombstoneFile, s)
+			return fmt.Errorf("forget: read back %s: the forget of %s is not there", logformat.TombstoneFileOf(logformat.MachineName()), s)
 		}
 		n, err := e.db.EventsOf(ctx, s)
 		if err != nil {
@@ -92,9 +92,10 @@ func (e *Engine) verifyForget(ctx context.Context, resp *ForgetResponse, at time
 		}
 		resp.Left += n
 	}
-	rel, err := filepath.Rel(e.ws.Root, filepath.Join(e.ws.Logs, logformat.TombstoneFile))
+	file := filepath.Join(e.ws.Logs, logformat.TombstoneFileOf(logformat.MachineName()))
+	rel, err := filepath.Rel(e.ws.Root, file)
 	if err != nil {
-		rel = filepath.Join(e.ws.Logs, logformat.TombstoneFile)
+		rel = file
 	}
 	resp.Recorded = rel
 	return nil
@@ -147,7 +148,7 @@ func applyTombstones(ctx context.Context, db *index.DB, ws workspace.Layout, log
 		if err := logformat.AppendTombstones(ws.Logs, missing); err != nil {
 			return err
 		}
-		log.Info("forgotten sessions recorded beside the logs", "sessions", len(missing), "file", logformat.TombstoneFile)
+		log.Info("forgotten sessions recorded beside the logs", "sessions", len(missing), "file", logformat.TombstoneFileOf(logformat.MachineName()))
 	}
 	return nil
 }
