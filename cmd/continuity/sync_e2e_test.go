@@ -336,6 +336,14 @@ func TestTwoMachinesSync(t *testing.T) {
 	a.start()
 	b.start()
 	l := newLedger()
+	// A sync tool's temp files left behind (a transfer cut short): never
+	// read.
+	a.echo(".syncthing.session-t~b.jsonl.tmp", line("t", "half a transfer"))
+	b.echo("~syncthing~session-t~a.jsonl.tmp", line("t", "half a transfer"))
+	// The recipe shares .praxis-os/.conversations, or keeps the cache out.
+	if st, err := os.ReadFile(filepath.Join("..", "..", "recipes", "sync", "stignore")); err != nil || !strings.Contains(string(st), "/.praxis-os/.cache") {
+		t.Errorf("recipes/sync/stignore does not keep the cache out: %v %s", err, st)
+	}
 	conflicts := []int{conflictSyncthing, conflictDropbox, conflictUnion, conflictSyncthing}
 	for round := range 4 {
 		for _, m := range []*machine{a, b} {
@@ -499,3 +507,5 @@ func randomSync(t *testing.T, r *rand.Rand, steps int) {
 	syncLogs(t, ms[1], ms[0], conflictSyncthing, 2*steps+1)
 	checkInvariants(t, l, ms...)
 }
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
