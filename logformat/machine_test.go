@@ -3,6 +3,7 @@ package logformat
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -102,4 +103,39 @@ func TestTombstonesOfEveryMachine(t *testing.T) {
 	if !ts["a"].At.Equal(t1.Add(time.Hour)) {
 		t.Errorf("a forgotten at %v, want the later forget", ts["a"].At)
 	}
+}
+
+// FuzzConflictCopy: the file a conflict copy copies is no conflict copy
+// of one more mark, a machine name is always safe in a file name, and a
+// session read from a machine's or a conflict copy's file name is the
+// one of the file it stands for.
+func FuzzConflictCopy(f *testing.F) {
+	for _, s := range []string{"session-a.jsonl", "x.sync-conflict-20261129-101500-ABC.jsonl", "x (m's conflicted copy 2026-11-29).jsonl",
+		"s~m.jsonl", "~syncthing~x.tmp", ".forgotten.sync-conflict-20261129-101500-A"} {
+		f.Add(s, "laptop")
+	}
+	f.Fuzz(func(t *testing.T, name, machine string) {
+		of, ok := ConflictCopy(name)
+		if !ok && of != name {
+			t.Fatalf("ConflictCopy(%q) = %q, false", name, of)
+		}
+		if ok && len(of) >= len(name) {
+			t.Fatalf("ConflictCopy(%q) = %q: not shorter", name, of)
+		}
+		m := SanitizeMachine(machine)
+		if strings.ContainsAny(m, "/~\x00") || len(m) > maxMachineLen {
+			t.Fatalf("SanitizeMachine(%q) = %q", machine, m)
+		}
+		if m == "" || !strings.HasSuffix(name, ".jsonl") || strings.Contains(name, "/") {
+			return
+		}
+		base := strings.TrimSuffix(name, ".jsonl")
+		want, err := SessionFromFileName(name)
+		if err != nil || strings.Contains(base, MachineSep) {
+			return
+		}
+		if got, err := SessionFromFileName(MachineLogName(base, m)); err != nil || got != want {
+			t.Fatalf("session of %q is %q, of %q is %q (%v)", name, want, MachineLogName(base, m), got, err)
+		}
+	})
 }
