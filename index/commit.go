@@ -495,8 +495,10 @@ func (cb *commitBatch) occurrence(l *watcher.Line, key int64) (int64, error) {
 	var n int64
 	if cb.stored > 0 || cb.kept != nil {
 		if err := cb.tx.QueryRowContext(cb.ctx, `SELECT
-			(SELECT count(*) FROM events WHERE generation = ?1 AND line_key = ?2 AND start_offset < ?3) +
-			(SELECT count(*) FROM rejects WHERE generation = ?1 AND line_key = ?2 AND start_offset < ?3)`,
+			(SELECT count(*) FROM events INDEXED BY events_line_key
+				WHERE generation = ?1 AND line_key = ?2 AND line_key IS NOT NULL AND start_offset < ?3) +
+			(SELECT count(*) FROM rejects INDEXED BY rejects_line_key
+				WHERE generation = ?1 AND line_key = ?2 AND line_key IS NOT NULL AND start_offset < ?3)`,
 			cb.gen.ID, key, l.Start).Scan(&n); err != nil {
 			return 0, fmt.Errorf("count identical lines before it: %w", err)
 		}

@@ -326,8 +326,8 @@ CREATE INDEX IF NOT EXISTS events_resets ON events(ts) WHERE type = 'context_res
 	// The columns are added by deriveEventIDs when missing (SQLite has
 	// no ADD COLUMN IF NOT EXISTS), then these indexes.
 	`
-CREATE INDEX IF NOT EXISTS events_line_key ON events(generation, line_key) WHERE line_key IS NOT NULL;
-CREATE INDEX IF NOT EXISTS rejects_line_key ON rejects(generation, line_key) WHERE line_key IS NOT NULL;
+CREATE INDEX IF NOT EXISTS events_line_key ON events(generation, line_key, start_offset) WHERE line_key IS NOT NULL;
+CREATE INDEX IF NOT EXISTS rejects_line_key ON rejects(generation, line_key, start_offset) WHERE line_key IS NOT NULL;
 `,
 }
 
