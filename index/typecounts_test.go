@@ -140,6 +140,7 @@ func withMigrations(n int, f func()) {
 // not at all).
 func TestMigrateFromVersion4(t *testing.T) {
 	dir := testDir(t)
+	lineKeyIndexes := migrations[8]
 	var before typeReads
 	withMigrations(4, func() {
 		db, err := Open(dir, Options{Now: func() time.Time { return fixedNow }})
@@ -149,7 +150,7 @@ func TestMigrateFromVersion4(t *testing.T) {
 		// This binary's Commit writes line_key (schema 9): the columns
 		// are given here for its commits; migration 9 finds events' there,
 		// rejects' is dropped again (version 6 adds rejects.hash first).
-		for _, q := range []string{`ALTER TABLE events ADD COLUMN line_key INTEGER`, `ALTER TABLE rejects ADD COLUMN line_key INTEGER`} {
+		for _, q := range []string{`ALTER TABLE events ADD COLUMN line_key INTEGER`, `ALTER TABLE rejects ADD COLUMN line_key INTEGER`, lineKeyIndexes} {
 			if _, err := db.w.Exec(q); err != nil {
 				t.Fatal(err)
 			}
@@ -167,14 +168,14 @@ func TestMigrateFromVersion4(t *testing.T) {
 				break
 			}
 		}
-		if got := indexNames(t, db.w); !reflect.DeepEqual(got, []string{"events_meta", "events_producer_id",
+		if got := indexNames(t, db.w); !reflect.DeepEqual(got, []string{"events_line_key", "events_meta", "events_producer_id",
 			"events_session_ts", "events_type", "sqlite_autoindex_events_1", "sqlite_autoindex_events_2"}) {
 			t.Fatalf("version 4 indexes: %v", got)
 		}
 		// Two exchanges not in the full-text index yet.
 		commit(t, db, f.batch(exchangeAt("s2", hour(8), "not indexed", ""), exchangeAt("s2", hour(9), "nor this", "")))
 		before = readByTypeV4(t, db)
-		if _, err := db.w.Exec(`ALTER TABLE rejects DROP COLUMN line_key`); err != nil {
+		if _, err := db.w.Exec(`DROP INDEX rejects_line_key; ALTER TABLE rejects DROP COLUMN line_key`); err != nil {
 			t.Fatal(err)
 		}
 		db.Close()
