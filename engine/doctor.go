@@ -142,6 +142,7 @@ func (d *doctor) run(ctx context.Context) {
 	d.checkWriteLock()
 	d.checkLag()
 	d.checkRejects()
+	d.checkSync(ctx)
 	d.checkClock(ctx)
 	d.checkEmbedder(ctx)
 	d.checkRetention()

@@ -298,7 +298,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	runs := []func(context.Context) error{e.w.Run, e.guard}
+	runs := []func(context.Context) error{e.w.Run, e.guard, e.followTombstones}
 	for _, v := range e.views {
 		runs = append(runs, v.Run)
 	}

@@ -88,7 +88,7 @@ func (e *Engine) verifyForget(ctx context.Context, resp *ForgetResponse, at time
 	}
 	for _, s := range resp.Sessions {
 		if t, ok := tombs[s]; !ok || t.At.UnixNano() < at.UnixNano() {
-			return fmt.Errorf("forget: read back %s: the forget of %s is not there", logformat.TombstoneFile, s)
+			return fmt.Errorf("forget: read back %s: the forget of %s is not there", logformat.TombstoneFileOf(logformat.MachineName()), s)
 		}
 		n, err := e.db.EventsOf(ctx, s)
 		if err != nil {
@@ -96,9 +96,10 @@ func (e *Engine) verifyForget(ctx context.Context, resp *ForgetResponse, at time
 		}
 		resp.Left += n
 	}
-	rel, err := filepath.Rel(e.ws.Root, filepath.Join(e.ws.Logs, logformat.TombstoneFile))
+	file := filepath.Join(e.ws.Logs, logformat.TombstoneFileOf(logformat.MachineName()))
+	rel, err := filepath.Rel(e.ws.Root, file)
 	if err != nil {
-		rel = filepath.Join(e.ws.Logs, logformat.TombstoneFile)
+		rel = file
 	}
 	resp.Recorded = rel
 	return nil
@@ -151,9 +152,91 @@ func applyTombstones(ctx context.Context, db *index.DB, ws workspace.Layout, log
 		if err := logformat.AppendTombstones(ws.Logs, missing); err != nil {
 			return err
 		}
-		log.Info("forgotten sessions recorded beside the logs", "sessions", len(missing), "file", logformat.TombstoneFile)
+		log.Info("forgotten sessions recorded beside the logs", "sessions", len(missing), "file", logformat.TombstoneFileOf(logformat.MachineName()))
 	}
 	return nil
+}
+
+// tombstonePeriod is how often a running daemon looks for forgets
+// recorded beside the logs since it started: another machine's, brought
+// by a sync tool or a git pull.
+const tombstonePeriod = time.Second
+
+// followTombstones carries out, while the daemon runs, the forgets that
+// appear beside the logs (another machine's tombstone file, synced): the
+// sessions' events deleted from the index and from every view, as a
+// forget made here. It looks when the tombstone files change (names,
+// sizes, times).
+func (e *Engine) followTombstones(ctx context.Context) error {
+	t := time.NewTicker(tombstonePeriod)
+	defer t.Stop()
+	last := tombstoneSignature(e.ws.Logs)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		sig := tombstoneSignature(e.ws.Logs)
+		if sig == last {
+			continue
+		}
+		if err := e.applyNewTombstones(ctx); err != nil {
+			e.log.Warn("cannot carry out the forgets recorded beside the logs; trying again", "err", err)
+			continue
+		}
+		last = sig
+	}
+}
+
+// applyNewTombstones forgets the sessions the tombstone files forget
+// later than the index does.
+func (e *Engine) applyNewTombstones(ctx context.Context) error {
+	tombs, err := logformat.ReadTombstones(e.ws.Logs)
+	if err != nil {
+		return err
+	}
+	have, err := e.db.Forgets(ctx)
+	if err != nil {
+		return err
+	}
+	var sessions []string
+	for _, s := range slices.Sorted(maps.Keys(tombs)) {
+		t := tombs[s]
+		if h, ok := have[s]; ok && h.At >= t.At.UnixNano() {
+			continue
+		}
+		_, n, err := e.db.ForgetSession(ctx, index.Forget{Session: s, At: t.At.UnixNano(), Resumes: t.Resumes})
+		if err != nil {
+			return err
+		}
+		sessions = append(sessions, s)
+		e.log.Info("forgotten session (recorded beside the logs, by another machine)", "session", s, "forgotten_at", t.At, "events_deleted", n)
+	}
+	if len(sessions) == 0 {
+		return nil
+	}
+	for _, v := range e.views {
+		if err := v.Remove(ctx, follow.Removal{Sessions: sessions}); err != nil {
+			return fmt.Errorf("forget: %s: %w", v.Name(), err)
+		}
+	}
+	return nil
+}
+
+// tombstoneSignature sums up the tombstone files of dir: their names,
+// sizes and modification times.
+func tombstoneSignature(dir string) string {
+	names, _ := logformat.TombstoneFiles(dir)
+	var b []byte
+	for _, n := range names {
+		fi, err := os.Stat(filepath.Join(dir, n))
+		if err != nil {
+			continue
+		}
+		b = fmt.Appendf(b, "%s\x00%d\x00%d\n", n, fi.Size(), fi.ModTime().UnixNano())
+	}
+	return string(b)
 }
 
 func subset(a, b []string) bool {

@@ -67,6 +67,9 @@ type StatusReport struct {
 	// per file; EditTotals sums them.
 	Edits      []EditStatus `json:"edits"`
 	EditTotals EditStatus   `json:"edit_totals"`
+	// SyncCopies: the sync tools' conflict copies in the logs folder,
+	// and what was done with them.
+	SyncCopies []SyncCopy `json:"sync_copies"`
 
 	ProducerCounts
 }
@@ -231,6 +234,9 @@ func (c *Client) Status(ctx context.Context) (StatusReport, error) {
 		if c.viewReport(ctx, "import", &imp) == nil && len(imp.Agents) > 0 {
 			r.Import = &imp
 		}
+	}
+	if r.SyncCopies, err = syncCopies(ctx, c.ws.Logs, db); err != nil {
+		return StatusReport{}, err
 	}
 	r.Files = fileLags(c.ws.Logs, st.Files)
 	for _, f := range r.Files {

@@ -243,9 +243,12 @@ func (st *Store) HasSession(session string) bool { return st.hasSession(session)
 // Has reports whether an event with id is in the logs.
 func (st *Store) Has(id string) bool { _, ok := st.ids[id]; return ok }
 
-// FileFor is the log file of a session.
+// FileFor is the log file this machine appends a session to:
+// <agent>-<session>~<machine>.jsonl (logformat.MachineName), so that two
+// machines sharing the logs never append to the same file. The store
+// reads every file of the agent, other machines' included.
 func (st *Store) FileFor(session string) string {
-	return filepath.Join(st.dir, st.agent+"-"+session+".jsonl")
+	return filepath.Join(st.dir, logformat.MachineLogName(st.agent+"-"+session, logformat.MachineName()))
 }
 
 // Import renders s and appends the events the logs do not hold yet:

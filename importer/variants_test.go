@@ -171,7 +171,7 @@ func TestKiloCodeCLIStore(t *testing.T) {
 	if strings.Join(users, "|") != "an extension task|an older kilo question|which port does the API use?" {
 		t.Errorf("prompts %q", users)
 	}
-	for _, n := range []string{"kilo-code-ses_k1.jsonl", "kilo-code-ses_k3.jsonl", "kilo-code-k-task-1.jsonl"} {
+	for _, n := range []string{"kilo-code-ses_k1~m1.jsonl", "kilo-code-ses_k3~m1.jsonl", "kilo-code-k-task-1~m1.jsonl"} {
 		if _, err := os.Stat(filepath.Join(logs, n)); err != nil {
 			t.Errorf("log %s: %v", n, err)
 		}

@@ -12,8 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/praxis-os/continuity/logformat"
 	"github.com/praxis-os/continuity/watcher"
 )
@@ -55,8 +53,8 @@ const (
 )
 
 const (
-	insertRejectSQL = `INSERT INTO rejects (generation, file, line, start_offset, end_offset, reason, kind, excerpt, created_at, hash)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	insertRejectSQL = `INSERT INTO rejects (generation, file, line, start_offset, end_offset, reason, kind, excerpt, created_at, hash, line_key)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT DO NOTHING`
 	upsertSessionSQL = `INSERT INTO sessions (id, first_ts, last_ts, exchanges, resets, events)
 		VALUES (?, ?, ?, ?, ?, ?)
@@ -211,6 +209,9 @@ type commitBatch struct {
 	prevKnown bool
 	hasPrev   bool
 	next      int
+	// occ counts, per logformat.LineKey met in the batch, the lines of
+	// the generation with it so far (occurrence).
+	occ map[int64]int64
 }
 
 // batchCounts are a batch's additions to the counters.
@@ -296,21 +297,33 @@ func (cb *commitBatch) storeLine(i int) error {
 		}
 		ev.Timestamp = t
 	}
+	id := lineID{id: ev.ID}
+	if id.id == "" {
+		// No producer id: the line's own (logformat.DeriveID), from its
+		// session, its content and its place among the identical lines
+		// of its session in this file.
+		id.key = logformat.LineKey(ev.SessionID, pl.raw)
+		n, err := cb.occurrence(l, id.key)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", l.Number, err)
+		}
+		id.id, id.keyed = logformat.DeriveID(ev.SessionID, n, pl.raw), true
+	}
 	if at, err := cb.stillForgotten(ev.SessionID, ev); err != nil {
 		return fmt.Errorf("line %d: %w", l.Number, err)
 	} else if at != 0 {
 		// Not stored, but listed (without its text) and counted.
 		cb.counts.forgottenSkipped++
-		return cb.forgottenReject(cb.gen, l, ev.SessionID, at, cb.nowNano)
+		return cb.forgottenReject(cb.gen, l, ev.SessionID, at, cb.nowNano, id.keyOrNil())
 	}
 
 	cb.counts.redactions += int64(pl.redacted)
-	rowID, inserted, err := cb.insertEvent(cb.gen, l, ev, pl.raw, cb.nowNano)
+	rowID, inserted, err := cb.insertEvent(cb.gen, l, ev, id, pl.raw, cb.nowNano)
 	if err != nil {
 		return fmt.Errorf("line %d: %w", l.Number, err)
 	}
 	if !inserted {
-		return cb.notInserted(l, ev, pl.raw)
+		return cb.notInserted(l, ev, id, pl.raw)
 	}
 	cb.count(ev)
 	ts := eventTime(ev.Timestamp, cb.now)
@@ -451,21 +464,62 @@ const (
 	KindDuplicateID = "duplicate_id"
 )
 
-// notInserted handles an event the index already holds under its
-// producer id: nothing when it is this very line (a replay of the
-// batch), else a reject naming the line that first used the id, of kind
-// KindDuplicate when the stored line is the same (redacted) bytes, of
-// kind KindDuplicateID when it differs. Both count in
-// CounterDuplicatesSkipped.
-func (cb *commitBatch) notInserted(l *watcher.Line, ev *logformat.Event, raw []byte) error {
-	if ev.ID == "" {
+// lineID is the id a line is stored under: its producer's, or derived
+// from it (keyed: logformat.DeriveID, key its logformat.LineKey).
+type lineID struct {
+	id    string
+	key   int64
+	keyed bool
+}
+
+func (id lineID) keyOrNil() any {
+	if !id.keyed {
 		return nil
 	}
+	return id.key
+}
+
+// occurrence is how many lines of the batch's generation before l have
+// the key (logformat.LineKey: the same session and content), stored as
+// events or as rejects (a copy's line already indexed, a forgotten
+// session's): l's place among them, which its derived id holds. The
+// first look-up of a key per batch asks the index; the batch counts on.
+func (cb *commitBatch) occurrence(l *watcher.Line, key int64) (int64, error) {
+	if n, ok := cb.occ[key]; ok {
+		cb.occ[key] = n + 1
+		return n, nil
+	}
+	if cb.occ == nil {
+		cb.occ = map[int64]int64{}
+	}
+	var n int64
+	if cb.stored > 0 || cb.kept != nil {
+		if err := cb.tx.QueryRowContext(cb.ctx, `SELECT
+			(SELECT count(*) FROM events INDEXED BY events_line_key
+				WHERE generation = ?1 AND line_key = ?2 AND line_key IS NOT NULL AND start_offset < ?3) +
+			(SELECT count(*) FROM rejects INDEXED BY rejects_line_key
+				WHERE generation = ?1 AND line_key = ?2 AND line_key IS NOT NULL AND start_offset < ?3)`,
+			cb.gen.ID, key, l.Start).Scan(&n); err != nil {
+			return 0, fmt.Errorf("count identical lines before it: %w", err)
+		}
+	}
+	cb.occ[key] = n + 1
+	return n, nil
+}
+
+// notInserted handles an event the index already holds under its id:
+// nothing when it is this very line (a replay of the batch), else a
+// reject naming the line that first used the id, of kind KindDuplicate
+// when the stored line is the same (redacted) bytes (the same event: a
+// producer's retry, or a line of a copy of a log, such as a sync tool's
+// conflict copy or a merge, indexed once), of kind KindDuplicateID when
+// it differs. Both count in CounterDuplicatesSkipped.
+func (cb *commitBatch) notInserted(l *watcher.Line, ev *logformat.Event, id lineID, raw []byte) error {
 	var gen, start, line int64
 	var file string
 	var first []byte
 	switch err := cb.tx.QueryRowContext(cb.ctx, `SELECT e.generation, e.start_offset, coalesce(g.path, e.file), e.line, e.raw
-		FROM events e LEFT JOIN generations g ON g.id = e.generation WHERE e.event_id = ?`, ev.ID).Scan(&gen, &start, &file, &line, &first); {
+		FROM events e LEFT JOIN generations g ON g.id = e.generation WHERE e.event_id = ?`, id.id).Scan(&gen, &start, &file, &line, &first); {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil // another line at this position: a replay
 	case err != nil:
@@ -475,14 +529,20 @@ func (cb *commitBatch) notInserted(l *watcher.Line, ev *logformat.Event, raw []b
 		return nil
 	}
 	cb.counts.duplicates++
-	id := excerpt([]byte(ev.ID))
-	if bytes.Equal(first, raw) {
+	if id.keyed {
+		// Its id is its session, content and place: the same line.
+		return cb.keyedReject(cb.gen, l, KindDuplicate, fmt.Sprintf(
+			"the same line as %s:%d (same session, same content, same place among identical lines): a copy of the log (a sync tool's conflict copy, a merge, a file replaced), indexed once", file, line),
+			cb.nowNano, id.key)
+	}
+	eid := excerpt([]byte(ev.ID))
+	if bytes.Equal(logformat.LineContent(first), logformat.LineContent(raw)) {
 		return cb.reject(cb.gen, l, KindDuplicate, fmt.Sprintf(
-			"duplicate of %s:%d (same id %q, same content): a replay, indexed once", file, line, id), cb.nowNano)
+			"duplicate of %s:%d (same id %q, same content): a replay or a copy of the log, indexed once", file, line, eid), cb.nowNano)
 	}
 	return cb.reject(cb.gen, l, KindDuplicateID, fmt.Sprintf(
 		"id %q reused with different content: first used at %s:%d; this line is not indexed (an id names one event in all the logs: give each event its own, such as a UUID)",
-		id, file, line), cb.nowNano)
+		eid, file, line), cb.nowNano)
 }
 
 // count adds a stored event to the counters of producer mistakes and
@@ -690,17 +750,8 @@ func (cb *commitBatch) writeCounters() error {
 
 // insertEvent stores ev; inserted is false when a uniqueness constraint
 // (position, producer id) already holds it.
-func (c *commitTx) insertEvent(g watcher.Generation, l *watcher.Line, ev *logformat.Event, raw []byte, now int64) (rowID int64, inserted bool, err error) {
-	eventID := ev.ID
-	if eventID == "" {
-		// UUIDv7 is time-ordered, which keeps inserts into the event_id
-		// index near its end instead of at random pages.
-		u, err := uuid.NewV7()
-		if err != nil {
-			return 0, false, fmt.Errorf("generate event id: %w", err)
-		}
-		eventID = u.String()
-	}
+func (c *commitTx) insertEvent(g watcher.Generation, l *watcher.Line, ev *logformat.Event, id lineID, raw []byte, now int64) (rowID int64, inserted bool, err error) {
+	eventID := id.id
 	files, err := jsonOrNil(ev.Files)
 	if err != nil {
 		return 0, false, err
@@ -719,7 +770,7 @@ func (c *commitTx) insertEvent(g watcher.Generation, l *watcher.Line, ev *logfor
 		eventTime(ev.Timestamp, time.Unix(0, now)), ev.TimestampInferred,
 		nullString(ev.User), nullString(ev.AI), nullString(ev.Reason),
 		nullString(ev.PreviousSession), nullString(ev.NewSession),
-		files, metadata, unknown, raw, now}
+		files, metadata, unknown, raw, now, id.keyOrNil()}
 	stmt, args, err := c.eventInsert(vals[:])
 	if err != nil {
 		return 0, false, err
@@ -740,7 +791,7 @@ func (c *commitTx) insertEvent(g watcher.Generation, l *watcher.Line, ev *logfor
 // insertEvent's values.
 var insertColumns = [...]string{"id", "event_id", "producer_id", "generation", "start_offset", "end_offset", "line", "file",
 	"v", "type", "session_id", "session_from_file", "ts", "ts_inferred", "user", "ai", "reason", "previous_session", "new_session",
-	"files", "metadata", "unknown_fields", "raw", "ingested_at"}
+	"files", "metadata", "unknown_fields", "raw", "ingested_at", "line_key"}
 
 // Columns whose value is the same for every event of a batch, and the
 // producer id, which is the event id whenever it is given.
@@ -841,8 +892,14 @@ var maxStoredTime = time.Unix(0, math.MaxInt64).UTC()
 
 // reject stores an invalid or oversize line.
 func (c *commitTx) reject(g watcher.Generation, l *watcher.Line, kind, reason string, now int64) error {
+	return c.keyedReject(g, l, kind, reason, now, nil)
+}
+
+// keyedReject stores a reject of a line with its logformat.LineKey (nil
+// for none).
+func (c *commitTx) keyedReject(g watcher.Generation, l *watcher.Line, kind, reason string, now int64, key any) error {
 	red := c.db.redactBytes(l.Data)
-	if _, err := c.exec(insertRejectSQL, g.ID, g.Path, l.Number, l.Start, l.End, reason, kind, excerpt(red), now, storedKey(l, red)); err != nil {
+	if _, err := c.exec(insertRejectSQL, g.ID, g.Path, l.Number, l.Start, l.End, reason, kind, excerpt(red), now, storedKey(l, red), key); err != nil {
 		return fmt.Errorf("line %d: store reject: %w", l.Number, err)
 	}
 	return nil
@@ -854,11 +911,11 @@ const KindForgotten = "forgotten"
 
 // forgottenReject records a line of a forgotten session that was not
 // stored: file, line and why, but no excerpt (its text was to be gone).
-func (c *commitTx) forgottenReject(g watcher.Generation, l *watcher.Line, session string, at, now int64) error {
+func (c *commitTx) forgottenReject(g watcher.Generation, l *watcher.Line, session string, at, now int64, key any) error {
 	reason := fmt.Sprintf("session %q was forgotten at %s ('continuity forget'): this line, from before then, is not indexed again (lines timestamped after it are)",
 		session, time.Unix(0, at).UTC().Format(time.RFC3339))
 	if _, err := c.exec(insertRejectSQL, g.ID, g.Path, l.Number, l.Start, l.End, reason, KindForgotten, "", now,
-		storedKey(l, c.db.redactBytes(l.Data))); err != nil {
+		storedKey(l, c.db.redactBytes(l.Data)), key); err != nil {
 		return fmt.Errorf("line %d: store reject: %w", l.Number, err)
 	}
 	return nil

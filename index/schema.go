@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/praxis-os/continuity/logformat"
 )
 
 // Schema version errors. The version is kept in PRAGMA user_version.
@@ -312,6 +314,90 @@ CREATE TABLE forgotten_links (
 	`
 CREATE INDEX IF NOT EXISTS events_resets ON events(ts) WHERE type = 'context_reset';
 `,
+
+	// 9: ids derived from the lines (logformat.DeriveID). A line without
+	// a producer id had a random UUIDv7, another on every machine and
+	// after every rebuild; it now has one made of its session, content
+	// and place among the identical lines of its session in its file,
+	// which line_key (logformat.LineKey) counts: on events, and on the
+	// rejects of lines not stored (a copy's line already indexed, a
+	// forgotten session's). deriveEventIDs (below) gives the events
+	// stored before their derived ids, in the same transaction.
+	// The columns are added by deriveEventIDs when missing (SQLite has
+	// no ADD COLUMN IF NOT EXISTS), then these indexes.
+	`
+CREATE INDEX IF NOT EXISTS events_line_key ON events(generation, line_key, start_offset) WHERE line_key IS NOT NULL;
+CREATE INDEX IF NOT EXISTS rejects_line_key ON rejects(generation, line_key, start_offset) WHERE line_key IS NOT NULL;
+`,
+}
+
+// migrationSteps are the steps of a migration done in Go, before its SQL,
+// in the same transaction: by the version the migration brings to.
+var migrationSteps = map[int]func(context.Context, *sql.Tx) error{
+	9: deriveEventIDs,
+}
+
+// deriveEventIDs gives each stored event without a producer id its
+// derived id and line key, in file order per generation, as Commit would
+// have given them. An event whose derived id another event already holds
+// (the same line indexed twice before ids were derived: a copy of a log)
+// keeps its old id.
+func deriveEventIDs(ctx context.Context, tx *sql.Tx) error {
+	type row struct {
+		id, key int64
+		eventID string
+	}
+	for _, table := range []string{"events", "rejects"} {
+		var has bool
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pragma_table_info(?) WHERE name = 'line_key')`, table).Scan(&has); err != nil {
+			return err
+		}
+		if !has {
+			if _, err := tx.ExecContext(ctx, `ALTER TABLE `+table+` ADD COLUMN line_key INTEGER`); err != nil {
+				return err
+			}
+		}
+	}
+	var rows []row
+	taken := map[string]bool{}
+	occ := map[[2]int64]int64{}
+	if err := eachRow(ctx, tx, `SELECT id, generation, coalesce(session_id, ''), raw FROM events
+		WHERE producer_id IS NULL ORDER BY generation, start_offset`, func(r *sql.Rows) error {
+		var id, gen int64
+		var session string
+		var raw []byte
+		if err := r.Scan(&id, &gen, &session, &raw); err != nil {
+			return err
+		}
+		key := logformat.LineKey(session, raw)
+		k := [2]int64{gen, key}
+		n := occ[k]
+		occ[k] = n + 1
+		eid := logformat.DeriveID(session, n, raw)
+		if taken[eid] {
+			eid = ""
+		}
+		taken[eid] = true
+		rows = append(rows, row{id: id, key: key, eventID: eid})
+		return nil
+	}); err != nil {
+		return fmt.Errorf("read events without producer id: %w", err)
+	}
+	upd, err := tx.PrepareContext(ctx, `UPDATE events SET event_id = coalesce(?, event_id), line_key = ? WHERE id = ?`)
+	if err != nil {
+		return err
+	}
+	defer upd.Close()
+	for _, r := range rows {
+		var eid any
+		if r.eventID != "" {
+			eid = r.eventID
+		}
+		if _, err := upd.ExecContext(ctx, eid, r.key, r.id); err != nil {
+			return fmt.Errorf("derive the id of event %d: %w", r.id, err)
+		}
+	}
+	return nil
 }
 
 // SchemaVersion is the schema version this binary writes and reads.
@@ -367,6 +453,11 @@ func migrate(ctx context.Context, w *sql.DB, path string) (err error) {
 		return tx.Commit()
 	}
 	for i := v; i < len(migrations); i++ {
+		if step := migrationSteps[i+1]; step != nil {
+			if err := step(ctx, tx); err != nil {
+				return fmt.Errorf("index: migrate %s to version %d: %w", path, i+1, err)
+			}
+		}
 		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
 			return fmt.Errorf("index: migrate %s to version %d: %w", path, i+1, err)
 		}

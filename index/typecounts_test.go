@@ -140,12 +140,22 @@ func withMigrations(n int, f func()) {
 // not at all).
 func TestMigrateFromVersion4(t *testing.T) {
 	dir := testDir(t)
+	lineKeyIndexes := migrations[8]
 	var before typeReads
 	withMigrations(4, func() {
 		db, err := Open(dir, Options{Now: func() time.Time { return fixedNow }})
 		if err != nil {
 			t.Fatal(err)
 		}
+		// This binary's Commit writes line_key (schema 9): the columns
+		// are given here for its commits; migration 9 finds events' there,
+		// rejects' is dropped again (version 6 adds rejects.hash first).
+		for _, q := range []string{`ALTER TABLE events ADD COLUMN line_key INTEGER`, `ALTER TABLE rejects ADD COLUMN line_key INTEGER`, lineKeyIndexes} {
+			if _, err := db.w.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+
 		f := newFeeder(t, db, "a.jsonl")
 		commit(t, db, f.batch(typedEvents()...))
 		if err := db.StoreVectors(ctx, "m", []int64{1}, [][]float32{{1, 0}}); err != nil {
@@ -158,13 +168,16 @@ func TestMigrateFromVersion4(t *testing.T) {
 				break
 			}
 		}
-		if got := indexNames(t, db.w); !reflect.DeepEqual(got, []string{"events_meta", "events_producer_id",
+		if got := indexNames(t, db.w); !reflect.DeepEqual(got, []string{"events_line_key", "events_meta", "events_producer_id",
 			"events_session_ts", "events_type", "sqlite_autoindex_events_1", "sqlite_autoindex_events_2"}) {
 			t.Fatalf("version 4 indexes: %v", got)
 		}
 		// Two exchanges not in the full-text index yet.
 		commit(t, db, f.batch(exchangeAt("s2", hour(8), "not indexed", ""), exchangeAt("s2", hour(9), "nor this", "")))
 		before = readByTypeV4(t, db)
+		if _, err := db.w.Exec(`DROP INDEX rejects_line_key; ALTER TABLE rejects DROP COLUMN line_key`); err != nil {
+			t.Fatal(err)
+		}
 		db.Close()
 	})
 	if want := (typeReads{ByType: map[string]int64{"exchange": 7, "context_reset": 1, "session_resume": 1, "note": 1},
@@ -198,7 +211,7 @@ func TestMigrateFromVersion4(t *testing.T) {
 	if v, _ := userVersion(ctx, db.w); v != SchemaVersion() {
 		t.Fatalf("user_version %d after migration", v)
 	}
-	if got := indexNames(t, db.w); !reflect.DeepEqual(got, []string{"events_meta", "events_other", "events_resets",
+	if got := indexNames(t, db.w); !reflect.DeepEqual(got, []string{"events_line_key", "events_meta", "events_other", "events_resets",
 		"events_session_ts", "sqlite_autoindex_events_1", "sqlite_autoindex_events_2"}) {
 		t.Errorf("indexes after migration: %v", got)
 	}

@@ -71,6 +71,11 @@ func sessionFromFileName(name string, maxLen int) (string, error) {
 	if ln, ok := ParseLogName(name); ok {
 		name = ln.Base
 	}
+	// A sync tool's conflict copy is its file's; x~machine.jsonl is x's.
+	name, _ = ConflictCopy(name)
+	if i := strings.Index(name, MachineSep); i > 0 && strings.HasSuffix(name, ".jsonl") {
+		name = name[:i] + ".jsonl"
+	}
 	base, ok := strings.CutSuffix(name, ".jsonl")
 	if !ok {
 		return "", fmt.Errorf("file name %s does not end in .jsonl", excerpt(name))

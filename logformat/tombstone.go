@@ -11,18 +11,52 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
 
-// TombstoneFile is the file, in the logs folder, that records the
-// sessions `continuity forget` removed: one JSON object a line, appended.
-// It lives beside the logs, not in the cache, so that a forget outlives
-// the index: a rebuild (the cache deleted, a migration, a new embedder, a
-// restored backup) and an import read it and leave the session's old
-// lines out. Its name does not end in .jsonl: it is not a log. It is
-// private and git-ignored like the logs (the folder's .gitignore).
+// TombstoneFile is the name the files, in the logs folder, that record
+// the sessions `continuity forget` removed start with: one JSON object a
+// line, appended. They live beside the logs, not in the cache, so that a
+// forget outlives the index: a rebuild (the cache deleted, a migration, a
+// new embedder, a restored backup) and an import read them and leave the
+// session's old lines out. Each machine appends to its own,
+// .forgotten.<machine> (TombstoneFileOf), so that two machines sharing
+// the logs (a sync tool, a git repository) never write the same file;
+// every file of the folder named .forgotten, .forgotten.<anything> or
+// ".forgotten (...)" is read (TombstoneFiles): the others' forgets, the
+// .forgotten of older versions, a sync tool's conflict copies of them.
+// Their names do not end in .jsonl: they are not logs. They are private
+// and git-ignored like the logs (the folder's .gitignore).
 const TombstoneFile = ".forgotten"
+
+// TombstoneFileOf is the tombstone file machine appends to.
+func TombstoneFileOf(machine string) string {
+	return TombstoneFile + "." + machine
+}
+
+// TombstoneFiles lists the tombstone files of dir, sorted by name (none:
+// an empty list; no folder: none).
+func TombstoneFiles(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the forgotten sessions: %w", err)
+	}
+	var out []string
+	for _, e := range ents {
+		n := e.Name()
+		if !e.Type().IsRegular() || !(n == TombstoneFile || strings.HasPrefix(n, TombstoneFile+".") || strings.HasPrefix(n, TombstoneFile+" ")) ||
+			strings.HasSuffix(n, ".tmp") {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
 
 // Tombstone is one forget: the session, when it was forgotten (its lines
 // without a timestamp, or timestamped at or before it, stay out), and the
@@ -40,26 +74,41 @@ func (t Tombstone) Covers(ts time.Time, inferred bool) bool {
 	return inferred || !ts.After(t.At)
 }
 
-// ReadTombstones reads dir's tombstone file (none: no tombstones), one
-// per session: the latest forget, with every session any of its forgets
-// resumed. A line that is not a tombstone is an error naming the file,
-// the line and why: a forget that cannot be read must not let a forgotten
-// session back in. An unfinished last line (a write cut short) is left
-// out: the forget it was recording is recorded again from the index.
+// ReadTombstones reads dir's tombstone files (TombstoneFiles; none: no
+// tombstones), one per session: the latest forget, with every session any
+// of its forgets resumed. A line that is not a tombstone is an error
+// naming the file, the line and why: a forget that cannot be read must
+// not let a forgotten session back in. An unfinished last line (a write
+// cut short, a sync tool's copy taken mid-write) is left out: the forget
+// it was recording is recorded again from the index.
 func ReadTombstones(dir string) (map[string]Tombstone, error) {
-	path := filepath.Join(dir, TombstoneFile)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		// No logs folder (or not one): nothing was forgotten in it.
-		return map[string]Tombstone{}, nil
-	}
+	names, err := TombstoneFiles(dir)
 	if err != nil {
-		return nil, fmt.Errorf("read the forgotten sessions: %w", err)
+		return nil, err
 	}
+	out := map[string]Tombstone{}
+	for _, n := range names {
+		path := filepath.Join(dir, n)
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // gone since listed (a sync tool's rename)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read the forgotten sessions: %w", err)
+		}
+		if err := readTombstones(path, data, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// readTombstones adds the tombstones of one file (path, holding data) to
+// out.
+func readTombstones(path string, data []byte, out map[string]Tombstone) error {
 	if i := bytes.LastIndexByte(data, '\n'); i+1 < len(data) {
 		data = data[:i+1]
 	}
-	out := map[string]Tombstone{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, len(data)+1)
 	for n := 1; sc.Scan(); n++ {
@@ -71,13 +120,13 @@ func ReadTombstones(dir string) (map[string]Tombstone, error) {
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&t); err != nil {
-			return nil, fmt.Errorf("%s:%d: not a forgotten session's record: %v (fix or remove the line; it must stay for the forget to hold)", path, n, err)
+			return fmt.Errorf("%s:%d: not a forgotten session's record: %v (fix or remove the line; it must stay for the forget to hold)", path, n, err)
 		}
 		if err := ValidSessionID(t.Session); err != nil {
-			return nil, fmt.Errorf("%s:%d: session: %v", path, n, err)
+			return fmt.Errorf("%s:%d: session: %v", path, n, err)
 		}
 		if t.At.IsZero() {
-			return nil, fmt.Errorf("%s:%d: forgotten_at is missing", path, n)
+			return fmt.Errorf("%s:%d: forgotten_at is missing", path, n)
 		}
 		if prev, ok := out[t.Session]; ok {
 			if prev.At.After(t.At) {
@@ -89,12 +138,18 @@ func ReadTombstones(dir string) (map[string]Tombstone, error) {
 		t.Resumes = slices.Compact(t.Resumes)
 		out[t.Session] = t
 	}
-	return out, sc.Err()
+	return sc.Err()
 }
 
-// AppendTombstones appends ts to dir's tombstone file (created 0600), in
-// one write on a fresh line, and syncs it to disk before returning.
+// AppendTombstones appends ts to this machine's tombstone file in dir
+// (TombstoneFileOf(MachineName()), created 0600), in one write on a
+// fresh line, and syncs it to disk before returning.
 func AppendTombstones(dir string, ts []Tombstone) error {
+	return AppendTombstonesTo(dir, TombstoneFileOf(MachineName()), ts)
+}
+
+// AppendTombstonesTo appends ts to the tombstone file name in dir.
+func AppendTombstonesTo(dir, name string, ts []Tombstone) error {
 	if len(ts) == 0 {
 		return nil
 	}
@@ -108,7 +163,7 @@ func AppendTombstones(dir string, ts []Tombstone) error {
 		b.Write(line)
 		b.WriteByte('\n')
 	}
-	path := filepath.Join(dir, TombstoneFile)
+	path := filepath.Join(dir, name)
 	_, statErr := os.Lstat(path)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {

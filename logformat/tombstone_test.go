@@ -20,7 +20,7 @@ func TestTombstones(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A write cut short, then a later forget of b.
-	f, _ := os.OpenFile(filepath.Join(dir, TombstoneFile), os.O_WRONLY|os.O_APPEND, 0)
+	f, _ := os.OpenFile(filepath.Join(dir, TombstoneFileOf(MachineName())), os.O_WRONLY|os.O_APPEND, 0)
 	f.WriteString(`{"session":"cut`)
 	f.Close()
 	if ts, err := ReadTombstones(dir); err != nil || len(ts) != 2 {
@@ -37,7 +37,7 @@ func TestTombstones(t *testing.T) {
 	if !reflect.DeepEqual(ts, want) {
 		t.Errorf("read %+v, want %+v", ts, want)
 	}
-	fi, _ := os.Stat(filepath.Join(dir, TombstoneFile))
+	fi, _ := os.Stat(filepath.Join(dir, TombstoneFileOf(MachineName())))
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("mode %v", fi.Mode())
 	}

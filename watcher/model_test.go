@@ -378,7 +378,7 @@ func (m *model) step(op int) {
 		m.logf("rename %s to %s", name, to)
 	case opEditRename, opEditInPlace:
 		// An edit keeps most lines: the log is then the same log,
-		// edited (protocol.md, "Edits in place").
+		// edited (docs/edits.md).
 		names := m.names(func(n string, f *mfile) bool { return isLive(n, f) && len(f.lines) >= 4 && f.partial == "" })
 		if len(names) == 0 {
 			return

@@ -358,7 +358,7 @@ func TestWorktreeSharedMemory(t *testing.T) {
 	if _, errs, code := run(filepath.Join(wt, "src"), os.Environ(), binPath, "log", "--session", "fix-1", "--user", "why does the fix branch exist?", "--ai", "to fix the flaky upload test"); code != 0 {
 		t.Fatal(errs)
 	}
-	if _, err := os.Stat(filepath.Join(main, ".praxis-os", ".conversations", "session-fix-1.jsonl")); err != nil {
+	if _, err := os.Stat(filepath.Join(main, ".praxis-os", ".conversations", "session-fix-1~m1.jsonl")); err != nil {
 		t.Errorf("log in the worktree did not write to the main worktree's memory: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(wt, ".praxis-os")); err == nil {
@@ -374,7 +374,7 @@ func TestWorktreeSharedMemory(t *testing.T) {
 	if _, errs, code := run(wt, own, binPath, "log", "--session", "fix-2", "--user", "separate"); code != 0 {
 		t.Fatal(errs)
 	}
-	if _, err := os.Stat(filepath.Join(wt, ".praxis-os", ".conversations", "session-fix-2.jsonl")); err != nil {
+	if _, err := os.Stat(filepath.Join(wt, ".praxis-os", ".conversations", "session-fix-2~m1.jsonl")); err != nil {
 		t.Errorf("CONTINUITY_WORKTREE=own did not keep the worktree's own memory: %v", err)
 	}
 }

@@ -56,14 +56,14 @@ func TestCLI(t *testing.T) {
 
 	// What log wrote must be indexable as is: ingest, then every line is an
 	// event and none is rejected.
-	data, err := os.ReadFile(filepath.Join(logs, "session-s1.jsonl"))
+	data, err := os.ReadFile(filepath.Join(logs, "session-s1~m1.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(string(data), "\n"); n != 4 {
-		t.Fatalf("session-s1.jsonl has %d lines, want 4:\n%s", n, data)
+		t.Fatalf("session-s1~m1.jsonl has %d lines, want 4:\n%s", n, data)
 	}
-	if fi, err := os.Stat(filepath.Join(logs, "session-s1.jsonl")); err != nil || fi.Mode().Perm() != 0o600 {
+	if fi, err := os.Stat(filepath.Join(logs, "session-s1~m1.jsonl")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("log file mode %v, %v; want 0600", fi.Mode().Perm(), err)
 	}
 	if _, errs, code := runCLI(t, "", "ingest", "--root", root); code != 0 {

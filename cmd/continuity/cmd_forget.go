@@ -25,7 +25,7 @@ are new work in that session and are indexed as usual; forget again to
 remove them too.
 
 The forget is recorded twice: in the index, and beside the logs
-(.praxis-os/.conversations/.forgotten, private and git-ignored like them),
+(.praxis-os/.conversations/.forgotten.<machine>, private and git-ignored like them),
 so that it outlives the index: a rebuild (the cache deleted, a migration,
 a new embedder, a restored backup) and 'continuity import' keep the
 session's old lines out. Links through a forgotten session keep connecting

@@ -28,7 +28,7 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 type logRequest struct {
 	Type, Session, User, AI, Reason, Previous, New, ID, Metadata string
 	Files                                                        []string
-	To                                                           string // file name in the logs folder; default session-<id>.jsonl
+	To                                                           string // file name in the logs folder; default session-<id>~<machine>.jsonl
 }
 
 func runLog(ctx context.Context, e *env, args []string) error {
@@ -38,8 +38,10 @@ with timestamp and id (a UUID) filled in when missing, written with a single
 O_APPEND write so concurrent writers never interleave (on a fresh line
 when a crashed writer left an unfinished one), and printed on stdout as it
 is stored, secrets redacted (the log file keeps what was given). The file
-is .praxis-os/.conversations/session-<session>.jsonl unless --to names
-another; stderr says which file of which workspace it went to (a command
+is .praxis-os/.conversations/session-<session>~<machine>.jsonl unless --to
+names another (a name without "~" gets "~<machine>" too: the machine is
+$CONTINUITY_MACHINE, else the host name, so that machines sharing the logs
+never write the same file); stderr says which file of which workspace it went to (a command
 run in the home folder, or a filesystem root, that holds no .praxis-os is
 refused unless --root names it: a workspace there would capture every
 project below). With "-", the event is read as one JSON object from stdin (unknown
@@ -71,7 +73,7 @@ log_session_resume write the same events; the Claude Code SessionStart hook
 	fs.StringVar(&r.ID, "id", "", "producer idempotency key (default: a new UUID)")
 	fs.StringVar(&r.Metadata, "metadata", "", "a JSON object attached to the event")
 	fs.Var(&files, "file", "a path the event refers to (repeatable)")
-	fs.StringVar(&r.To, "to", "", "log file name inside the logs folder (default session-<session>.jsonl)")
+	fs.StringVar(&r.To, "to", "", "log file name inside the logs folder (default session-<session>~<machine>.jsonl, the machine from $CONTINUITY_MACHINE, else the host name)")
 	pos, err := parse(e, fs, args)
 	if err != nil {
 		return err
@@ -287,16 +289,23 @@ func validate(line []byte) ([]byte, logformat.Event, error) {
 }
 
 // logFileName is the file an event goes to: --to, else
-// session-<session>.jsonl.
+// session-<session>.jsonl, with the machine in the name
+// (<name>~<machine>.jsonl, logformat.MachineName) unless --to gives one:
+// two machines sharing the logs never append to the same file.
 func logFileName(to string, ev logformat.Event) (string, error) {
 	if to != "" {
 		if to != filepath.Base(to) || !strings.HasSuffix(to, ".jsonl") || strings.HasPrefix(to, ".") {
 			return "", fmt.Errorf("--to %q: want a plain file name ending in .jsonl (it is created in the logs folder)", to)
+		}
+		if !strings.Contains(to, logformat.MachineSep) {
+			// x.jsonl is written as x~<machine>.jsonl: one writer per file
+			// across the machines sharing the logs.
+			return logformat.MachineLogName(strings.TrimSuffix(to, ".jsonl"), logformat.MachineName()), nil
 		}
 		return to, nil
 	}
 	if ev.SessionID == "" {
 		return "", errors.New("no session: give --session (or --to FILE)")
 	}
-	return "session-" + ev.SessionID + ".jsonl", nil
+	return logformat.MachineLogName("session-"+ev.SessionID, logformat.MachineName()), nil
 }

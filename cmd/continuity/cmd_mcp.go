@@ -278,7 +278,7 @@ func addLogTools(srv *mcp.Server, ws mcpWorkspaceOf, log *slog.Logger) {
 		Description: "Record one exchange (the user's message and your answer) in this workspace's conversation memory, " +
 			"so later sessions can search and resume it. Call it after each answer you give, with the same session_id " +
 			"for the whole session. The line is validated and appended atomically to " +
-			".praxis-os/.conversations/session-<session_id>.jsonl; returns its id and file.",
+			".praxis-os/.conversations/session-<session_id>~<machine>.jsonl; returns its id and file.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, guard(log, "log_exchange", func(ctx context.Context, req *mcp.CallToolRequest, in logExchangeIn) (*mcp.CallToolResult, logExchangeOut, error) {
 		p, _, err := ws(ctx, req)

@@ -139,6 +139,12 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 				ed.Last.Local().Format("2006-01-02 15:04:05"))
 		}
 	}
+	if len(r.SyncCopies) > 0 {
+		fmt.Fprintln(out, "\nconflict copies of a sync tool (kept and read):")
+		for _, c := range r.SyncCopies {
+			fmt.Fprintf(out, "  %s (of %s): %s\n", c.File, c.CopyOf, c.Done)
+		}
+	}
 	if len(r.Skipped) > 0 {
 		fmt.Fprintln(out, "\nskipped files:")
 		for _, s := range r.Skipped {

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/engine"
+	"github.com/praxis-os/continuity/logformat"
 
 	"bytes"
 	"encoding/json"
@@ -35,6 +36,10 @@ func TestMain(m *testing.M) {
 	if os.Getenv(embed.EnvProvider) == "" {
 		os.Setenv(embed.EnvProvider, embed.ProviderHash)
 	}
+	// The machine's name is in the names of the files continuity writes
+	// (session-<id>~m1.jsonl): the same on every test machine. The
+	// two-machine tests set their own.
+	os.Setenv(logformat.MachineEnv, "m1")
 	if bin := os.Getenv("CONTINUITY_E2E_BIN"); bin != "" {
 		// Another build (an older commit's, to see a test fail before a
 		// change): the tests run against it as they are.

@@ -38,11 +38,12 @@ func TestForgetThenLogAgain(t *testing.T) {
 	})
 
 	// An old line of the session, appended again (a replay, a restore):
-	// not indexed, but listed with the reason, and counted.
+	// not indexed, but listed with the reason, and counted. (log wrote
+	// its line to session-drop~m1.jsonl: this machine's file.)
 	ws.appendRaw("session-drop.jsonl", []byte(exchangeLine("drop", "d0", "old secret zanzibar again", "c")))
 	eventually(t, 10*time.Second, "the replayed old line is listed in rejects", func() bool {
 		for _, r := range ws.rejects() {
-			if r.File == "session-drop.jsonl" && r.Line == 3 && strings.Contains(r.Reason, "forgotten at") {
+			if r.File == "session-drop.jsonl" && r.Line == 2 && strings.Contains(r.Reason, "forgotten at") {
 				if strings.Contains(r.Excerpt, "zanzibar") {
 					t.Errorf("the reject of a forgotten line keeps its text: %q", r.Excerpt)
 				}
@@ -134,17 +135,17 @@ func TestForgetPurgePrompt(t *testing.T) {
 	if _, errs, code := runCLI(t, "", "--root", root, "ingest", "--no-embed"); code != 0 {
 		t.Fatal(errs)
 	}
-	log := filepath.Join(root, ".praxis-os", ".conversations", "session-p.jsonl")
+	log := filepath.Join(root, ".praxis-os", ".conversations", "session-p~m1.jsonl")
 
 	out, errs, code := runCLI(t, "n\n", "--root", root, "forget", "--session", "p", "--purge-logs")
-	if code != 1 || !strings.Contains(errs, "session-p.jsonl") || !strings.Contains(errs, "[y/N]") || !strings.Contains(errs, "nothing changed") {
+	if code != 1 || !strings.Contains(errs, "session-p~m1.jsonl") || !strings.Contains(errs, "[y/N]") || !strings.Contains(errs, "nothing changed") {
 		t.Fatalf("answer n: exit %d\n%s%s", code, out, errs)
 	}
 	if _, err := os.Stat(log); err != nil {
 		t.Fatalf("log deleted without confirmation: %v", err)
 	}
 	out, errs, code = runCLI(t, "y\n", "--root", root, "forget", "--session", "p", "--purge-logs")
-	if code != 0 || !strings.Contains(out, "deleted log session-p.jsonl") {
+	if code != 0 || !strings.Contains(out, "deleted log session-p~m1.jsonl") {
 		t.Fatalf("answer y: exit %d\n%s%s", code, out, errs)
 	}
 	if _, err := os.Stat(log); err == nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/praxis-os/continuity/logformat"
 )
 
 // chainLogs logs a <- b <- c with `continuity log`: b resumes a, c
@@ -119,6 +121,8 @@ func TestForgetSurvivesRebuild(t *testing.T) {
 	if w.exchanges() != 4 {
 		t.Fatalf("%d exchanges before the forget, want 4", w.exchanges())
 	}
+	// This machine's tombstone file (the binary's machine is the test's).
+	tombs := logformat.TombstoneFileOf(logformat.MachineName())
 	out, errs, code := w.cli("forget", "--session", "b", "--json")
 	if code != 0 {
 		t.Fatalf("forget b: %s", errs)
@@ -128,14 +132,14 @@ func TestForgetSurvivesRebuild(t *testing.T) {
 		Recorded string `json:"recorded"`
 		Left     int64  `json:"left"`
 	}
-	if err := json.Unmarshal([]byte(out), &resp); err != nil || resp.Events != 2 || resp.Left != 0 || resp.Recorded != ".praxis-os/.conversations/.forgotten" {
+	if err := json.Unmarshal([]byte(out), &resp); err != nil || resp.Events != 2 || resp.Left != 0 || resp.Recorded != ".praxis-os/.conversations/"+tombs {
 		t.Errorf("forget --json: %v %s", err, out)
 	}
 	out, _, _ = w.cli("forget", "--session", sid, "--purge-logs", "--yes")
-	if !strings.Contains(out, "checked: .praxis-os/.conversations/.forgotten records the forget (read back), and the index holds 0 events") || !strings.Contains(out, "deleted log") {
+	if !strings.Contains(out, "checked: .praxis-os/.conversations/"+tombs+" records the forget (read back), and the index holds 0 events") || !strings.Contains(out, "deleted log") {
 		t.Errorf("forget the imported session: %s", out)
 	}
-	fi, err := os.Stat(filepath.Join(w.logs, ".forgotten"))
+	fi, err := os.Stat(filepath.Join(w.logs, tombs))
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("the tombstones: %v %v", fi, err)
 	}

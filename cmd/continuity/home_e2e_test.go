@@ -75,10 +75,10 @@ func TestMCPInHomeFolder(t *testing.T) {
 		m := startMCPIn(t, home, env, "2025-06-18", proj)
 		var out logExchangeOut
 		m.ok(t, "log_exchange", exchange, &out)
-		if out.Workspace != proj || out.File != filepath.Join(".praxis-os", ".conversations", "session-s1.jsonl") {
+		if out.Workspace != proj || out.File != filepath.Join(".praxis-os", ".conversations", "session-s1~m1.jsonl") {
 			t.Errorf("log_exchange wrote to %s in %s, want the project %s", out.File, out.Workspace, proj)
 		}
-		if _, err := os.Stat(filepath.Join(proj, ".praxis-os", ".conversations", "session-s1.jsonl")); err != nil {
+		if _, err := os.Stat(filepath.Join(proj, ".praxis-os", ".conversations", "session-s1~m1.jsonl")); err != nil {
 			t.Errorf("the project's log: %v", err)
 		}
 		eventually(t, 30*time.Second, "the exchange is indexed in the project", func() bool { return m.exchanges(t, "s1") == 1 })
@@ -116,7 +116,7 @@ func TestMCPInHomeFolder(t *testing.T) {
 	sub := filepath.Join(proj, "src")
 	os.MkdirAll(sub, 0o700)
 	_, errs, code := run(sub, "log", "--session", "p", "--user", "u", "--ai", "a")
-	if code != 0 || !strings.Contains(errs, "written to "+filepath.Join(proj, ".praxis-os", ".conversations", "session-p.jsonl")) || !strings.Contains(errs, "(workspace "+proj+")") {
+	if code != 0 || !strings.Contains(errs, "written to "+filepath.Join(proj, ".praxis-os", ".conversations", "session-p~m1.jsonl")) || !strings.Contains(errs, "(workspace "+proj+")") {
 		t.Errorf("log in the project: exit %d: %s", code, errs)
 	}
 	// --root names the home folder: used as given.

@@ -73,6 +73,7 @@ func runHookWith(t *testing.T, root, pathDir, input string, env ...string) hookR
 		"PATH=" + pathDir + ":/usr/local/bin:/usr/bin:/bin",
 		"HOME=" + os.Getenv("HOME"),
 		"CLAUDE_PROJECT_DIR=" + root,
+		"CONTINUITY_MACHINE=m1",
 		fmt.Sprintf("CONTINUITY_HOOK_TIMEOUT=%g", hookLimit.Seconds()),
 	}, env...)
 	cmd.Stdin = strings.NewReader(input)
@@ -410,7 +411,7 @@ EOF`
 
 			// The lines: valid JSON, texts byte for byte ($(...) drops the
 			// trailing newlines only; none here).
-			f, err := os.Open(filepath.Join(ws.logs, "session-"+session+".jsonl"))
+			f, err := os.Open(filepath.Join(ws.logs, "session-"+session+"~m1.jsonl"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -571,7 +572,7 @@ func TestHookRecordsChain(t *testing.T) {
 	}
 	r = runHookWith(t, ws.root, binDir, input("clear"), generousHookLimit)
 	r.failOpen(t, "clear")
-	data, err := os.ReadFile(filepath.Join(ws.logs, "claude-code-"+cur+".jsonl"))
+	data, err := os.ReadFile(filepath.Join(ws.logs, "claude-code-"+cur+"~m1.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -139,7 +139,7 @@ func TestImportLive(t *testing.T) {
 	if bEx != 1 {
 		t.Errorf("B holds %d exchanges, want 1 (its own turn, one exchange with the answer)", bEx)
 	}
-	data, _ := os.ReadFile(filepath.Join(ws.logs, "claude-code-"+b+".jsonl"))
+	data, _ := os.ReadFile(filepath.Join(ws.logs, "claude-code-"+b+"~m1.jsonl"))
 	if !strings.Contains(string(data), "Retries added") || strings.Contains(string(data), "[continued]") {
 		t.Errorf("B's turn should be one exchange with its answer:\n%s", data)
 	}
@@ -188,7 +188,7 @@ func TestImportCLI(t *testing.T) {
 	if rs := ws.rejects(); len(rs) != 0 {
 		t.Errorf("imported lines rejected: %+v", rs)
 	}
-	fi, err := os.Stat(filepath.Join(ws.logs, "claude-code-"+sid+".jsonl"))
+	fi, err := os.Stat(filepath.Join(ws.logs, "claude-code-"+sid+"~m1.jsonl"))
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("imported log file: %v %v", fi, err)
 	}

@@ -47,11 +47,11 @@ func TestLogProducerMistakes(t *testing.T) {
 		})
 	}
 	// What was written reads back as meant.
-	b, err := os.ReadFile(filepath.Join(logs, "session-A.jsonl"))
+	b, err := os.ReadFile(filepath.Join(logs, "session-A~m1.jsonl"))
 	if err != nil || !strings.Contains(string(b), "from stdin") {
 		t.Errorf("--session A with stdin: %q %v", b, err)
 	}
-	b, _ = os.ReadFile(filepath.Join(logs, "session-D.jsonl"))
+	b, _ = os.ReadFile(filepath.Join(logs, "session-D~m1.jsonl"))
 	var ev struct{ Timestamp string }
 	json.Unmarshal(b, &ev)
 	if ts, err := time.Parse(time.RFC3339Nano, ev.Timestamp); err != nil || ts.Format("15:04:05.000000") != "12:00:00.123456" {
@@ -79,7 +79,7 @@ func TestLogEchoesRedacted(t *testing.T) {
 	if strings.Contains(out, "hunter2") || !strings.Contains(out, "[REDACTED:") {
 		t.Errorf("log printed %q", out)
 	}
-	b, _ := os.ReadFile(filepath.Join(root, ".praxis-os", ".conversations", "session-s.jsonl"))
+	b, _ := os.ReadFile(filepath.Join(root, ".praxis-os", ".conversations", "session-s~m1.jsonl"))
 	if !strings.Contains(string(b), "hunter2") {
 		t.Errorf("the log file must keep what the agent wrote: %q", b)
 	}

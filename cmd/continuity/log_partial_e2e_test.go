@@ -11,8 +11,9 @@ import (
 // rejected alone, with a reason, and the logged event is indexed.
 func TestLogAfterCrashedWriter(t *testing.T) {
 	ws := newWorkspace(t)
-	ws.appendRaw("session-s.jsonl", []byte(exchangeLine("s", "e1", "before the crash", "ok")))
-	ws.appendRaw("session-s.jsonl", []byte(`{"type":"exchange","session_id":"s","user":"crashed mid-wr`))
+	// This machine's file, which `log` appends to (session-s~m1.jsonl).
+	ws.appendRaw("session-s~m1.jsonl", []byte(exchangeLine("s", "e1", "before the crash", "ok")))
+	ws.appendRaw("session-s~m1.jsonl", []byte(`{"type":"exchange","session_id":"s","user":"crashed mid-wr`))
 	d := ws.startDaemon()
 	defer d.stop(t)
 	out, errs, code := ws.cli("log", "--session", "s", "--user", "logged after the crash", "--ai", "kept")

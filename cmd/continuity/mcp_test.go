@@ -221,7 +221,7 @@ func TestMCPServer(t *testing.T) {
 		"session_id": "s1", "user": user, "ai": ai,
 		"files": []string{"go.mod"}, "metadata": map[string]any{"model": "test", "n": 1},
 	}, &logged)
-	if logged.ID == "" || logged.SessionID != "s1" || logged.File != filepath.Join(".praxis-os", ".conversations", "session-s1.jsonl") {
+	if logged.ID == "" || logged.SessionID != "s1" || logged.File != filepath.Join(".praxis-os", ".conversations", "session-s1~m1.jsonl") {
 		t.Fatalf("log_exchange answered %+v", logged)
 	}
 	data, err := os.ReadFile(filepath.Join(ws.root, logged.File))
@@ -404,7 +404,7 @@ func TestMCPConfigSnippet(t *testing.T) {
 	if res.IsError {
 		t.Fatalf("log_exchange: %s", resultText(res))
 	}
-	if _, err := os.Stat(filepath.Join(ws.logs, "session-cfg.jsonl")); err != nil {
+	if _, err := os.Stat(filepath.Join(ws.logs, "session-cfg~m1.jsonl")); err != nil {
 		t.Errorf("not logged in the workspace found from the current directory: %v", err)
 	}
 }
@@ -519,7 +519,7 @@ func TestMCPChainLinks(t *testing.T) {
 	if len(pack.Chain) != 2 || pack.Chain[1] != "A" {
 		t.Errorf("chain %v, want [B A]", pack.Chain)
 	}
-	data, _ := os.ReadFile(filepath.Join(ws.logs, "session-B.jsonl"))
+	data, _ := os.ReadFile(filepath.Join(ws.logs, "session-B~m1.jsonl"))
 	if n := strings.Count(string(data), `"type":"session_resume"`); n != 2 {
 		t.Errorf("%d session_resume lines written, want 2 (the repeat is indexed once by its id)", n)
 	}

@@ -32,7 +32,7 @@ func TestWorkspaceDiscovery(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(deep, ".praxis-os")); err == nil {
 		t.Errorf("log in proj/src/pkg created proj/src/pkg/.praxis-os")
 	}
-	if _, err := os.Stat(filepath.Join(repo, ".praxis-os", ".conversations", "session-s1.jsonl")); err != nil {
+	if _, err := os.Stat(filepath.Join(repo, ".praxis-os", ".conversations", "session-s1~m1.jsonl")); err != nil {
 		t.Errorf("log did not write to the git root's .praxis-os: %v", err)
 	}
 
@@ -44,7 +44,7 @@ func TestWorkspaceDiscovery(t *testing.T) {
 	if _, _, code := runCLI(t, "", "log", "--session", "s2", "--user", "nearer"); code != 0 {
 		t.Fatal("log failed")
 	}
-	if _, err := os.Stat(filepath.Join(mid, ".praxis-os", ".conversations", "session-s2.jsonl")); err != nil {
+	if _, err := os.Stat(filepath.Join(mid, ".praxis-os", ".conversations", "session-s2~m1.jsonl")); err != nil {
 		t.Errorf("log did not use the nearest .praxis-os: %v", err)
 	}
 
@@ -56,7 +56,7 @@ func TestWorkspaceDiscovery(t *testing.T) {
 	if _, _, code := runCLI(t, "", "log", "--session", "s3", "--user", "worktree"); code != 0 {
 		t.Fatal("log failed")
 	}
-	if _, err := os.Stat(filepath.Join(wt, ".praxis-os", ".conversations", "session-s3.jsonl")); err != nil {
+	if _, err := os.Stat(filepath.Join(wt, ".praxis-os", ".conversations", "session-s3~m1.jsonl")); err != nil {
 		t.Errorf("log in a worktree did not use its root: %v", err)
 	}
 
