@@ -587,7 +587,11 @@ func (s *Searcher) RankRows(ctx context.Context, q Query) ([]int64, error) {
 // ranking is a query's candidates, fused and scored, before their texts
 // are read (results), with what results needs to finish them.
 type ranking struct {
-	cands      []*candidate
+	cands []*candidate
+	// near are candidates dropped for the floor that still relate to
+	// the query by their meaning (Searcher.score), the most similar
+	// first: the weak matches when nothing else is.
+	near       []*candidate
 	lts        []lexTerm
 	ids        []identTerm // the query's identifiers (ident.go)
 	gate, each float64
@@ -676,12 +680,12 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 		return nil, fmt.Errorf("search: %w", lex.err)
 	}
 	gate, each := s.floors(q)
-	cands := s.fuseAndScore(ctx, lex, vec, each)
+	cands, near := s.fuseAndScore(ctx, lex, vec, each)
 	vshare, vpow := 1.0, 1.0
 	if q.Mode == ModeHybrid {
 		vshare, vpow = s.opts.VectorShare, s.opts.VectorPower
 	}
-	r := &ranking{cands: cands, lts: lex.lts, ids: lex.ids, gate: gate, each: each, limit: limit,
+	r := &ranking{cands: cands, near: near, lts: lex.lts, ids: lex.ids, gate: gate, each: each, limit: limit,
 		span: span, timeOutside: s.opts.TimeOutside, vshare: vshare, vpow: vpow}
 	if s.opts.LengthAvg > 0 {
 		r.ln = lengthNorm{b: lengthB, avg: s.opts.LengthAvg}
@@ -815,10 +819,11 @@ func (s *Searcher) withoutTimePhrase(ctx context.Context, q Query, lv *lexView, 
 
 // fuseAndScore fuses both sides' lists (the in-span ones weighted by
 // Options.TimeWeight) and scores the candidates, dropping those that
-// cannot reach the floor each.
-func (s *Searcher) fuseAndScore(ctx context.Context, lex lexAnswer, vec vecAnswer, each float64) []*candidate {
+// cannot reach the floor each; near are the closest of those dropped that
+// relate to the query at all (see score).
+func (s *Searcher) fuseAndScore(ctx context.Context, lex lexAnswer, vec vecAnswer, each float64) (cands, near []*candidate) {
 	o := s.opts
-	cands := s.fuse(
+	cands = s.fuse(
 		lexicalList(lex.hits, o.LexicalWeight), vectorList(vec.hits, s.vw),
 		lexicalList(lex.inSpan, o.LexicalWeight*o.TimeWeight), vectorList(vec.inSpan, s.vw*o.TimeWeight),
 		identList(lex.idHits, o.LexicalWeight),
@@ -873,19 +878,26 @@ func singleTerms(terms []analyze.Term) (keys []string, ok bool) {
 
 // score sets the candidates' semantic strength (see score.go) and drops
 // those that cannot reach floor: without a lexical match (BM25's or the
-// identifier list's), their score is at most V.
-func (s *Searcher) score(cands []*candidate, floor float64, cal calibration) []*candidate {
-	out := cands[:0]
+// identifier list's), their score is at most V. Of those dropped, near
+// are the WeakMatches most similar that still relate to the query
+// (cal.related): shown, marked weak, when nothing reaches the gate
+// (results), rather than claiming that nothing matches.
+func (s *Searcher) score(cands []*candidate, floor float64, cal calibration) (out, near []*candidate) {
+	out = cands[:0]
 	for _, c := range cands {
 		if c.hasVec {
 			c.semantic = cal.strength(c.cos)
 		}
 		c.rel = relevance(0, c.semantic)
-		if c.hasLex || c.inIdent || c.rel >= floor {
+		switch {
+		case c.hasLex || c.inIdent || c.rel >= floor:
 			out = append(out, c)
+		case cal.related > 0 && c.hasVec && c.cos >= cal.related:
+			near = append(near, c)
 		}
 	}
-	return out
+	sort.SliceStable(near, func(i, j int) bool { return near[i].cos > near[j].cos })
+	return out, near[:min(len(near), WeakMatches)]
 }
 
 // Floor is the score floor q is held to: a query none of whose results

@@ -1,0 +1,83 @@
+package search
+
+import (
+	"testing"
+
+	"github.com/praxis-os/continuity/embed"
+)
+
+// decisionLog is a short agent session in which a decision is asked in one
+// exchange and made in the next ("go with it"), among unrelated work.
+var decisionLog = []struct{ id, session, user, ai string }{
+	{"d0", "s1", "the tests are flaky on CI, can you look at the retry logic", "I looked at internal/retry: the backoff has no jitter, so parallel jobs collide. I added jitter."},
+	{"d1", "s1", "we need somewhere to store user accounts and sessions. Options: Postgres, MySQL or SQLite?", "For a single-server deployment SQLite is simplest; Postgres if you expect several app servers and concurrent writes. MySQL offers nothing here the other two don't."},
+	{"d2", "s1", "go with it, the multi server one", "Done: we use Postgres 16. I added the pgx driver, a docker-compose service and migrations under db/migrations."},
+	{"d3", "s1", "now fix the lint warnings", "Fixed 12 golangci-lint warnings, mostly unused parameters and shadowed err."},
+	{"d4", "s2", "what color should the login button be", "We settled on the brand blue #1a73e8 for primary buttons."},
+}
+
+// decisionSearch indexes decisionLog, embedded with the default embedder,
+// and returns a searcher with the default options.
+func decisionSearch(t *testing.T) *Searcher {
+	t.Helper()
+	e, err := embed.New(embed.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t)
+	var lines []string
+	for i, x := range decisionLog {
+		lines = append(lines, exchange(x.id, x.session, at(i), x.user, x.ai))
+	}
+	f.commit(lines...)
+	w := drain(t, f.db, e)
+	s, err := New(Config{DB: f.db, Embedder: e, Vectors: w.Space})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestNoFalseNothing (issue 32, item 3): a question that shares no word
+// with the history but relates to it by its meaning gets the closest
+// exchanges, marked weak, never nothing; a query about nothing in the
+// history still gets nothing. Before: "which database did we pick" found
+// nothing, while the exchange choosing the database was its best match.
+func TestNoFalseNothing(t *testing.T) {
+	s := decisionSearch(t)
+	for _, tc := range []struct {
+		query string
+		want  string // an id among the results; "" for none at all
+	}{
+		{"which database did we pick", "d1"},
+		{"what did we decide about the database", "d1"},
+		{"medieval falconry jesses and hoods", ""},
+	} {
+		res, err := s.Search(ctx, Query{Text: tc.query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.want == "" {
+			if len(res) > 0 {
+				t.Errorf("%q: %v; want nothing (nothing in the history relates to it)", tc.query, ids(res))
+			}
+			continue
+		}
+		if rankOf(res, tc.want) < 0 {
+			t.Errorf("%q: %v; want %s among the closest matches", tc.query, ids(res), tc.want)
+		}
+		if len(res) > WeakMatches {
+			t.Errorf("%q: %d results under a closed gate, want at most %d", tc.query, len(res), WeakMatches)
+		}
+		for _, r := range res {
+			if !r.Weak {
+				t.Errorf("%q: %s (score %.2f) not marked weak", tc.query, r.ID, r.Score)
+			}
+		}
+	}
+	// A limit under WeakMatches holds.
+	res, err := s.Search(ctx, Query{Text: "which database did we pick", Limit: 1})
+	if err != nil || len(res) != 1 {
+		t.Errorf("limit 1: %v %v; want 1 result", ids(res), err)
+	}
+}
