@@ -85,6 +85,10 @@ type SearchResponse struct {
 	// TimeOnly: the query named nothing but a time (TimeSpan): the
 	// results are that span's exchanges, newest first, each scoring 1.
 	TimeOnly bool `json:"time_only,omitempty"`
+	// SpanExchanges, for a TimeOnly query, is how many exchanges the span
+	// holds (under the request's filters): the results are the newest of
+	// them, at most the limit.
+	SpanExchanges int64 `json:"span_exchanges,omitempty"`
 	// Weak: no result reached the floor's gate; the results are the
 	// closest matches (search.WeakMatches at most), each marked weak.
 	Weak bool `json:"weak,omitempty"`
@@ -252,6 +256,9 @@ func (q *queries) search(ctx context.Context, req SearchRequest) (SearchResponse
 	if ref, ok := q.searcher.TimeOnly(sq); ok {
 		resp.TimeSpan = &TimeSpan{Phrase: ref.Phrase, From: ref.From, To: ref.To}
 		resp.TimeOnly = true
+		if resp.SpanExchanges, _, err = q.searcher.SpanExchanges(ctx, sq); err != nil {
+			return SearchResponse{}, err
+		}
 	} else if ref, ok := q.searcher.TimeSpan(sq); ok {
 		resp.TimeSpan = &TimeSpan{Phrase: ref.Phrase, From: ref.From, To: ref.To}
 	}

@@ -2,6 +2,7 @@ package search
 
 import (
 	"testing"
+	"time"
 
 	"github.com/praxis-os/continuity/embed"
 )
@@ -79,5 +80,45 @@ func TestNoFalseNothing(t *testing.T) {
 	res, err := s.Search(ctx, Query{Text: "which database did we pick", Limit: 1})
 	if err != nil || len(res) != 1 {
 		t.Errorf("limit 1: %v %v; want 1 result", ids(res), err)
+	}
+}
+
+// TestSpanExchanges (issue 32, item 5): a query about nothing but a time
+// says how many exchanges its span holds, under the query's filters,
+// whatever its limit; other queries have no count.
+func TestSpanExchanges(t *testing.T) {
+	f := newFixture(t)
+	// 2025-03-01 09:00 to 14:00 UTC, in two sessions; one the day after.
+	f.commit(exchange("a0", "s1", at(0), "set up the ci cache", "ok"),
+		exchange("a1", "s1", at(1), "fix the flaky upload test", "ok"),
+		exchange("a2", "s2", at(2), "bump go", "ok"),
+		exchange("a3", "s1", at(5), "tidy the backlog", "ok"),
+		exchange("b0", "s1", at(24), "the next day", "ok"))
+	s := searcher(t, f.db, nil, nil)
+	now := t0.Add(30 * time.Hour).In(time.UTC) // 2025-03-02 15:00
+	for _, tc := range []struct {
+		q      Query
+		n      int64
+		ok     bool
+		shown  int
+		reason string
+	}{
+		{Query{Text: "what did we do yesterday", Limit: 2}, 4, true, 2, "the span, whatever the limit"},
+		{Query{Text: "what did we do yesterday", Session: "s1"}, 3, true, 3, "within the session"},
+		{Query{Text: "what did we do today"}, 1, true, 1, "today"},
+		{Query{Text: "the flaky upload test yesterday"}, 0, false, -1, "not about the time only"},
+	} {
+		tc.q.Now = now
+		n, ok, err := s.SpanExchanges(ctx, tc.q)
+		if err != nil || n != tc.n || ok != tc.ok {
+			t.Errorf("%s: %q: %d %v %v; want %d %v", tc.reason, tc.q.Text, n, ok, err, tc.n, tc.ok)
+		}
+		if tc.shown < 0 {
+			continue
+		}
+		res, err := s.Search(ctx, tc.q)
+		if err != nil || len(res) != tc.shown {
+			t.Errorf("%s: %q: %v %v; want %d shown", tc.reason, tc.q.Text, ids(res), err, tc.shown)
+		}
 	}
 }

@@ -52,7 +52,7 @@ indexed, and says so when some still are not.
 	fs.StringVar(&req.AsOf, "as-of", "", `read the query's relative times ("yesterday", "two weeks ago", "last Saturday") as of this time, not now (RFC 3339; a date or a time without offset is local, as TZ says)`)
 	fs.StringVar(&req.Mode, "mode", "hybrid", "ranking: hybrid, bm25 (lexical only) or vector (vectors only)")
 	minScore := fs.Float64("min-score", engine.DefaultMinScore, "leave out results scoring under this, 0 to 1 (0 keeps every match, however weak). Not given: once a result scores 0.2, results down to 0.1 are kept; when none does, the 5 closest are shown marked weak; --mode vector has no floor unless given. A score estimates relevance the same way for every query (see docs/search.md, \"Search scores\")")
-	asJSON := fs.Bool("json", false, `print JSON: {"query", "results": [{"id","session_id","timestamp","user","ai","files","score","weak","superseded_by","supersedes","file","line"}], "min_score", "time_span": {"phrase","from","to"} when the query names a time, "time_only", "weak" when no result reached the floor, "pending" when lines just written are not searchable yet, "vectors_missing": why vectors took no part, when they did not}`)
+	asJSON := fs.Bool("json", false, `print JSON: {"query", "results": [{"id","session_id","timestamp","user","ai","files","score","weak","superseded_by","supersedes","file","line"}], "min_score", "time_span": {"phrase","from","to"} when the query names a time, "time_only", "span_exchanges": how many exchanges that span holds, "weak" when no result reached the floor, "pending" when lines just written are not searchable yet, "vectors_missing": why vectors took no part, when they did not}`)
 	var ef embedFlags
 	ef.register(fs)
 	pos, err := parse(e, fs, args)
@@ -85,21 +85,21 @@ indexed, and says so when some still are not.
 	if resp.VectorsMissing != "" {
 		fmt.Fprintf(e.stderr, "continuity search: note: %s\n", resp.VectorsMissing)
 	}
-	printResults(e.stdout, resp, isTerminal(e.stdout), req.MinScore != nil)
+	printResults(e.stdout, resp, isTerminal(e.stdout), req.MinScore != nil, req.Limit)
 	return nil
 }
 
 // printResults prints one compact block per hit; on a terminal the query's
 // terms are highlighted. Times are local. floorGiven: the floor was the
-// caller's (--min-score), not the default's gate.
-func printResults(w io.Writer, resp engine.SearchResponse, color, floorGiven bool) {
+// caller's (--min-score), not the default's gate; limit: --limit.
+func printResults(w io.Writer, resp engine.SearchResponse, color, floorGiven bool, limit int) {
 	if p := resp.Pending; p != nil {
 		fmt.Fprintf(w, "note: %s.\n\n", p.Note)
 	}
 	if t := resp.TimeSpan; t != nil {
 		from, to := t.From.Local().Format("2006-01-02 15:04"), t.To.Local().Format("2006-01-02 15:04")
 		if resp.TimeOnly {
-			fmt.Fprintf(w, "(%q: the exchanges from %s to %s, newest first)\n\n", t.Phrase, from, to)
+			fmt.Fprintf(w, "(%q: the exchanges from %s to %s, newest first%s)\n\n", t.Phrase, from, to, spanShown(resp, limit))
 		} else {
 			fmt.Fprintf(w, "(%q: exchanges from %s to %s rank higher)\n\n", t.Phrase, from, to)
 		}
@@ -132,6 +132,23 @@ func printResults(w io.Writer, resp engine.SearchResponse, color, floorGiven boo
 		}
 		printResult(w, r, hl)
 	}
+}
+
+// spanShown says, for a query about nothing but a time whose span holds
+// more exchanges than are shown, how many are and how to see them all:
+// ": 10 of 22; --limit 22 shows all"; "" when all are shown.
+func spanShown(resp engine.SearchResponse, limit int) string {
+	n, total := len(resp.Results), resp.SpanExchanges
+	switch {
+	case total <= int64(n):
+		return ""
+	case n < limit:
+		// Fewer than the limit: identical exchanges are shown once.
+		return fmt.Sprintf(": %d of %d, identical exchanges shown once", n, total)
+	case total > engine.MaxLimit:
+		return fmt.Sprintf(": %d of %d; --limit %d shows the newest %d, --since and --until narrow the span", n, total, engine.MaxLimit, engine.MaxLimit)
+	}
+	return fmt.Sprintf(": %d of %d; --limit %d shows all", n, total, total)
 }
 
 // printResult prints one hit: its place, score, texts, files and what it

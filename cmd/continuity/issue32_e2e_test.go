@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -61,5 +62,57 @@ func TestNoFalseNothingCLI(t *testing.T) {
 	out, _, code = w.cliEnv(env, "search", "medieval falconry jesses and hoods")
 	if code != 0 || !strings.Contains(out, "nothing found") {
 		t.Errorf("a query about nothing in the history: exit %d, %s; want nothing found", code, out)
+	}
+}
+
+// TestSpanCountCLI (item 5): a question about nothing but a time that
+// shows fewer exchanges than its span holds says how many it holds and how
+// to see them all, in the text, the JSON and over MCP. Before: the newest
+// 10, without a word of the others.
+func TestSpanCountCLI(t *testing.T) {
+	w := newWorkspace(t)
+	for i := range 5 {
+		w.shellAppend("a.jsonl", fmt.Sprintf(`{"type":"exchange","id":"e%d","session_id":"s","timestamp":"2026-11-25T1%d:00:00Z","user":"step %d of the release","ai":"ok"}`+"\n", i, i, i))
+	}
+	w.shellAppend("a.jsonl", `{"type":"exchange","id":"old","session_id":"s","timestamp":"2026-11-20T10:00:00Z","user":"an older step","ai":"ok"}`+"\n")
+	if _, errs, code := w.cli("ingest"); code != 0 {
+		t.Fatalf("ingest: %s", errs)
+	}
+	env := []string{"TZ=UTC"}
+	out, errs, code := w.cliEnv(env, "search", "--as-of", "2026-11-26T09:00:00Z", "--limit", "2", "what did we do yesterday")
+	if code != 0 || !strings.Contains(out, `("yesterday": the exchanges from 2026-11-25 00:00 to 2026-11-26 00:00, newest first: 2 of 5; --limit 5 shows all)`) ||
+		strings.Count(out, "step ") != 2 {
+		t.Errorf("--limit 2: exit %d\n%s%s", code, out, errs)
+	}
+	out, _, _ = w.cliEnv(env, "search", "--as-of", "2026-11-26T09:00:00Z", "what did we do yesterday")
+	if !strings.Contains(out, "newest first)") || strings.Contains(out, " of 5") || strings.Count(out, "step ") != 5 {
+		t.Errorf("all shown, nothing more to say:\n%s", out)
+	}
+	out, _, _ = w.cliEnv(env, "search", "--json", "--as-of", "2026-11-26T09:00:00Z", "--limit", "2", "what did we do yesterday")
+	var resp struct {
+		Results       []any `json:"results"`
+		SpanExchanges int64 `json:"span_exchanges"`
+	}
+	if err := json.Unmarshal([]byte(out), &resp); err != nil || len(resp.Results) != 2 || resp.SpanExchanges != 5 {
+		t.Errorf("--json: %v %s; want 2 results and span_exchanges 5", err, out)
+	}
+}
+
+// TestSpanCountMCP (item 5): the same over MCP, in words.
+func TestSpanCountMCP(t *testing.T) {
+	ws := newWorkspace(t)
+	m := startMCP(t, ws)
+	for i := range 3 {
+		var logged map[string]any
+		m.ok(t, "log_exchange", map[string]any{"session_id": "s1", "user": fmt.Sprintf("step %d of the release", i), "ai": "done"}, &logged)
+	}
+	var resp struct {
+		Results       []any `json:"results"`
+		SpanExchanges int64 `json:"span_exchanges"`
+	}
+	text := resultText(m.ok(t, "search_conversations", map[string]any{"query": "what did we do over the past 2 days", "limit": 2}, &resp))
+	if len(resp.Results) != 2 || resp.SpanExchanges != 3 || !strings.Contains(text, "These are the newest 2 of the 3 exchanges dated in") ||
+		!strings.Contains(text, "Call again with limit 3 to see all of them.") {
+		t.Errorf("limit 2: %+v, %q", resp, text)
 	}
 }
