@@ -80,6 +80,21 @@ type Hit struct {
 	Supersedes   []Ref  `json:"supersedes,omitempty"`
 	File         string `json:"file"`
 	Line         int64  `json:"line"`
+	// Context: the exchanges of its session around it, when asked
+	// (offset -1 just before, 1 just after); context, not matches.
+	Context []ContextHit `json:"context,omitempty"`
+}
+
+// ContextHit is a neighbour of a hit in its session.
+type ContextHit struct {
+	Offset    int      `json:"offset"`
+	ID        string   `json:"id"`
+	Timestamp string   `json:"timestamp"`
+	User      string   `json:"user,omitempty"`
+	AI        string   `json:"ai,omitempty"`
+	Files     []string `json:"files,omitempty"`
+	File      string   `json:"file"`
+	Line      int64    `json:"line"`
 }
 
 type Ref struct {
@@ -132,6 +147,10 @@ func Search(r *engine.SearchResponse) *SearchOut {
 		}
 		for _, x := range h.Supersedes {
 			hit.Supersedes = append(hit.Supersedes, ref(x))
+		}
+		for _, x := range h.Context {
+			hit.Context = append(hit.Context, ContextHit{Offset: x.Offset, ID: x.ID, Timestamp: Time(x.Timestamp), User: x.User, AI: x.AI,
+				Files: x.Files, File: x.File, Line: x.Line})
 		}
 		out.Results = append(out.Results, hit)
 	}

@@ -1,6 +1,8 @@
 package search
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,6 +121,63 @@ func TestSpanExchanges(t *testing.T) {
 		res, err := s.Search(ctx, tc.q)
 		if err != nil || len(res) != tc.shown {
 			t.Errorf("%s: %q: %v %v; want %d shown", tc.reason, tc.q.Text, ids(res), err, tc.shown)
+		}
+	}
+}
+
+// TestSearchContext (issue 32, item 1): Query.Context adds to each result
+// up to n exchanges of its session before and after it, in the session's
+// order, never another session's, and changes neither the results nor
+// their order.
+func TestSearchContext(t *testing.T) {
+	f := newFixture(t)
+	// Two sessions interleaved in time; the decision is made in the
+	// exchange after the question.
+	f.commit(exchange("a0", "s1", at(0), "set up the ci cache", "done"),
+		exchange("b0", "s2", at(1), "what colour is the login button", "brand blue"),
+		exchange("a1", "s1", at(2), "which message broker: kafka or rabbitmq?", "rabbitmq is simpler to run; kafka if you need replay"),
+		exchange("b1", "s2", at(3), "make it darker", "done"),
+		exchange("a2", "s1", at(4), "go with the simpler one", "set up with a docker compose service"),
+		exchange("a3", "s1", at(5), "now the lint warnings", "fixed"))
+	s := searcher(t, f.db, nil, nil)
+	plain, err := s.Search(ctx, Query{Text: "kafka rabbitmq broker", Mode: ModeLexical})
+	if err != nil || len(plain) != 1 || plain[0].ID != "a1" || plain[0].Context != nil {
+		t.Fatalf("without context: %+v %v", plain, err)
+	}
+	offsets := func(r Result) string {
+		var b []string
+		for _, c := range r.Context {
+			b = append(b, fmt.Sprintf("%d:%s", c.Offset, c.ID))
+		}
+		return strings.Join(b, " ")
+	}
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{
+		{1, "-1:a0 1:a2"},
+		{2, "-1:a0 1:a2 2:a3"},
+		{10, "-1:a0 1:a2 2:a3"},
+	} {
+		res, err := s.Search(ctx, Query{Text: "kafka rabbitmq broker", Mode: ModeLexical, Context: tc.n})
+		if err != nil || len(res) != 1 || res[0].ID != "a1" {
+			t.Fatalf("context %d: %v %v", tc.n, ids(res), err)
+		}
+		if got := offsets(res[0]); got != tc.want {
+			t.Errorf("context %d: %s, want %s", tc.n, got, tc.want)
+		}
+		if c := res[0].Context; len(c) > 1 && (c[1].User != "go with the simpler one" || c[1].AI == "" || c[1].Line == 0) {
+			t.Errorf("context %d: the exchange after: %+v", tc.n, c[1])
+		}
+	}
+	// The first exchange of a session has none before it.
+	res, err := s.Search(ctx, Query{Text: "login button colour", Mode: ModeLexical, Context: 1})
+	if err != nil || len(res) == 0 || res[0].ID != "b0" || offsets(res[0]) != "1:b1" {
+		t.Errorf("first of its session: %+v %v", res, err)
+	}
+	for _, n := range []int{-1, MaxContext + 1} {
+		if _, err := s.Search(ctx, Query{Text: "kafka", Context: n}); err == nil {
+			t.Errorf("context %d: no error", n)
 		}
 	}
 }

@@ -105,6 +105,10 @@ type Query struct {
 	// has followed already (resume, whose depth cap it is). It cannot be
 	// combined with Session or Chain.
 	Sessions []string
+	// Context, 0 to MaxContext, adds to each result up to this many
+	// exchanges of its session before and after it (Result.Context; see
+	// context.go). It changes neither the results nor their order.
+	Context int
 }
 
 // Result is one found exchange.
@@ -134,6 +138,10 @@ type Result struct {
 	File         string `json:"file"`
 	Line         int64  `json:"line"`
 	Row          int64  `json:"-"` // the index row (events.id)
+	// Context are the exchanges of its session around it, when the query
+	// asked for them (Query.Context): before it (negative offsets) and
+	// after, in the session's order. They are context, not matches.
+	Context []ContextExchange `json:"context,omitempty"`
 	// Lexical and Semantic are the strengths behind Score, Relevance the
 	// score before rounding, Fused the rank fusion's score that chose the
 	// candidates; for evaluation.
@@ -550,11 +558,21 @@ func vectorList(hs []vectors.Hit, weight float64) ranked {
 // the exchanges of the span rise, the others stay findable. A query that
 // names nothing but a time lists the span's exchanges (TimeOnly).
 func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
+	if q.Context < 0 || q.Context > MaxContext {
+		return nil, fmt.Errorf("search: context %d: want 0 to %d exchanges on each side", q.Context, MaxContext)
+	}
 	r, err := s.rank(ctx, q)
 	if err != nil || r == nil {
 		return nil, err
 	}
-	return s.results(ctx, s.db.ExchangesByRows, r)
+	res, err := s.results(ctx, s.db.ExchangesByRows, r)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.withContext(ctx, res, q.Context); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // RankRows returns the rows Search would consider for q, in the order of

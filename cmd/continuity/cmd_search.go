@@ -42,7 +42,8 @@ daemon first waits (up to 2 s) for lines just written to the logs to be
 indexed, and says so when some still are not.
 
   continuity search "why does the build fail"
-  continuity search --chain S --since 2026-11-01 --limit 5 "sqlite lock"`)
+  continuity search --chain S --since 2026-11-01 --limit 5 "sqlite lock"
+  continuity search --context 1 "which database did we pick"`)
 	var req engine.SearchRequest
 	fs.StringVar(&req.Session, "session", "", "only this session")
 	fs.StringVar(&req.Chain, "chain", "", "only this session and the sessions it resumes (session_resume links, followed back)")
@@ -50,9 +51,10 @@ indexed, and says so when some still are not.
 	fs.StringVar(&req.Until, "until", "", "only events before this time (RFC 3339 or YYYY-MM-DD)")
 	fs.IntVar(&req.Limit, "limit", engine.DefaultLimit, fmt.Sprintf("most results (1 to %d)", engine.MaxLimit))
 	fs.StringVar(&req.AsOf, "as-of", "", `read the query's relative times ("yesterday", "two weeks ago", "last Saturday") as of this time, not now (RFC 3339; a date or a time without offset is local, as TZ says)`)
+	fs.IntVar(&req.Context, "context", 0, fmt.Sprintf("show each result with up to N exchanges of its session before and after it (like grep -C; 0 to %d), marked as context, not as matches: the answer to a question found is often the next exchange", engine.MaxContext))
 	fs.StringVar(&req.Mode, "mode", "hybrid", "ranking: hybrid, bm25 (lexical only) or vector (vectors only)")
 	minScore := fs.Float64("min-score", engine.DefaultMinScore, "leave out results scoring under this, 0 to 1 (0 keeps every match, however weak). Not given: once a result scores 0.2, results down to 0.1 are kept; when none does, the 5 closest are shown marked weak; --mode vector has no floor unless given. A score estimates relevance the same way for every query (see docs/search.md, \"Search scores\")")
-	asJSON := fs.Bool("json", false, `print JSON: {"query", "results": [{"id","session_id","timestamp","user","ai","files","score","weak","superseded_by","supersedes","file","line"}], "min_score", "time_span": {"phrase","from","to"} when the query names a time, "time_only", "span_exchanges": how many exchanges that span holds, "weak" when no result reached the floor, "pending" when lines just written are not searchable yet, "vectors_missing": why vectors took no part, when they did not}`)
+	asJSON := fs.Bool("json", false, `print JSON: {"query", "results": [{"id","session_id","timestamp","user","ai","files","score","weak","superseded_by","supersedes","file","line","context": [{"offset","id","timestamp","user","ai","files","file","line"}] with --context}], "min_score", "time_span": {"phrase","from","to"} when the query names a time, "time_only", "span_exchanges": how many exchanges that span holds, "weak" when no result reached the floor, "pending" when lines just written are not searchable yet, "vectors_missing": why vectors took no part, when they did not}`)
 	var ef embedFlags
 	ef.register(fs)
 	pos, err := parse(e, fs, args)
@@ -70,6 +72,9 @@ indexed, and says so when some still are not.
 	})
 	if req.Query == "" {
 		return usageError("what should I search for? (continuity search QUERY)")
+	}
+	if req.Context < 0 || req.Context > engine.MaxContext {
+		return usageError("--context %d: want 0 to %d exchanges on each side", req.Context, engine.MaxContext)
 	}
 	c, err := e.client(&ef)
 	if err != nil {
@@ -161,14 +166,17 @@ func printResult(w io.Writer, r engine.SearchResult, hl func(string) string) {
 	// Stored text shows its control characters escaped (the highlights
 	// are added after).
 	fmt.Fprintf(w, "%s  %s  %s:%d  (%.2f%s)\n", r.Timestamp.Local().Format("2006-01-02 15:04"), r.SessionID, engine.Printable(r.File), r.Line, r.Score, weak)
-	if r.User != "" {
-		fmt.Fprintf(w, "  user: %s\n", hl(engine.Printable(snippet(r.User, 300))))
+	// Its neighbours (--context), in the session's order around it.
+	i := 0
+	for ; i < len(r.Context) && r.Context[i].Offset < 0; i++ {
+		printContext(w, r.Context[i], hl)
 	}
-	if r.AI != "" {
-		fmt.Fprintf(w, "  ai:   %s\n", hl(engine.Printable(snippet(r.AI, 300))))
+	if len(r.Context) > 0 {
+		fmt.Fprintln(w, "  = the result:")
 	}
-	if len(r.Files) > 0 {
-		fmt.Fprintf(w, "  files: %s\n", hl(engine.Printable(snippet(strings.Join(r.Files, ", "), 300))))
+	printTexts(w, "  ", r.User, r.AI, r.Files, hl)
+	for ; i < len(r.Context); i++ {
+		printContext(w, r.Context[i], hl)
 	}
 	if o := r.SupersededBy; o != nil {
 		fmt.Fprintf(w, "  superseded by the exchange of %s (%s): the same question, answered differently later\n", o.Timestamp.Local().Format("2006-01-02 15:04"), o.SessionID)
@@ -176,6 +184,31 @@ func printResult(w io.Writer, r engine.SearchResult, hl func(string) string) {
 	for _, o := range r.Supersedes {
 		fmt.Fprintf(w, "  supersedes the exchange of %s (%s): the same question, answered differently before\n", o.Timestamp.Local().Format("2006-01-02 15:04"), o.SessionID)
 	}
+}
+
+// printTexts prints an exchange's texts and files, indented.
+func printTexts(w io.Writer, indent, user, ai string, files []string, hl func(string) string) {
+	if user != "" {
+		fmt.Fprintf(w, "%suser: %s\n", indent, hl(engine.Printable(snippet(user, 300))))
+	}
+	if ai != "" {
+		fmt.Fprintf(w, "%sai:   %s\n", indent, hl(engine.Printable(snippet(ai, 300))))
+	}
+	if len(files) > 0 {
+		fmt.Fprintf(w, "%sfiles: %s\n", indent, hl(engine.Printable(snippet(strings.Join(files, ", "), 300))))
+	}
+}
+
+// printContext prints a neighbour of a result (--context): where it is,
+// marked as context, and its texts, indented under it.
+func printContext(w io.Writer, c engine.SearchContext, hl func(string) string) {
+	where := "after"
+	n := c.Offset
+	if n < 0 {
+		where, n = "before", -n
+	}
+	fmt.Fprintf(w, "  - context, %d %s (%s  %s:%d):\n", n, where, c.Timestamp.Local().Format("2006-01-02 15:04"), engine.Printable(c.File), c.Line)
+	printTexts(w, "      ", c.User, c.AI, c.Files, hl)
 }
 
 // snippet folds white space and cuts s to about n bytes.

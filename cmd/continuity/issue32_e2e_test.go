@@ -116,3 +116,49 @@ func TestSpanCountMCP(t *testing.T) {
 		t.Errorf("limit 2: %+v, %q", resp, text)
 	}
 }
+
+// TestSearchContextCLI (item 1): `search --context 1` shows the exchange
+// that answers the question found, marked as context, in the text and the
+// JSON; over MCP, the context argument does the same. Before: --context was
+// an unknown flag.
+func TestSearchContextCLI(t *testing.T) {
+	w := newWorkspace(t)
+	logDecision(t, w, nil)
+	out, errs, code := w.cli("search", "--context", "1", "Postgres MySQL SQLite")
+	iQ, iCtx, iA := strings.Index(out, "Options: Postgres, MySQL or SQLite?"), strings.Index(out, "- context, 1 after"), strings.Index(out, "go with it, the multi server one")
+	if code != 0 || iQ < 0 || iCtx < iQ || iA < iCtx || !strings.Contains(out, "- context, 1 before") {
+		t.Errorf("--context 1: exit %d\n%s%s", code, out, errs)
+	}
+	out, _, _ = w.cli("search", "--json", "--context", "1", "--limit", "1", "Postgres MySQL SQLite")
+	var resp struct {
+		Results []struct {
+			User    string `json:"user"`
+			Context []struct {
+				Offset int    `json:"offset"`
+				User   string `json:"user"`
+				Line   int64  `json:"line"`
+			} `json:"context"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &resp); err != nil || len(resp.Results) != 1 || len(resp.Results[0].Context) != 2 ||
+		resp.Results[0].Context[1].Offset != 1 || resp.Results[0].Context[1].User != "go with it, the multi server one" || resp.Results[0].Context[1].Line != 3 {
+		t.Errorf("--json --context 1: %v\n%s", err, out)
+	}
+	if _, errs, code := w.cli("search", "--context", "11", "Postgres"); code != 2 || !strings.Contains(errs, "--context 11: want 0 to 10") {
+		t.Errorf("--context 11: exit %d, %s", code, errs)
+	}
+
+	m := startMCP(t, w)
+	var mresp struct {
+		Results []struct {
+			Context []struct {
+				Offset int    `json:"offset"`
+				User   string `json:"user"`
+			} `json:"context"`
+		} `json:"results"`
+	}
+	m.ok(t, "search_conversations", map[string]any{"query": "Postgres MySQL SQLite", "limit": 1, "context": 1}, &mresp)
+	if len(mresp.Results) != 1 || len(mresp.Results[0].Context) != 2 || mresp.Results[0].Context[1].User != "go with it, the multi server one" {
+		t.Errorf("MCP context 1: %+v", mresp)
+	}
+}
