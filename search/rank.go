@@ -119,7 +119,11 @@ func (s *Searcher) scoreCandidates(ctx context.Context, fetch func(context.Conte
 			if c.hasLex || c.inIdent {
 				c.lexical = lexicalScore(r.lts, r.ids, e.User, searchableAI(e), r.ln)
 			}
-			c.rel = relevance(c.lexical, r.vshare*math.Pow(c.semantic, r.vpow)) * r.timeFit(c.ts)
+			c.rel = relevance(c.lexical, r.vshare*math.Pow(c.semantic, r.vpow))
+			if r.vfloor > 0 {
+				c.rel = max(c.rel, r.vfloor*c.semantic)
+			}
+			c.rel *= r.timeFit(c.ts)
 		}
 		hits = append(hits, &hit{c: c, e: e})
 	}

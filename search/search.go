@@ -207,6 +207,12 @@ type Options struct {
 	// VectorShare scales the semantic strength in a hybrid score (see
 	// DefaultVectorShare); 0 means the default.
 	VectorShare float64
+	// VectorFloor, when positive, makes a hybrid score at least
+	// VectorFloor times the semantic strength V, so that a strong match
+	// by meaning alone is not ranked under weak word overlap (V²/2 alone
+	// buries it); for evaluation (issue 32: a fusion that never loses to
+	// its parts), off by default.
+	VectorFloor float64
 	// LengthAvg is the words of an average exchange for the length
 	// normalisation of the lexical strength in scores (score.go); 0 means
 	// the default, negative turns the normalisation off.
@@ -424,6 +430,7 @@ func (o Options) withDefaults() Options {
 	if o.VectorPower > 0 {
 		d.VectorPower = o.VectorPower
 	}
+	d.VectorFloor = o.VectorFloor
 	if o.LengthAvg != 0 {
 		d.LengthAvg = o.LengthAvg
 	}
@@ -624,7 +631,10 @@ type ranking struct {
 	// vshare and vpow: the semantic strength counts as vshare·V^vpow
 	// (VectorShare, VectorPower in hybrid mode; 1 and 1 otherwise).
 	vshare, vpow float64
-	ln           lengthNorm
+	// vfloor: in hybrid mode, a result scores at least vfloor·V
+	// (Options.VectorFloor; 0: no such floor).
+	vfloor float64
+	ln     lengthNorm
 }
 
 // rank runs both sides of q and fuses them; nil when nothing can match.
@@ -699,12 +709,12 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 	}
 	gate, each := s.floors(q)
 	cands, near := s.fuseAndScore(ctx, lex, vec, each)
-	vshare, vpow := 1.0, 1.0
+	vshare, vpow, vfloor := 1.0, 1.0, 0.0
 	if q.Mode == ModeHybrid {
-		vshare, vpow = s.opts.VectorShare, s.opts.VectorPower
+		vshare, vpow, vfloor = s.opts.VectorShare, s.opts.VectorPower, s.opts.VectorFloor
 	}
 	r := &ranking{cands: cands, near: near, lts: lex.lts, ids: lex.ids, gate: gate, each: each, limit: limit,
-		span: span, timeOutside: s.opts.TimeOutside, vshare: vshare, vpow: vpow}
+		span: span, timeOutside: s.opts.TimeOutside, vshare: vshare, vpow: vpow, vfloor: vfloor}
 	if s.opts.LengthAvg > 0 {
 		r.ln = lengthNorm{b: lengthB, avg: s.opts.LengthAvg}
 	}
