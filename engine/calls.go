@@ -28,6 +28,7 @@ const (
 	DefaultLimit    = search.DefaultLimit
 	MaxLimit        = search.MaxLimit
 	DefaultMinScore = search.DefaultMinScore
+	MaxContext      = search.MaxContext
 )
 
 // ResumeRequest asks for a resume pack (see resume.Options).
@@ -67,6 +68,9 @@ type SearchRequest struct {
 	// MinScore is the floor of the results' scores, 0 to 1; absent: the
 	// default (search.DefaultMinScore; none in vector mode).
 	MinScore *float64 `json:"min_score,omitempty"`
+	// Context adds to each result up to this many exchanges of its
+	// session before and after it (0 to search.MaxContext), as context.
+	Context int `json:"context,omitempty"`
 }
 
 // SearchResponse is the answer of a search.
@@ -85,6 +89,10 @@ type SearchResponse struct {
 	// TimeOnly: the query named nothing but a time (TimeSpan): the
 	// results are that span's exchanges, newest first, each scoring 1.
 	TimeOnly bool `json:"time_only,omitempty"`
+	// SpanExchanges, for a TimeOnly query, is how many exchanges the span
+	// holds (under the request's filters): the results are the newest of
+	// them, at most the limit.
+	SpanExchanges int64 `json:"span_exchanges,omitempty"`
 	// Weak: no result reached the floor's gate; the results are the
 	// closest matches (search.WeakMatches at most), each marked weak.
 	Weak bool `json:"weak,omitempty"`
@@ -121,11 +129,13 @@ func (w Window) String() string {
 	return "from " + w.Since.UTC().Format(layout) + " to " + w.Until.UTC().Format(layout) + " UTC"
 }
 
-// SearchResult is one found exchange (search.Result), SearchRef another
+// SearchResult is one found exchange (search.Result), SearchContext one of
+// its neighbours shown as context, SearchRef another
 // exchange it names (what it supersedes, or is superseded by).
 type (
-	SearchResult = search.Result
-	SearchRef    = search.Ref
+	SearchResult  = search.Result
+	SearchRef     = search.Ref
+	SearchContext = search.ContextExchange
 )
 
 // TimeSpan is a search.TimeRef in JSON.
@@ -279,6 +289,9 @@ func (q *queries) search(ctx context.Context, req SearchRequest) (SearchResponse
 	if ref, ok := q.searcher.TimeOnly(sq); ok {
 		resp.TimeSpan = &TimeSpan{Phrase: ref.Phrase, From: ref.From, To: ref.To}
 		resp.TimeOnly = true
+		if resp.SpanExchanges, _, err = q.searcher.SpanExchanges(ctx, sq); err != nil {
+			return SearchResponse{}, err
+		}
 	} else if ref, ok := q.searcher.TimeSpan(sq); ok {
 		resp.TimeSpan = &TimeSpan{Phrase: ref.Phrase, From: ref.From, To: ref.To}
 	}
@@ -298,7 +311,10 @@ func (q *queries) search(ctx context.Context, req SearchRequest) (SearchResponse
 // searchQuery reads and checks a SearchRequest; its errors are the
 // caller's mistakes.
 func searchQuery(req SearchRequest) (search.Query, error) {
-	q := search.Query{Text: req.Query, Session: req.Session, Chain: req.Chain, Limit: req.Limit}
+	q := search.Query{Text: req.Query, Session: req.Session, Chain: req.Chain, Limit: req.Limit, Context: req.Context}
+	if req.Context < 0 || req.Context > search.MaxContext {
+		return q, fmt.Errorf("context %d: want 0 to %d exchanges on each side", req.Context, search.MaxContext)
+	}
 	var err error
 	if q.Since, err = ParseTime("since", req.Since); err != nil {
 		return q, err

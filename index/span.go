@@ -15,31 +15,11 @@ func (db *DB) ExchangesNewestFirst(ctx context.Context, f Filter, limit int) ([]
 	if f.Sessions != nil && len(f.Sessions) == 0 {
 		return nil, nil
 	}
-	var conds []string
-	var args []any
-	if !f.Since.IsZero() {
-		conds = append(conds, `ts >= ?`)
-		args = append(args, f.Since.UnixNano())
+	from, where, args, err := spanQuery(f)
+	if err != nil {
+		return nil, err
 	}
-	if !f.Until.IsZero() {
-		conds = append(conds, `ts < ?`)
-		args = append(args, f.Until.UnixNano())
-	}
-	// The sessions' events through events_session_ts; else the time range
-	// over events_meta (id, ts, session_id), which is narrower than the
-	// table.
-	from := `events INDEXED BY events_meta`
-	if len(f.Sessions) > 0 {
-		sessions, err := json.Marshal(f.Sessions)
-		if err != nil {
-			return nil, err
-		}
-		from = `events INDEXED BY events_session_ts`
-		conds = append(conds, `session_id IN (SELECT value FROM json_each(?))`)
-		args = append(args, string(sessions))
-	}
-	conds = append(conds, `type = 'exchange'`)
-	q := `SELECT id FROM ` + from + ` WHERE ` + strings.Join(conds, " AND ") + ` ORDER BY ts DESC, id DESC`
+	q := `SELECT id FROM ` + from + ` WHERE ` + where + ` ORDER BY ts DESC, id DESC`
 	if limit > 0 {
 		q += ` LIMIT ?`
 		args = append(args, limit)
@@ -61,6 +41,52 @@ func (db *DB) ExchangesNewestFirst(ctx context.Context, f Filter, limit int) ([]
 		return nil, fmt.Errorf("index: exchanges newest first: %w", err)
 	}
 	return out, nil
+}
+
+// CountExchanges returns how many exchanges f admits (sessions, a time
+// range): how many a query about a span of time could list.
+func (db *DB) CountExchanges(ctx context.Context, f Filter) (int64, error) {
+	if f.Sessions != nil && len(f.Sessions) == 0 {
+		return 0, nil
+	}
+	from, where, args, err := spanQuery(f)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM `+from+` WHERE `+where, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("index: count exchanges: %w", err)
+	}
+	return n, nil
+}
+
+// spanQuery is the FROM (with its index) and WHERE clauses, and their
+// arguments, of the exchanges f admits.
+func spanQuery(f Filter) (from, where string, args []any, err error) {
+	var conds []string
+	if !f.Since.IsZero() {
+		conds = append(conds, `ts >= ?`)
+		args = append(args, f.Since.UnixNano())
+	}
+	if !f.Until.IsZero() {
+		conds = append(conds, `ts < ?`)
+		args = append(args, f.Until.UnixNano())
+	}
+	// The sessions' events through events_session_ts; else the time range
+	// over events_meta (id, ts, session_id), which is narrower than the
+	// table.
+	from = `events INDEXED BY events_meta`
+	if len(f.Sessions) > 0 {
+		sessions, err := json.Marshal(f.Sessions)
+		if err != nil {
+			return "", "", nil, err
+		}
+		from = `events INDEXED BY events_session_ts`
+		conds = append(conds, `session_id IN (SELECT value FROM json_each(?))`)
+		args = append(args, string(sessions))
+	}
+	conds = append(conds, `type = 'exchange'`)
+	return from, strings.Join(conds, " AND "), args, nil
 }
 
 // ExchangesWithoutVector counts the exchanges with row ids in (after,

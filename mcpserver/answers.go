@@ -22,8 +22,9 @@ import (
 
 // SearchText is what search_conversations says in words besides its
 // JSON, "" when the JSON says it all: nothing found (and whether that
-// may be because recent lines are not indexed yet), weak matches only, or
-// lines not searchable yet.
+// may be because recent lines are not indexed yet), weak matches only,
+// fewer exchanges of a time span than it holds, or lines not searchable
+// yet.
 func SearchText(query string, r *engine.SearchResponse) string {
 	var b strings.Builder
 	switch {
@@ -36,6 +37,14 @@ func SearchText(query string, r *engine.SearchResponse) string {
 	case len(r.Results) == 0:
 		fmt.Fprintf(&b, "Nothing found: no past exchange in this workspace matches %q, by its words or its meaning. "+
 			"The history may not hold it: do not assume it was discussed.", query)
+	case r.TimeOnly && r.TimeSpan != nil && r.SpanExchanges > int64(len(r.Results)):
+		fmt.Fprintf(&b, "These are the newest %d of the %d exchanges dated in %q, from %s to %s (UTC). ",
+			len(r.Results), r.SpanExchanges, r.TimeSpan.Phrase, Time(r.TimeSpan.From), Time(r.TimeSpan.To))
+		if r.SpanExchanges <= engine.MaxLimit {
+			fmt.Fprintf(&b, "Call again with limit %d to see all of them.", r.SpanExchanges)
+		} else {
+			fmt.Fprintf(&b, "Call again with limit %d to see more, or narrow the span with since and until.", engine.MaxLimit)
+		}
 	case r.Weak:
 		fmt.Fprintf(&b, "Weak matches only: no past exchange matches %q with a score of %.2f or more. The closest ones follow, "+
 			"with their scores; they are probably not about it: do not take them for the answer, and do not assume it was discussed.", query, r.MinScore)
@@ -73,6 +82,21 @@ type Hit struct {
 	Supersedes   []Ref  `json:"supersedes,omitempty"`
 	File         string `json:"file"`
 	Line         int64  `json:"line"`
+	// Context: the exchanges of its session around it, when asked
+	// (offset -1 just before, 1 just after); context, not matches.
+	Context []ContextHit `json:"context,omitempty"`
+}
+
+// ContextHit is a neighbour of a hit in its session.
+type ContextHit struct {
+	Offset    int      `json:"offset"`
+	ID        string   `json:"id"`
+	Timestamp string   `json:"timestamp"`
+	User      string   `json:"user,omitempty"`
+	AI        string   `json:"ai,omitempty"`
+	Files     []string `json:"files,omitempty"`
+	File      string   `json:"file"`
+	Line      int64    `json:"line"`
 }
 
 type Ref struct {
@@ -94,6 +118,9 @@ type SearchOut struct {
 	// TimeOnly: the query named only a time; the results are that span's
 	// exchanges, newest first.
 	TimeOnly bool `json:"time_only,omitempty"`
+	// SpanExchanges: for a TimeOnly query, how many exchanges its span
+	// holds; the results are the newest of them.
+	SpanExchanges int64 `json:"span_exchanges,omitempty"`
 	// Weak: no result reached the floor; these are the closest matches.
 	Weak bool `json:"weak,omitempty"`
 	// Pending: what was written just before the search and is not
@@ -106,7 +133,7 @@ type SearchOut struct {
 
 // mcpSearch is a search answer for MCP.
 func Search(r *engine.SearchResponse) *SearchOut {
-	out := &SearchOut{Query: r.Query, Results: []Hit{}, VectorsMissing: r.VectorsMissing, TimeOnly: r.TimeOnly, Weak: r.Weak}
+	out := &SearchOut{Query: r.Query, Results: []Hit{}, VectorsMissing: r.VectorsMissing, TimeOnly: r.TimeOnly, SpanExchanges: r.SpanExchanges, Weak: r.Weak}
 	if r.Pending != nil {
 		out.Pending = r.Pending.Note
 	}
@@ -122,6 +149,10 @@ func Search(r *engine.SearchResponse) *SearchOut {
 		}
 		for _, x := range h.Supersedes {
 			hit.Supersedes = append(hit.Supersedes, ref(x))
+		}
+		for _, x := range h.Context {
+			hit.Context = append(hit.Context, ContextHit{Offset: x.Offset, ID: x.ID, Timestamp: Time(x.Timestamp), User: x.User, AI: x.AI,
+				Files: x.Files, File: x.File, Line: x.Line})
 		}
 		out.Results = append(out.Results, hit)
 	}

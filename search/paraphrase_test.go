@@ -118,6 +118,11 @@ func paraphraseSearch(t *testing.T, opts Options) (*Searcher, embed.Embedder) {
 			t.Fatal(err)
 		}
 	}
+	if c := os.Getenv("PARAPHRASE_VFLOOR"); c != "" { // measure Options.VectorFloor
+		if _, err := fmt.Sscan(c, &opts.VectorFloor); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cfg := Config{DB: f.db, Embedder: e, Vectors: w.Space, Options: opts}
 	// PARAPHRASE_MORE: a further space of another recipe, max similarity
 	// (two vectors per exchange; see Config.More).

@@ -34,9 +34,13 @@ import (
 // lists that span's exchanges, newest first, each scoring 1 (TimeOnly).
 //
 // When the default floor's gate closes (no result reaches it: Floor), the
-// best WeakMatches results that score above 0 are still returned, marked
-// Weak, so that an agent sees how weak the closest matches are rather than
-// nothing; nothing is returned only when nothing matches at all.
+// best WeakMatches results are still returned, marked Weak, so that an
+// agent sees how weak the closest matches are rather than nothing: those
+// scoring above 0 or holding a word of the query, then, if fewer, the
+// exchanges closest in meaning whose similarity is under the embedder's
+// "unrelated" level (scoring 0) but at its "related" one (calibration).
+// Nothing is returned only when nothing relates at all, by its words or
+// its meaning.
 
 // ScoreStep is the precision of the scores: they are rounded to it, shown
 // with it, and scores equal at it are equal for the order (newer first).
@@ -84,7 +88,12 @@ type hit struct {
 // scoreHits reads the texts of the first poolSize candidates of r and
 // scores them (see above).
 func (s *Searcher) scoreHits(ctx context.Context, fetch func(context.Context, []int64) (map[int64]index.Event, error), r *ranking) ([]*hit, error) {
-	pool := r.cands[:min(len(r.cands), poolSize(r.limit))]
+	return s.scoreCandidates(ctx, fetch, r, r.cands[:min(len(r.cands), poolSize(r.limit))])
+}
+
+// scoreCandidates reads the texts of pool, candidates of r, and scores
+// them; those deleted since are left out.
+func (s *Searcher) scoreCandidates(ctx context.Context, fetch func(context.Context, []int64) (map[int64]index.Event, error), r *ranking, pool []*candidate) ([]*hit, error) {
 	if len(pool) == 0 {
 		return nil, nil
 	}
@@ -110,7 +119,11 @@ func (s *Searcher) scoreHits(ctx context.Context, fetch func(context.Context, []
 			if c.hasLex || c.inIdent {
 				c.lexical = lexicalScore(r.lts, r.ids, e.User, searchableAI(e), r.ln)
 			}
-			c.rel = relevance(c.lexical, r.vshare*math.Pow(c.semantic, r.vpow)) * r.timeFit(c.ts)
+			c.rel = relevance(c.lexical, r.vshare*math.Pow(c.semantic, r.vpow))
+			if r.vfloor > 0 {
+				c.rel = max(c.rel, r.vfloor*c.semantic)
+			}
+			c.rel *= r.timeFit(c.ts)
 		}
 		hits = append(hits, &hit{c: c, e: e})
 	}
@@ -157,12 +170,37 @@ func (s *Searcher) results(ctx context.Context, fetch func(context.Context, []in
 	for _, h := range hits {
 		score := roundScore(h.c.rel)
 		switch {
-		case len(out) >= r.limit, !open && (len(out) >= WeakMatches || score <= 0):
+		case len(out) >= r.limit, !open && len(out) >= WeakMatches:
 			return out, nil
-		case open && score < r.each:
+		case open && score < r.each, !open && score <= 0 && !h.c.hasLex && !h.c.inIdent:
 			continue
 		}
 		out = append(out, h.result(!open))
+	}
+	if open || len(out) >= min(r.limit, WeakMatches) || len(r.near) == 0 {
+		return out, nil
+	}
+	// The gate closed with fewer than WeakMatches matches: the exchanges
+	// closest in meaning, under the floor, follow (scoring 0: a cosine
+	// under the embedder's unrelated level is no evidence, but they are
+	// the closest there are; nothing is said to be absent that relates).
+	near, err := s.scoreCandidates(ctx, fetch, r, r.near)
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[[2]string]bool, len(out))
+	for _, o := range out {
+		seen[[2]string{o.User, o.AI}] = true
+	}
+	for _, h := range near {
+		key := [2]string{h.e.User, h.e.AI}
+		if len(out) >= min(r.limit, WeakMatches) {
+			break
+		}
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, h.result(true))
+		}
 	}
 	return out, nil
 }

@@ -61,6 +61,14 @@ const DefaultMinScore = 0.2
 // calibration maps an embedder's cosine similarities to [0, 1].
 type calibration struct {
 	unrelated, same float64
+	// related is the cosine at and above which an exchange relates to
+	// the query at all, by its meaning: below unrelated its similarity is
+	// no evidence of relevance (it scores 0), but it is not nothing
+	// either. When no result reaches the floor's gate, the closest such
+	// exchanges are shown, marked weak (rank.go), and "nothing found" is
+	// said only when there is none (and no word of the query matches).
+	// 0: none (an embedder that relates no meaning).
+	related float64
 }
 
 // calibrationFor returns the cosine levels of e's vector space, measured
@@ -72,9 +80,17 @@ type calibration struct {
 // measured.
 func calibrationFor(e embed.Embedder) calibration {
 	if e != nil && strings.HasPrefix(e.Identity(), embed.ProviderBuiltin+":") {
+		// Its similarity is of words and character n-grams, which BM25
+		// checks already: no relation by meaning (related 0).
 		return calibration{unrelated: 0.35, same: 0.85}
 	}
-	return calibration{unrelated: 0.5, same: 0.9}
+	// related, uselite: the question of a decision asked in other words
+	// ("which database did we pick" and the exchange that chose among
+	// Postgres, MySQL and SQLite) is near 0.5; queries about nothing in a
+	// history of coding exchanges ("medieval falconry jesses and hoods")
+	// stay under 0.3, a few nonsense strings reach 0.44 (shown weak then,
+	// which says what it is).
+	return calibration{unrelated: 0.5, same: 0.9, related: 0.35}
 }
 
 func (c calibration) strength(cos float64) float64 {

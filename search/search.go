@@ -105,6 +105,10 @@ type Query struct {
 	// has followed already (resume, whose depth cap it is). It cannot be
 	// combined with Session or Chain.
 	Sessions []string
+	// Context, 0 to MaxContext, adds to each result up to this many
+	// exchanges of its session before and after it (Result.Context; see
+	// context.go). It changes neither the results nor their order.
+	Context int
 }
 
 // Result is one found exchange.
@@ -134,6 +138,10 @@ type Result struct {
 	File         string `json:"file"`
 	Line         int64  `json:"line"`
 	Row          int64  `json:"-"` // the index row (events.id)
+	// Context are the exchanges of its session around it, when the query
+	// asked for them (Query.Context): before it (negative offsets) and
+	// after, in the session's order. They are context, not matches.
+	Context []ContextExchange `json:"context,omitempty"`
 	// Lexical and Semantic are the strengths behind Score, Relevance the
 	// score before rounding, Fused the rank fusion's score that chose the
 	// candidates; for evaluation.
@@ -199,6 +207,12 @@ type Options struct {
 	// VectorShare scales the semantic strength in a hybrid score (see
 	// DefaultVectorShare); 0 means the default.
 	VectorShare float64
+	// VectorFloor, when positive, makes a hybrid score at least
+	// VectorFloor times the semantic strength V, so that a strong match
+	// by meaning alone is not ranked under weak word overlap (V²/2 alone
+	// buries it); for evaluation (issue 32: a fusion that never loses to
+	// its parts), off by default.
+	VectorFloor float64
 	// LengthAvg is the words of an average exchange for the length
 	// normalisation of the lexical strength in scores (score.go); 0 means
 	// the default, negative turns the normalisation off.
@@ -416,6 +430,7 @@ func (o Options) withDefaults() Options {
 	if o.VectorPower > 0 {
 		d.VectorPower = o.VectorPower
 	}
+	d.VectorFloor = o.VectorFloor
 	if o.LengthAvg != 0 {
 		d.LengthAvg = o.LengthAvg
 	}
@@ -550,11 +565,21 @@ func vectorList(hs []vectors.Hit, weight float64) ranked {
 // the exchanges of the span rise, the others stay findable. A query that
 // names nothing but a time lists the span's exchanges (TimeOnly).
 func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
+	if q.Context < 0 || q.Context > MaxContext {
+		return nil, fmt.Errorf("search: context %d: want 0 to %d exchanges on each side", q.Context, MaxContext)
+	}
 	r, err := s.rank(ctx, q)
 	if err != nil || r == nil {
 		return nil, err
 	}
-	return s.results(ctx, s.db.ExchangesByRows, r)
+	res, err := s.results(ctx, s.db.ExchangesByRows, r)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.withContext(ctx, res, q.Context); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // RankRows returns the rows Search would consider for q, in the order of
@@ -587,7 +612,11 @@ func (s *Searcher) RankRows(ctx context.Context, q Query) ([]int64, error) {
 // ranking is a query's candidates, fused and scored, before their texts
 // are read (results), with what results needs to finish them.
 type ranking struct {
-	cands      []*candidate
+	cands []*candidate
+	// near are candidates dropped for the floor that still relate to
+	// the query by their meaning (Searcher.score), the most similar
+	// first: the weak matches when nothing else is.
+	near       []*candidate
 	lts        []lexTerm
 	ids        []identTerm // the query's identifiers (ident.go)
 	gate, each float64
@@ -602,7 +631,10 @@ type ranking struct {
 	// vshare and vpow: the semantic strength counts as vshare·V^vpow
 	// (VectorShare, VectorPower in hybrid mode; 1 and 1 otherwise).
 	vshare, vpow float64
-	ln           lengthNorm
+	// vfloor: in hybrid mode, a result scores at least vfloor·V
+	// (Options.VectorFloor; 0: no such floor).
+	vfloor float64
+	ln     lengthNorm
 }
 
 // rank runs both sides of q and fuses them; nil when nothing can match.
@@ -676,13 +708,13 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 		return nil, fmt.Errorf("search: %w", lex.err)
 	}
 	gate, each := s.floors(q)
-	cands := s.fuseAndScore(ctx, lex, vec, each)
-	vshare, vpow := 1.0, 1.0
+	cands, near := s.fuseAndScore(ctx, lex, vec, each)
+	vshare, vpow, vfloor := 1.0, 1.0, 0.0
 	if q.Mode == ModeHybrid {
-		vshare, vpow = s.opts.VectorShare, s.opts.VectorPower
+		vshare, vpow, vfloor = s.opts.VectorShare, s.opts.VectorPower, s.opts.VectorFloor
 	}
-	r := &ranking{cands: cands, lts: lex.lts, ids: lex.ids, gate: gate, each: each, limit: limit,
-		span: span, timeOutside: s.opts.TimeOutside, vshare: vshare, vpow: vpow}
+	r := &ranking{cands: cands, near: near, lts: lex.lts, ids: lex.ids, gate: gate, each: each, limit: limit,
+		span: span, timeOutside: s.opts.TimeOutside, vshare: vshare, vpow: vpow, vfloor: vfloor}
 	if s.opts.LengthAvg > 0 {
 		r.ln = lengthNorm{b: lengthB, avg: s.opts.LengthAvg}
 	}
@@ -815,10 +847,11 @@ func (s *Searcher) withoutTimePhrase(ctx context.Context, q Query, lv *lexView, 
 
 // fuseAndScore fuses both sides' lists (the in-span ones weighted by
 // Options.TimeWeight) and scores the candidates, dropping those that
-// cannot reach the floor each.
-func (s *Searcher) fuseAndScore(ctx context.Context, lex lexAnswer, vec vecAnswer, each float64) []*candidate {
+// cannot reach the floor each; near are the closest of those dropped that
+// relate to the query at all (see score).
+func (s *Searcher) fuseAndScore(ctx context.Context, lex lexAnswer, vec vecAnswer, each float64) (cands, near []*candidate) {
 	o := s.opts
-	cands := s.fuse(
+	cands = s.fuse(
 		lexicalList(lex.hits, o.LexicalWeight), vectorList(vec.hits, s.vw),
 		lexicalList(lex.inSpan, o.LexicalWeight*o.TimeWeight), vectorList(vec.inSpan, s.vw*o.TimeWeight),
 		identList(lex.idHits, o.LexicalWeight),
@@ -873,19 +906,26 @@ func singleTerms(terms []analyze.Term) (keys []string, ok bool) {
 
 // score sets the candidates' semantic strength (see score.go) and drops
 // those that cannot reach floor: without a lexical match (BM25's or the
-// identifier list's), their score is at most V.
-func (s *Searcher) score(cands []*candidate, floor float64, cal calibration) []*candidate {
-	out := cands[:0]
+// identifier list's), their score is at most V. Of those dropped, near
+// are the WeakMatches most similar that still relate to the query
+// (cal.related): shown, marked weak, when nothing reaches the gate
+// (results), rather than claiming that nothing matches.
+func (s *Searcher) score(cands []*candidate, floor float64, cal calibration) (out, near []*candidate) {
+	out = cands[:0]
 	for _, c := range cands {
 		if c.hasVec {
 			c.semantic = cal.strength(c.cos)
 		}
 		c.rel = relevance(0, c.semantic)
-		if c.hasLex || c.inIdent || c.rel >= floor {
+		switch {
+		case c.hasLex || c.inIdent || c.rel >= floor:
 			out = append(out, c)
+		case cal.related > 0 && c.hasVec && c.cos >= cal.related:
+			near = append(near, c)
 		}
 	}
-	return out
+	sort.SliceStable(near, func(i, j int) bool { return near[i].cos > near[j].cos })
+	return out, near[:min(len(near), WeakMatches)]
 }
 
 // Floor is the score floor q is held to: a query none of whose results

@@ -1,11 +1,15 @@
 package search
 
 import (
+	"context"
+	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/praxis-os/continuity/analyze"
+	"github.com/praxis-os/continuity/logformat"
 )
 
 // A query about nothing but a time ("what did we do yesterday", "what did
@@ -79,4 +83,28 @@ func onlyTime(text, phrase string) bool {
 		return false
 	}
 	return true
+}
+
+// SpanExchanges returns, for a query about nothing but a time (TimeOnly),
+// how many exchanges its span holds under q's other constraints
+// (sessions, chain, types): its results list the newest of them, at most
+// q.Limit, so a caller can say "10 of 22". ok is false for other queries.
+func (s *Searcher) SpanExchanges(ctx context.Context, q Query) (n int64, ok bool, err error) {
+	ref, ok := s.TimeOnly(q)
+	if !ok {
+		return 0, false, nil
+	}
+	if len(q.Types) > 0 && !slices.Contains(q.Types, logformat.TypeExchange) {
+		return 0, true, nil
+	}
+	f, none, err := s.filter(ctx, q)
+	if err != nil || none || !ref.From.Before(ref.To) {
+		return 0, true, err
+	}
+	f.Since, f.Until = ref.From, ref.To
+	n, err = s.db.CountExchanges(ctx, f)
+	if err != nil {
+		return 0, true, fmt.Errorf("search: exchanges from %s to %s: %w", ref.From, ref.To, err)
+	}
+	return n, true, nil
 }

@@ -67,6 +67,10 @@ var extraVariants = map[string]variant{
 	"vp1.5":  {Name: "hybrid, vector power 1.5", Mode: search.ModeHybrid, Options: search.Options{VectorPower: 1.5}},
 	"to0.6":  {Name: "hybrid, time outside 0.6", Mode: search.ModeHybrid, Options: search.Options{TimeOutside: 0.6}},
 	"to0.9":  {Name: "hybrid, time outside 0.9", Mode: search.ModeHybrid, Options: search.Options{TimeOutside: 0.9}},
+	// Issue 32: a strong match by meaning alone scores at least f·V.
+	"vfloor0.5": {Name: "hybrid, vector floor 0.5", Mode: search.ModeHybrid, Options: search.Options{VectorFloor: 0.5}},
+	"vfloor0.7": {Name: "hybrid, vector floor 0.7", Mode: search.ModeHybrid, Options: search.Options{VectorFloor: 0.7}},
+	"vfloor1":   {Name: "hybrid, vector floor 1", Mode: search.ModeHybrid, Options: search.Options{VectorFloor: 1}},
 }
 
 // selectVariants returns the variants named in list (comma-separated:

@@ -241,6 +241,7 @@ type searchIn struct {
 	Since   string `json:"since,omitempty" jsonschema:"only exchanges at or after this time: RFC 3339 (2026-11-22T10:00:00Z) or a date (2026-11-22, UTC)"`
 	Until   string `json:"until,omitempty" jsonschema:"only exchanges before this time (RFC 3339), or up to the end of this day (a date, YYYY-MM-DD, UTC: the day included)"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"most results (default 10, at most 200)"`
+	Context int    `json:"context,omitempty" jsonschema:"add to each result up to this many exchanges of its session before and after it (0 to 10; like grep -C), as context, not matches: a question's answer is often the next exchange ('go with it'), and a 'done' is explained by the one before"`
 	// MinScore: a pointer, so that 0 (keep everything) differs from absent.
 	MinScore *float64 `json:"min_score,omitempty" jsonschema:"leave out results whose score (a relevance estimate from 0 to 1, comparable across queries) is under this; absent: results down to 0.1 are kept once one scores 0.2, and when none does the few closest are returned marked weak; 0 keeps every match however weak"`
 }
@@ -406,7 +407,9 @@ func addQueryTools(srv *mcp.Server, ws mcpWorkspaceOf, log *slog.Logger) {
 			"a file or a feature. Results are ordered by score (higher first; at equal score the newer first); a result " +
 			"superseded_by a later one asked the same question and got another answer: trust the later one. Weak results " +
 			"(weak: true) are only the closest matches. A query naming only a time ('what did we do yesterday') lists that " +
-			"span's exchanges, newest first. Filters: session, chain (a session and those it resumes), since/until, limit.",
+			"span's exchanges, newest first. Filters: session, chain (a session and those it resumes), since/until, limit. " +
+			"context: 1 or 2 adds each result's neighbouring exchanges of its session (the answer to a question found, " +
+			"the question of an answer found), marked as context.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, guard(log, "search_conversations", func(ctx context.Context, req *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, *mcpserver.SearchOut, error) {
 		if strings.TrimSpace(in.Query) == "" {
@@ -417,7 +420,7 @@ func addQueryTools(srv *mcp.Server, ws mcpWorkspaceOf, log *slog.Logger) {
 			return nil, nil, err
 		}
 		resp, err := c.Search(ctx, engine.SearchRequest{Query: in.Query, Session: in.Session, Chain: in.Chain,
-			Since: in.Since, Until: in.Until, Limit: in.Limit, MinScore: in.MinScore})
+			Since: in.Since, Until: in.Until, Limit: in.Limit, MinScore: in.MinScore, Context: in.Context})
 		if err != nil {
 			return nil, nil, err
 		}

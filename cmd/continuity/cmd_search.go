@@ -45,7 +45,8 @@ the daemon runs another, the search is answered from the index with the
 stored vectors of the one given (words only when it has none), and says so.
 
   continuity search "why does the build fail"
-  continuity search --chain S --since 2026-11-01 --limit 5 "sqlite lock"`)
+  continuity search --chain S --since 2026-11-01 --limit 5 "sqlite lock"
+  continuity search --context 1 "which database did we pick"`)
 	var req engine.SearchRequest
 	fs.StringVar(&req.Session, "session", "", "only this session")
 	fs.StringVar(&req.Chain, "chain", "", "only this session and the sessions it resumes (session_resume links, followed back)")
@@ -53,9 +54,10 @@ stored vectors of the one given (words only when it has none), and says so.
 	fs.StringVar(&req.Until, "until", "", "only events before this time (RFC 3339), or up to the end of this day (YYYY-MM-DD, UTC: the day is included)")
 	fs.IntVar(&req.Limit, "limit", engine.DefaultLimit, fmt.Sprintf("most results (1 to %d)", engine.MaxLimit))
 	fs.StringVar(&req.AsOf, "as-of", "", `read the query's relative times ("yesterday", "two weeks ago", "last Saturday") as of this time, not now (RFC 3339; a date or a time without offset is local, as TZ says)`)
+	fs.IntVar(&req.Context, "context", 0, fmt.Sprintf("show each result with up to N exchanges of its session before and after it (like grep -C; 0 to %d), marked as context, not as matches: the answer to a question found is often the next exchange", engine.MaxContext))
 	fs.StringVar(&req.Mode, "mode", "hybrid", "ranking: hybrid, bm25 (lexical only) or vector (vectors only)")
 	minScore := fs.Float64("min-score", engine.DefaultMinScore, "leave out results scoring under this, 0 to 1 (0 keeps every match, however weak). Not given: once a result scores 0.2, results down to 0.1 are kept; when none does, the 5 closest are shown marked weak; --mode vector has no floor unless given. A score estimates relevance the same way for every query (see docs/search.md, \"Search scores\")")
-	asJSON := fs.Bool("json", false, `print JSON: {"query", "results": [{"id","session_id","timestamp","user","ai","files","score","weak","superseded_by","supersedes","file","line"}], "min_score", "time_span": {"phrase","from","to"} when the query names a time, "time_only", "weak" when no result reached the floor, "pending" when lines just written are not searchable yet, "empty_window": {"since","until"} when the --since/--until window holds no exchange at all, "vectors_missing": why vectors took no part, when they did not}`)
+	asJSON := fs.Bool("json", false, `print JSON: {"query", "results": [{"id","session_id","timestamp","user","ai","files","score","weak","superseded_by","supersedes","file","line","context": [{"offset","id","timestamp","user","ai","files","file","line"}] with --context}], "min_score", "time_span": {"phrase","from","to"} when the query names a time, "time_only", "span_exchanges": how many exchanges that span holds, "weak" when no result reached the floor, "pending" when lines just written are not searchable yet, "empty_window": {"since","until"} when the --since/--until window holds no exchange at all, "vectors_missing": why vectors took no part, when they did not}`)
 	var ef embedFlags
 	ef.register(fs)
 	pos, err := parse(e, fs, args)
@@ -73,6 +75,9 @@ stored vectors of the one given (words only when it has none), and says so.
 	})
 	if req.Query == "" {
 		return usageError("what should I search for? (continuity search QUERY)")
+	}
+	if req.Context < 0 || req.Context > engine.MaxContext {
+		return usageError("--context %d: want 0 to %d exchanges on each side", req.Context, engine.MaxContext)
 	}
 	c, err := e.client(&ef)
 	if err != nil {
@@ -94,21 +99,21 @@ stored vectors of the one given (words only when it has none), and says so.
 	if resp.VectorsMissing != "" {
 		fmt.Fprintf(e.stderr, "continuity search: note: %s\n", resp.VectorsMissing)
 	}
-	printResults(e.stdout, resp, isTerminal(e.stdout), req.MinScore != nil)
+	printResults(e.stdout, resp, isTerminal(e.stdout), req.MinScore != nil, req.Limit)
 	return nil
 }
 
 // printResults prints one compact block per hit; on a terminal the query's
 // terms are highlighted. Times are local. floorGiven: the floor was the
-// caller's (--min-score), not the default's gate.
-func printResults(w io.Writer, resp engine.SearchResponse, color, floorGiven bool) {
+// caller's (--min-score), not the default's gate; limit: --limit.
+func printResults(w io.Writer, resp engine.SearchResponse, color, floorGiven bool, limit int) {
 	if p := resp.Pending; p != nil {
 		fmt.Fprintf(w, "note: %s.\n\n", p.Note)
 	}
 	if t := resp.TimeSpan; t != nil {
 		from, to := t.From.Local().Format("2006-01-02 15:04"), t.To.Local().Format("2006-01-02 15:04")
 		if resp.TimeOnly {
-			fmt.Fprintf(w, "(%q: the exchanges from %s to %s, newest first)\n\n", t.Phrase, from, to)
+			fmt.Fprintf(w, "(%q: the exchanges from %s to %s, newest first%s)\n\n", t.Phrase, from, to, spanShown(resp, limit))
 		} else {
 			fmt.Fprintf(w, "(%q: exchanges from %s to %s rank higher)\n\n", t.Phrase, from, to)
 		}
@@ -145,6 +150,23 @@ func printResults(w io.Writer, resp engine.SearchResponse, color, floorGiven boo
 	}
 }
 
+// spanShown says, for a query about nothing but a time whose span holds
+// more exchanges than are shown, how many are and how to see them all:
+// ": 10 of 22; --limit 22 shows all"; "" when all are shown.
+func spanShown(resp engine.SearchResponse, limit int) string {
+	n, total := len(resp.Results), resp.SpanExchanges
+	switch {
+	case total <= int64(n):
+		return ""
+	case n < limit:
+		// Fewer than the limit: identical exchanges are shown once.
+		return fmt.Sprintf(": %d of %d, identical exchanges shown once", n, total)
+	case total > engine.MaxLimit:
+		return fmt.Sprintf(": %d of %d; --limit %d shows the newest %d, --since and --until narrow the span", n, total, engine.MaxLimit, engine.MaxLimit)
+	}
+	return fmt.Sprintf(": %d of %d; --limit %d shows all", n, total, total)
+}
+
 // printResult prints one hit: its place, score, texts, files and what it
 // supersedes or is superseded by.
 func printResult(w io.Writer, r engine.SearchResult, hl func(string) string) {
@@ -155,14 +177,17 @@ func printResult(w io.Writer, r engine.SearchResult, hl func(string) string) {
 	// Stored text shows its control characters escaped (the highlights
 	// are added after).
 	fmt.Fprintf(w, "%s  %s  %s:%d  (%.2f%s)\n", r.Timestamp.Local().Format("2006-01-02 15:04"), r.SessionID, engine.Printable(r.File), r.Line, r.Score, weak)
-	if r.User != "" {
-		fmt.Fprintf(w, "  user: %s\n", hl(engine.Printable(snippet(r.User, 300))))
+	// Its neighbours (--context), in the session's order around it.
+	i := 0
+	for ; i < len(r.Context) && r.Context[i].Offset < 0; i++ {
+		printContext(w, r.Context[i], hl)
 	}
-	if r.AI != "" {
-		fmt.Fprintf(w, "  ai:   %s\n", hl(engine.Printable(snippet(r.AI, 300))))
+	if len(r.Context) > 0 {
+		fmt.Fprintln(w, "  = the result:")
 	}
-	if len(r.Files) > 0 {
-		fmt.Fprintf(w, "  files: %s\n", hl(engine.Printable(snippet(strings.Join(r.Files, ", "), 300))))
+	printTexts(w, "  ", r.User, r.AI, r.Files, hl)
+	for ; i < len(r.Context); i++ {
+		printContext(w, r.Context[i], hl)
 	}
 	if o := r.SupersededBy; o != nil {
 		fmt.Fprintf(w, "  superseded by the exchange of %s (%s): the same question, answered differently later\n", o.Timestamp.Local().Format("2006-01-02 15:04"), o.SessionID)
@@ -170,6 +195,31 @@ func printResult(w io.Writer, r engine.SearchResult, hl func(string) string) {
 	for _, o := range r.Supersedes {
 		fmt.Fprintf(w, "  supersedes the exchange of %s (%s): the same question, answered differently before\n", o.Timestamp.Local().Format("2006-01-02 15:04"), o.SessionID)
 	}
+}
+
+// printTexts prints an exchange's texts and files, indented.
+func printTexts(w io.Writer, indent, user, ai string, files []string, hl func(string) string) {
+	if user != "" {
+		fmt.Fprintf(w, "%suser: %s\n", indent, hl(engine.Printable(snippet(user, 300))))
+	}
+	if ai != "" {
+		fmt.Fprintf(w, "%sai:   %s\n", indent, hl(engine.Printable(snippet(ai, 300))))
+	}
+	if len(files) > 0 {
+		fmt.Fprintf(w, "%sfiles: %s\n", indent, hl(engine.Printable(snippet(strings.Join(files, ", "), 300))))
+	}
+}
+
+// printContext prints a neighbour of a result (--context): where it is,
+// marked as context, and its texts, indented under it.
+func printContext(w io.Writer, c engine.SearchContext, hl func(string) string) {
+	where := "after"
+	n := c.Offset
+	if n < 0 {
+		where, n = "before", -n
+	}
+	fmt.Fprintf(w, "  - context, %d %s (%s  %s:%d):\n", n, where, c.Timestamp.Local().Format("2006-01-02 15:04"), engine.Printable(c.File), c.Line)
+	printTexts(w, "      ", c.User, c.AI, c.Files, hl)
 }
 
 // snippet folds white space and cuts s to about n bytes.
