@@ -68,7 +68,7 @@ func (r *Result) Add(r2 Result) {
 // Store is what the logs folder already holds from one agent's imports:
 // event ids, and per turn the session it went to and how far into the
 // turn earlier imports got. It appends new events with logformat's atomic
-// writer, one file per native session: <agent>-<session>.jsonl.
+// writer, one file per native session: <agent>-<session>~<machine>.jsonl.
 //
 // The logs themselves are the state: no side file. Opening a store reads
 // the agent's files in the logs folder once.
