@@ -173,3 +173,15 @@ func evalSymlinks(path string) string {
 	}
 	return path
 }
+
+// checkTombstones fails when a file of forgets beside the logs
+// (.forgotten.<machine>) holds a line that is not a forget (a merge
+// marker, a stray edit): until it is fixed no daemon starts and no forget
+// is made (a forget that cannot be read must not let a session back in),
+// which 'daemon' alone said; doctor told to start the daemon.
+func (d *doctor) checkTombstones() {
+	if _, err := logformat.ReadTombstones(d.ws.Logs); err != nil {
+		d.add("forgotten sessions", StatusFail, err.Error(),
+			"fix that line, or delete it if it records no forget; until then no daemon starts and 'forget' fails, so that no forgotten session comes back")
+	}
+}
