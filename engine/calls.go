@@ -255,7 +255,7 @@ func (q *queries) search(ctx context.Context, req SearchRequest) (SearchResponse
 			return SearchResponse{}, err
 		}
 		if !ok {
-			return SearchResponse{}, server.BadRequest(UnknownSession(id))
+			return SearchResponse{}, server.BadRequest(unknownSession(ctx, q.db, id))
 		}
 	}
 	var pending *Pending
@@ -397,7 +397,7 @@ func (q *queries) resume(ctx context.Context, req ResumeRequest) (*resume.Pack, 
 	})
 	switch {
 	case errors.Is(err, resume.ErrUnknownSession):
-		return nil, server.BadRequest(UnknownSession(req.Session))
+		return nil, server.BadRequest(unknownSession(ctx, q.db, req.Session))
 	case errors.Is(err, resume.ErrNoSessions):
 		return nil, server.BadRequest(err)
 	case err != nil:
@@ -415,6 +415,19 @@ func (q *queries) resumeSource() *resume.IndexSource {
 // same for every command (exit code 2 on the command line).
 func UnknownSession(id string) error {
 	return fmt.Errorf("unknown session %q (see 'continuity sessions')", id)
+}
+
+// unknownSession is UnknownSession, or, for a session forgotten
+// ('continuity forget', retention, another machine's forget), says so:
+// "unknown" read as a mistyped id to whoever had just forgotten it.
+func unknownSession(ctx context.Context, db *index.DB, id string) error {
+	if fs, err := db.Forgets(ctx); err == nil {
+		if f, ok := fs[id]; ok {
+			return fmt.Errorf("session %q was forgotten at %s ('continuity forget', retention or another machine's forget): its events are no longer indexed (see 'continuity sessions')",
+				id, time.Unix(0, f.At).UTC().Format(time.RFC3339))
+		}
+	}
+	return UnknownSession(id)
 }
 
 // sessions lists the sessions with their resume links, newest link first.
