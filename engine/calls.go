@@ -351,8 +351,10 @@ func parseAsOf(s string, loc *time.Location) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("--as-of %q: want an RFC 3339 time (2026-11-22T10:00:00Z), a local time (2026-11-22T10:00) or a date (2026-11-22)", s)
 }
 
-// ParseTime reads an RFC 3339 time or a date (YYYY-MM-DD, UTC); "" is the
-// zero time (no bound). name is the flag, for the error.
+// ParseTime reads an RFC 3339 time, a date (YYYY-MM-DD, UTC) or an age,
+// that long before now (2d, 2w, 12h, as forget --older-than takes it: a
+// user who keeps 30d types --since 7d); "" is the zero time (no bound).
+// name is the flag, for the error.
 func ParseTime(name, s string) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
@@ -362,7 +364,10 @@ func ParseTime(name, s string) (time.Time, error) {
 			return t.UTC(), nil
 		}
 	}
-	return time.Time{}, fmt.Errorf("--%s %q: want an RFC 3339 time (2026-11-22T10:00:00Z) or a date (2026-11-22)", name, s)
+	if d, err := ParseAge(s); err == nil {
+		return time.Now().Add(-d).UTC(), nil
+	}
+	return time.Time{}, fmt.Errorf("--%s %q: want an RFC 3339 time (2026-11-22T10:00:00Z), a date (2026-11-22) or an age (7d, 2w, 12h: that long ago)", name, s)
 }
 
 // ParseUntil reads an until bound, exclusive: an RFC 3339 time as given;

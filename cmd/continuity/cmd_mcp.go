@@ -238,8 +238,8 @@ type searchIn struct {
 	Query   string `json:"query" jsonschema:"what to look for: words, an error message, a file or function name, a question; a time it names ('last week', 'two days ago', 'yesterday') ranks that span's exchanges higher"`
 	Session string `json:"session,omitempty" jsonschema:"only this session's exchanges"`
 	Chain   string `json:"chain,omitempty" jsonschema:"only this session and the sessions it resumes (its session_resume links, followed back)"`
-	Since   string `json:"since,omitempty" jsonschema:"only exchanges at or after this time: RFC 3339 (2026-11-22T10:00:00Z) or a date (2026-11-22, UTC)"`
-	Until   string `json:"until,omitempty" jsonschema:"only exchanges before this time (RFC 3339), or up to the end of this day (a date, YYYY-MM-DD, UTC: the day included)"`
+	Since   string `json:"since,omitempty" jsonschema:"only exchanges at or after this time: RFC 3339 (2026-11-22T10:00:00Z) or a date (2026-11-22, UTC), or an age, that long ago (7d, 2w, 12h)"`
+	Until   string `json:"until,omitempty" jsonschema:"only exchanges before this time (RFC 3339, or an age: 7d, 12h ago), or up to the end of this day (a date, YYYY-MM-DD, UTC: the day included)"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"most results (default 10, at most 200)"`
 	// MinScore: a pointer, so that 0 (keep everything) differs from absent.
 	MinScore *float64 `json:"min_score,omitempty" jsonschema:"leave out results whose score (a relevance estimate from 0 to 1, comparable across queries) is under this; absent: results down to 0.1 are kept once one scores 0.2, and when none does the few closest are returned marked weak; 0 keeps every match however weak"`
