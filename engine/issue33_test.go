@@ -188,6 +188,24 @@ func TestParseAge(t *testing.T) {
 	}
 }
 
+// TestParseRetention: forgetting by age takes an hour or more: "6m" (six
+// months to many; six minutes to ParseAge) made daemon --retain forget
+// every session older than six minutes, without asking.
+func TestParseRetention(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want time.Duration
+	}{{"6m", 0}, {"59m", 0}, {"60m", time.Hour}, {"90m", 90 * time.Minute}, {"30d", 30 * 24 * time.Hour}, {"1y", 0}} {
+		got, err := ParseRetention(c.in)
+		if got != c.want || (err != nil) != (c.want == 0) {
+			t.Errorf("ParseRetention(%q) = %v, %v; want %v", c.in, got, err, c.want)
+		}
+	}
+	if _, err := ParseRetention("6m"); err == nil || !strings.Contains(err.Error(), "180d") {
+		t.Errorf("ParseRetention(6m): %v; want the advice on months", err)
+	}
+}
+
 // TestForgetBefore (item 16): forgetting by age forgets the sessions whose
 // latest event is before the time, whole, through the one forget path
 // (recorded beside the logs: a rebuild keeps them out); the daemon's

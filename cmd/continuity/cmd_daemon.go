@@ -43,7 +43,7 @@ func (a ageFlag) Set(s string) error {
 		*a.d = 0
 		return nil
 	}
-	d, err := engine.ParseAge(s)
+	d, err := engine.ParseRetention(s)
 	if err != nil {
 		return err
 	}
