@@ -244,6 +244,11 @@ func eventFromJSON(r io.Reader, to string, over stdinOverrides, warn func(string
 		name = "session-" + *over.session + ".jsonl"
 	}
 	ev, err := logformat.Parse(data, name, time.Now())
+	var le *logformat.Error
+	if name == "" && errors.As(err, &le) && le.Kind == logformat.KindMissingField && le.Field == "session_id" {
+		// No file name to take it from: say what the user can give.
+		return nil, logformat.Event{}, errors.New(`event on stdin: no "session_id": add one to the event, or give --session ID`)
+	}
 	if err != nil {
 		return nil, logformat.Event{}, fmt.Errorf("event on stdin: %w", err)
 	}
