@@ -53,6 +53,15 @@ type ForgetResponse struct {
 func (e *Engine) Forget(ctx context.Context, req ForgetRequest) (ForgetResponse, error) {
 	sessions, known, err := forgetTargets(ctx, e.db, req)
 	resp := ForgetResponse{Sessions: sessions}
+	if err != nil && req.Session != "" && IsBadRequest(err) {
+		// The session may be in the lines not indexed yet (no daemon ran:
+		// a fresh clone of synced logs): say so, not just "unknown".
+		if behind, berr := unindexedLines(ctx, e.db, e.ws.Logs); berr == nil && behind.bytes > 0 {
+			n := behind.count()
+			err = server.BadRequest(fmt.Errorf("%v; %s of the logs %s not indexed yet, and may hold it: run 'continuity ingest' (or start 'continuity daemon'), then forget it",
+				err, behind.words(), plural(int(n), "is", "are")))
+		}
+	}
 	if err != nil || !known {
 		return resp, err
 	}
