@@ -467,8 +467,26 @@ func mcpAppend(p paths, r logRequest) (logExchangeOut, error) {
 	if err := p.layout().PrepareLogs(); err != nil {
 		return logExchangeOut{}, err
 	}
-	if err := logformat.AppendLine(filepath.Join(p.logs, to), line); err != nil {
-		return logExchangeOut{}, err
+	if r.ID != "" {
+		// An id the agent chose: a retry gets its first line back.
+		prev, err := logformat.FindLogged(filepath.Join(p.logs, to), line)
+		if err != nil {
+			return logExchangeOut{}, err
+		}
+		if prev != nil && !prev.Same {
+			return logExchangeOut{}, fmt.Errorf("id %q is already used by another event at %s:%d: give each event its own id (a retry repeats the same event)", ev.ID, to, prev.Line)
+		}
+		if prev != nil {
+			if first, err := logformat.Parse(prev.Text, to, time.Now()); err == nil {
+				ev = first
+			}
+			line = nil
+		}
+	}
+	if line != nil {
+		if err := logformat.AppendLine(filepath.Join(p.logs, to), line); err != nil {
+			return logExchangeOut{}, err
+		}
 	}
 	rel, err := filepath.Rel(p.root, filepath.Join(p.logs, to))
 	if err != nil {
