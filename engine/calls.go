@@ -265,7 +265,7 @@ func (q *queries) search(ctx context.Context, req SearchRequest) (SearchResponse
 			return SearchResponse{}, err
 		}
 		if !ok {
-			return SearchResponse{}, server.BadRequest(UnknownSession(id))
+			return SearchResponse{}, server.BadRequest(unknownSession(ctx, q.db, id))
 		}
 	}
 	var pending *Pending
@@ -367,8 +367,10 @@ func parseAsOf(s string, loc *time.Location) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("--as-of %q: want an RFC 3339 time (2026-11-22T10:00:00Z), a local time (2026-11-22T10:00) or a date (2026-11-22)", s)
 }
 
-// ParseTime reads an RFC 3339 time or a date (YYYY-MM-DD, UTC); "" is the
-// zero time (no bound). name is the flag, for the error.
+// ParseTime reads an RFC 3339 time, a date (YYYY-MM-DD, UTC) or an age,
+// that long before now (2d, 2w, 12h, as forget --older-than takes it: a
+// user who keeps 30d types --since 7d); "" is the zero time (no bound).
+// name is the flag, for the error.
 func ParseTime(name, s string) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
@@ -378,7 +380,10 @@ func ParseTime(name, s string) (time.Time, error) {
 			return t.UTC(), nil
 		}
 	}
-	return time.Time{}, fmt.Errorf("--%s %q: want an RFC 3339 time (2026-11-22T10:00:00Z) or a date (2026-11-22)", name, s)
+	if d, err := ParseAge(s); err == nil {
+		return time.Now().Add(-d).UTC(), nil
+	}
+	return time.Time{}, fmt.Errorf("--%s %q: want an RFC 3339 time (2026-11-22T10:00:00Z), a date (2026-11-22) or an age (7d, 2w, 12h: that long ago)", name, s)
 }
 
 // ParseUntil reads an until bound, exclusive: an RFC 3339 time as given;
@@ -413,7 +418,7 @@ func (q *queries) resume(ctx context.Context, req ResumeRequest) (*resume.Pack, 
 	})
 	switch {
 	case errors.Is(err, resume.ErrUnknownSession):
-		return nil, server.BadRequest(UnknownSession(req.Session))
+		return nil, server.BadRequest(unknownSession(ctx, q.db, req.Session))
 	case errors.Is(err, resume.ErrNoSessions):
 		return nil, server.BadRequest(err)
 	case err != nil:
@@ -431,6 +436,19 @@ func (q *queries) resumeSource() *resume.IndexSource {
 // same for every command (exit code 2 on the command line).
 func UnknownSession(id string) error {
 	return fmt.Errorf("unknown session %q (see 'continuity sessions')", id)
+}
+
+// unknownSession is UnknownSession, or, for a session forgotten
+// ('continuity forget', retention, another machine's forget), says so:
+// "unknown" read as a mistyped id to whoever had just forgotten it.
+func unknownSession(ctx context.Context, db *index.DB, id string) error {
+	if fs, err := db.Forgets(ctx); err == nil {
+		if f, ok := fs[id]; ok {
+			return fmt.Errorf("session %q was forgotten at %s ('continuity forget', retention or another machine's forget): its events are no longer indexed (see 'continuity sessions')",
+				id, time.Unix(0, f.At).UTC().Format(time.RFC3339))
+		}
+	}
+	return UnknownSession(id)
 }
 
 // sessions lists the sessions with their resume links, newest link first.

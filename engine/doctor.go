@@ -130,6 +130,7 @@ func (d *doctor) add(name, status, message, fix string) {
 func (d *doctor) run(ctx context.Context) {
 	d.checkLogsFolder()
 	d.checkLogFiles()
+	d.checkTombstones()
 	d.readStatus(ctx)
 	d.checkSkipped()
 	d.checkCache()

@@ -39,7 +39,7 @@ func (c *Client) Export(ctx context.Context, session string, chain bool, maxDept
 		return Export{}, err
 	}
 	if !ok {
-		return Export{}, server.BadRequest(UnknownSession(session))
+		return Export{}, server.BadRequest(unknownSession(ctx, db, session))
 	}
 	x := Export{Chain: resume.Chain{Sessions: []string{session}}}
 	if chain {

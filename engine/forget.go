@@ -53,6 +53,15 @@ type ForgetResponse struct {
 func (e *Engine) Forget(ctx context.Context, req ForgetRequest) (ForgetResponse, error) {
 	sessions, known, err := forgetTargets(ctx, e.db, req)
 	resp := ForgetResponse{Sessions: sessions}
+	if err != nil && req.Session != "" && IsBadRequest(err) {
+		// The session may be in the lines not indexed yet (no daemon ran:
+		// a fresh clone of synced logs): say so, not just "unknown".
+		if behind, berr := unindexedLines(ctx, e.db, e.ws.Logs); berr == nil && behind.bytes > 0 {
+			n := behind.count()
+			err = server.BadRequest(fmt.Errorf("%v; %s of the logs %s not indexed yet, and may hold it: run 'continuity ingest' (or start 'continuity daemon'), then forget it",
+				err, behind.words(), plural(int(n), "is", "are")))
+		}
+	}
 	if err != nil || !known {
 		return resp, err
 	}
@@ -170,23 +179,40 @@ const tombstonePeriod = time.Second
 func (e *Engine) followTombstones(ctx context.Context) error {
 	t := time.NewTicker(tombstonePeriod)
 	defer t.Stop()
-	last := tombstoneSignature(e.ws.Logs)
+	f := tombstoneFollow{last: tombstoneSignature(e.ws.Logs)}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 		}
-		sig := tombstoneSignature(e.ws.Logs)
-		if sig == last {
-			continue
-		}
-		if err := e.applyNewTombstones(ctx); err != nil {
-			e.log.Warn("cannot carry out the forgets recorded beside the logs; trying again", "err", err)
-			continue
-		}
-		last = sig
+		e.followStep(ctx, &f)
 	}
+}
+
+// tombstoneFollow is what followTombstones remembers between looks: the
+// signature carried out, and the one whose failure was last reported.
+type tombstoneFollow struct {
+	last, warned string
+}
+
+// followStep carries out the forgets of tombstone files changed since
+// f.last. A failure (a line that is not a forget) is tried again at every
+// look but reported once until the files change: it was warned of every
+// second, for as long as the line stayed.
+func (e *Engine) followStep(ctx context.Context, f *tombstoneFollow) {
+	sig := tombstoneSignature(e.ws.Logs)
+	if sig == f.last {
+		return
+	}
+	if err := e.applyNewTombstones(ctx); err != nil {
+		if sig != f.warned {
+			e.log.Warn("cannot carry out the forgets recorded beside the logs; trying again (said once until the files change; 'continuity doctor' names the line)", "err", err)
+			f.warned = sig
+		}
+		return
+	}
+	f.last, f.warned = sig, ""
 }
 
 // applyNewTombstones forgets the sessions the tombstone files forget

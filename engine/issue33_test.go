@@ -25,11 +25,35 @@ func TestParseUntil(t *testing.T) {
 		{"2026-11-28T10:00:00Z", time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC), false},
 		{"2026-11-28T10:00:00", time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC), false},
 		{"28/11/2026", time.Time{}, true},
+		{"0d", time.Time{}, true},
+		{"-2d", time.Time{}, true},
 	} {
 		got, err := ParseUntil(c.in)
 		if (err != nil) != c.err || !got.Equal(c.want) {
 			t.Errorf("ParseUntil(%q) = %v, %v; want %v (error %v)", c.in, got, err, c.want, c.err)
 		}
+	}
+}
+
+// TestParseTimeAge: --since and --until take an age as forget
+// --older-than does ("--since 2d": want an RFC 3339 time, it said).
+func TestParseTimeAge(t *testing.T) {
+	for _, c := range []struct {
+		in  string
+		ago time.Duration
+	}{{"2d", 48 * time.Hour}, {"1w", 7 * 24 * time.Hour}, {"90m", 90 * time.Minute}} {
+		before := time.Now()
+		got, err := ParseTime("since", c.in)
+		after := time.Now()
+		if err != nil || got.Before(before.Add(-c.ago)) || got.After(after.Add(-c.ago)) {
+			t.Errorf("ParseTime(%q) = %v, %v; want %v before now", c.in, got, err, c.ago)
+		}
+		if u, err := ParseUntil(c.in); err != nil || u.Sub(got).Abs() > time.Minute {
+			t.Errorf("ParseUntil(%q) = %v, %v; want the same instant as --since", c.in, u, err)
+		}
+	}
+	if _, err := ParseTime("since", "yesterday"); err == nil || !strings.Contains(err.Error(), "an age (7d") {
+		t.Errorf("ParseTime(yesterday): %v", err)
 	}
 }
 
@@ -161,6 +185,24 @@ func TestParseAge(t *testing.T) {
 		if (err != nil) != c.err || got != c.want {
 			t.Errorf("ParseAge(%q) = %v, %v; want %v (error %v)", c.in, got, err, c.want, c.err)
 		}
+	}
+}
+
+// TestParseRetention: forgetting by age takes an hour or more: "6m" (six
+// months to many; six minutes to ParseAge) made daemon --retain forget
+// every session older than six minutes, without asking.
+func TestParseRetention(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want time.Duration
+	}{{"6m", 0}, {"59m", 0}, {"60m", time.Hour}, {"90m", 90 * time.Minute}, {"30d", 30 * 24 * time.Hour}, {"1y", 0}} {
+		got, err := ParseRetention(c.in)
+		if got != c.want || (err != nil) != (c.want == 0) {
+			t.Errorf("ParseRetention(%q) = %v, %v; want %v", c.in, got, err, c.want)
+		}
+	}
+	if _, err := ParseRetention("6m"); err == nil || !strings.Contains(err.Error(), "180d") {
+		t.Errorf("ParseRetention(6m): %v; want the advice on months", err)
 	}
 }
 

@@ -65,6 +65,24 @@ func ParseAge(s string) (time.Duration, error) {
 	return d, nil
 }
 
+// MinRetention is the shortest age forget --older-than and daemon
+// --retain take: "6m" reads as six months to many, and is six minutes to
+// ParseAge; a retention of minutes forgets almost everything, the
+// daemon's without asking.
+const MinRetention = time.Hour
+
+// ParseRetention is ParseAge for forgetting by age: at least MinRetention.
+func ParseRetention(s string) (time.Duration, error) {
+	d, err := ParseAge(s)
+	if err != nil {
+		return 0, err
+	}
+	if d < MinRetention {
+		return 0, fmt.Errorf("duration %q is %v: forgetting by age takes an hour or more (write months as days: 180d; minutes: 90m)", strings.TrimSpace(s), d)
+	}
+	return d, nil
+}
+
 // applyRetention forgets the sessions whose latest event is older than
 // keep, now; it logs what it forgot.
 func (e *Engine) applyRetention(ctx context.Context, keep time.Duration) error {

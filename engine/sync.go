@@ -145,5 +145,43 @@ func (d *doctor) checkGitRemote(ctx context.Context) {
 		return
 	}
 	d.add(name, StatusWarn, fmt.Sprintf("the logs are tracked by the git repository %s, and its remote %s would carry them: they are raw (whatever the agents read and wrote: code, personal data, secrets; redaction happens in the index, not in the logs)", top, url),
-		"keep the logs out of a shared repository (git rm -r --cached .praxis-os/.conversations; the folder's .gitignore ignores them), or sync them through a private repository of their own (recipes/sync); when this remote is private and yours, say so: git -C "+d.ws.Logs+" config continuity.private true")
+		gitRemoteFix(top, d.ws.Logs))
+}
+
+// gitRemoteFix is what to do about logs tracked by the repository top
+// with a remote: a repository of the logs folder itself (recipes/sync)
+// needs a private remote; a project's repository must stop tracking them
+// (the path to untrack is relative to top, which the workspace need not be).
+func gitRemoteFix(top, logs string) string {
+	private := "git -C " + logs + " config continuity.private true"
+	rel, err := filepath.Rel(evalSymlinks(top), evalSymlinks(logs))
+	if err == nil && rel == "." {
+		return "this repository holds the logs alone (recipes/sync): keep its remote private and yours (never a shared or public one); when it is, say so: " + private
+	}
+	if err != nil || strings.HasPrefix(rel, "..") {
+		rel = logs
+	}
+	return "keep the logs out of a shared repository (git -C " + top + " rm -r --cached " + rel + "; the folder's .gitignore ignores them), " +
+		"or sync them through a private repository of their own (recipes/sync); when this remote is private and yours, say so: " + private
+}
+
+// evalSymlinks is path with its links resolved (git prints the resolved
+// top), else path as is.
+func evalSymlinks(path string) string {
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		return p
+	}
+	return path
+}
+
+// checkTombstones fails when a file of forgets beside the logs
+// (.forgotten.<machine>) holds a line that is not a forget (a merge
+// marker, a stray edit): until it is fixed no daemon starts and no forget
+// is made (a forget that cannot be read must not let a session back in),
+// which 'daemon' alone said; doctor told to start the daemon.
+func (d *doctor) checkTombstones() {
+	if _, err := logformat.ReadTombstones(d.ws.Logs); err != nil {
+		d.add("forgotten sessions", StatusFail, err.Error(),
+			"fix that line, or delete it if it records no forget; until then no daemon starts and 'forget' fails, so that no forgotten session comes back")
+	}
 }

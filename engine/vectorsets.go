@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/server"
@@ -42,6 +43,17 @@ func dropVectors(ctx context.Context, db *index.DB, inUse string, req DropVector
 	if req.Embedder == "" {
 		return resp, server.BadRequest(errors.New("which embedder's vectors? name one as 'continuity vectors' lists it"))
 	}
+	if req.Embedder != inUse {
+		sets, err := db.VectorSets(ctx)
+		if err != nil {
+			return resp, err
+		}
+		id, err := resolveVectorSet(req.Embedder, sets)
+		if err != nil {
+			return resp, server.BadRequest(err)
+		}
+		req.Embedder, resp.Embedder = id, id
+	}
 	if req.Embedder == inUse {
 		return resp, server.BadRequest(fmt.Errorf("%s is the embedder in use: search reads its vectors, and they would all be computed again; "+
 			"switch embedders first (its vectors are kept until you drop them)", req.Embedder))
@@ -58,6 +70,33 @@ func dropVectors(ctx context.Context, db *index.DB, inUse string, req DropVector
 		return resp, fmt.Errorf("drop vectors: remove the snapshot of %s: %w", req.Embedder, err)
 	}
 	return resp, nil
+}
+
+// resolveVectorSet is the identity of the stored vector set that name
+// names: the identity itself, or a unique beginning of one, also without
+// the "builtin:" of the embedders in the binary ("uselite", "hash",
+// "hf:bge"), as a user types the embedder's name. None or several: an
+// error that lists the identities held.
+func resolveVectorSet(name string, sets []index.VectorSet) (string, error) {
+	var held, match []string
+	for _, s := range sets {
+		if s.Identity == name {
+			return name, nil
+		}
+		held = append(held, s.Identity)
+		if strings.HasPrefix(s.Identity, name) || strings.HasPrefix(strings.TrimPrefix(s.Identity, "builtin:"), name) {
+			match = append(match, s.Identity)
+		}
+	}
+	switch {
+	case len(match) == 1:
+		return match[0], nil
+	case len(match) > 1:
+		return "", fmt.Errorf("%q names the vectors of %d embedders: %s; give one as 'continuity vectors' lists it", name, len(match), strings.Join(match, ", "))
+	case len(held) == 0:
+		return "", fmt.Errorf("the index holds no vectors of %q: it holds none at all", name)
+	}
+	return "", fmt.Errorf("the index holds no vectors of %q; it holds those of %s (give one as 'continuity vectors' lists it)", name, strings.Join(held, ", "))
 }
 
 // DropVectors removes another embedder's stored vectors (dropVectors).

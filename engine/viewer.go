@@ -59,7 +59,7 @@ func (c *Client) SessionPage(ctx context.Context, session string, offset, limit 
 		}
 	}
 	if !found {
-		return SessionPage{}, server.BadRequest(UnknownSession(session))
+		return SessionPage{}, server.BadRequest(unknownSession(ctx, db, session))
 	}
 	if p.Events, err = db.SessionEventsPage(ctx, session, offset, limit); err != nil {
 		return SessionPage{}, err

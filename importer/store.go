@@ -45,8 +45,16 @@ func (r Result) Summary(agent string) string {
 	if r.Repeated > 0 {
 		dups += fmt.Sprintf(" (%d of them read earlier in this import: a session in more than one file, such as two copies of one session or a resumed session's history)", r.Repeated)
 	}
-	return fmt.Sprintf("%s: %d files, %d sessions: %d exchanges, %d context resets, %d resume links written; %s; %d skipped; %d unreadable records",
-		agent, r.Files, r.Sessions, r.Exchanges, r.Resets, r.Links, dups, r.Skipped, r.Errors)
+	n := func(v int, one, many string) string {
+		if v == 1 {
+			return "1 " + one
+		}
+		return fmt.Sprintf("%d %s", v, many)
+	}
+	return fmt.Sprintf("%s: %s, %s: %s, %s, %s written; %s; %d skipped; %s",
+		agent, n(r.Files, "file", "files"), n(r.Sessions, "session", "sessions"), n(r.Exchanges, "exchange", "exchanges"),
+		n(r.Resets, "context reset", "context resets"), n(r.Links, "resume link", "resume links"), dups, r.Skipped,
+		n(r.Errors, "unreadable record", "unreadable records"))
 }
 
 // Add adds r2's counts to r.
@@ -68,7 +76,7 @@ func (r *Result) Add(r2 Result) {
 // Store is what the logs folder already holds from one agent's imports:
 // event ids, and per turn the session it went to and how far into the
 // turn earlier imports got. It appends new events with logformat's atomic
-// writer, one file per native session: <agent>-<session>.jsonl.
+// writer, one file per native session: <agent>-<session>~<machine>.jsonl.
 //
 // The logs themselves are the state: no side file. Opening a store reads
 // the agent's files in the logs folder once.

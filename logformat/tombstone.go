@@ -120,7 +120,7 @@ func readTombstones(path string, data []byte, out map[string]Tombstone) error {
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&t); err != nil {
-			return fmt.Errorf("%s:%d: not a forgotten session's record: %v (fix or remove the line; it must stay for the forget to hold)", path, n, err)
+			return fmt.Errorf("%s:%d: not a forgotten session's record: %v (fix the line, or delete it if it records no forget: a forget that cannot be read stops the daemon rather than let a forgotten session back in)", path, n, err)
 		}
 		if err := ValidSessionID(t.Session); err != nil {
 			return fmt.Errorf("%s:%d: session: %v", path, n, err)

@@ -321,7 +321,7 @@ func TestImportAiderFolder(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "chat-history.md"), []byte(chat), 0o600)
 	os.WriteFile(filepath.Join(dir, "notes.md"), []byte("# notes\n"), 0o600)
 	out, errs, code := ws.cli("import", "--from", "aider", dir)
-	if code != 0 || !strings.Contains(out, "1 files, 1 sessions: 1 exchanges") || !strings.Contains(out, "notes.md: not an aider chat history") {
+	if code != 0 || !strings.Contains(out, "1 file, 1 session: 1 exchange") || !strings.Contains(out, "notes.md: not an aider chat history") {
 		t.Errorf("exit %d:\n%s%s", code, out, errs)
 	}
 	empty := t.TempDir()

@@ -43,7 +43,7 @@ func (a ageFlag) Set(s string) error {
 		*a.d = 0
 		return nil
 	}
-	d, err := engine.ParseAge(s)
+	d, err := engine.ParseRetention(s)
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ workspace, Gemini CLI's ~/.gemini/tmp/<hash>/, Aider's history file, Cursor's
 workspace database (once it has been quiet), the Cline, Roo Code and Kilo Code
 tasks, OpenCode and Goose sessions that ran in the workspace. It imports them as
 they grow, exactly once, as 'continuity import' does: into
-.praxis-os/.conversations/<agent>-<session>.jsonl, which it then indexes. An
+.praxis-os/.conversations/<agent>-<session>~<machine>.jsonl, which it then indexes. An
 agent whose folder does not exist yet is looked for at every poll. A turn still
 in progress is imported when it ends (or after --import-quiet). 'continuity
 status' lists what is followed.

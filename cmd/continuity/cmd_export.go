@@ -83,8 +83,8 @@ func writeMarkdownExport(w io.Writer, session string, c resume.Chain, chain bool
 	}
 	for _, s := range order {
 		evs := groups[s]
-		fmt.Fprintf(w, "\n## Session %s · %s → %s · %d events\n", s,
-			evs[0].Timestamp.Format(exportTime), evs[len(evs)-1].Timestamp.Format(exportTime), len(evs))
+		fmt.Fprintf(w, "\n## Session %s · %s → %s · %d %s\n", s,
+			evs[0].Timestamp.Format(exportTime), evs[len(evs)-1].Timestamp.Format(exportTime), len(evs), plural(len(evs), "event", "events"))
 		for _, ev := range evs {
 			ts := ev.Timestamp.Format(exportTime)
 			switch ev.Type {

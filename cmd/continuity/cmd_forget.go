@@ -91,7 +91,7 @@ daemon to do it by itself: 'continuity daemon --retain DURATION'.`)
 				return printJSON(e.stdout, map[string]any{"dry_run": true, "sessions": plan.Sessions, "events": plan.Events,
 					"purged": nonNil(purged), "kept": nonNil(kept)})
 			}
-			fmt.Fprintf(e.stdout, "dry run, nothing changed: would forget %d events of %s\n", plan.Events, strings.Join(plan.Sessions, ", "))
+			fmt.Fprintf(e.stdout, "dry run, nothing changed: would forget %d %s of %s\n", plan.Events, plural(int(plan.Events), "event", "events"), strings.Join(plan.Sessions, ", "))
 			for _, f := range purged {
 				fmt.Fprintf(e.stdout, "would delete log %s\n", f)
 			}
@@ -119,7 +119,7 @@ daemon to do it by itself: 'continuity daemon --retain DURATION'.`)
 		return printJSON(e.stdout, map[string]any{"sessions": resp.Sessions, "events": resp.Events,
 			"recorded": resp.Recorded, "left": resp.Left, "purged": nonNil(purged), "kept": nonNil(kept)})
 	}
-	fmt.Fprintf(e.stdout, "forgot %d events of %s\n", resp.Events, strings.Join(resp.Sessions, ", "))
+	fmt.Fprintf(e.stdout, "forgot %d %s of %s\n", resp.Events, plural(int(resp.Events), "event", "events"), strings.Join(resp.Sessions, ", "))
 	if resp.Recorded != "" {
 		fmt.Fprintf(e.stdout, "checked: %s records the forget (read back), and the index holds %d events of %s; a rebuild of the index or an import keeps them out\n",
 			resp.Recorded, resp.Left, plural(len(resp.Sessions), "that session", "those sessions"))
@@ -258,7 +258,7 @@ func confirmPurge(e *env, plan engine.ForgetResponse, files []string) error {
 	if !stdinIsTerminal(e.stdin) {
 		return usageError("--purge-logs deletes log files for good: add --yes to confirm (stdin is not a terminal to ask on), or see what would go with --dry-run")
 	}
-	fmt.Fprintf(e.stderr, "This forgets %d events of %s", plan.Events, strings.Join(plan.Sessions, ", "))
+	fmt.Fprintf(e.stderr, "This forgets %d %s of %s", plan.Events, plural(int(plan.Events), "event", "events"), strings.Join(plan.Sessions, ", "))
 	if len(files) == 0 {
 		fmt.Fprintf(e.stderr, " (no log file holds only their lines: none will be deleted).\n")
 	} else {

@@ -16,7 +16,7 @@ import (
 func runImport(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "import --from AGENT [--json] [PATH...]", `
 Import an agent's own transcripts into the workspace's logs: each native
-session becomes protocol events in .praxis-os/.conversations/<agent>-<session>.jsonl
+session becomes protocol events in .praxis-os/.conversations/<agent>-<session>~<machine>.jsonl
 (one exchange per human prompt at least: the prompt, the visible answer, tool
 calls summarised, files touched; compactions as context_reset; resumed
 sessions as session_resume), which the daemon then indexes like any log.

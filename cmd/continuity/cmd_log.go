@@ -70,7 +70,7 @@ log_session_resume write the same events; the Claude Code SessionStart hook
 	fs.StringVar(&r.Reason, "reason", "", "why the context was reset (context_reset)")
 	fs.StringVar(&r.Previous, "previous", "", "the session resumed (session_resume)")
 	fs.StringVar(&r.New, "new", "", "the new session (session_resume)")
-	fs.StringVar(&r.ID, "id", "", "producer idempotency key (default: a new UUID)")
+	fs.StringVar(&r.ID, "id", "", "producer idempotency key (default: a new UUID); a retry with the same id and event is not written again, and another event under an id the file holds is refused")
 	fs.StringVar(&r.Metadata, "metadata", "", "a JSON object attached to the event")
 	fs.Var(&files, "file", "a path the event refers to (repeatable)")
 	fs.StringVar(&r.To, "to", "", "log file name inside the logs folder (default session-<session>~<machine>.jsonl, the machine from $CONTINUITY_MACHINE, else the host name)")
@@ -123,6 +123,22 @@ log_session_resume write the same events; the Claude Code SessionStart hook
 		return err
 	}
 	path := filepath.Join(p.logs, to)
+	if set["id"] || ev.ID != "" && len(pos) == 1 {
+		// An id the producer chose: a retry gets its first line back.
+		prev, err := logformat.FindLogged(path, line)
+		if err != nil {
+			return err
+		}
+		if prev != nil {
+			if !prev.Same {
+				return &exitError{code: 2, err: fmt.Errorf("id %q is already used by another event at %s:%d: give each event its own id (a retry repeats the same event)", ev.ID, to, prev.Line)}
+			}
+			fmt.Fprintf(e.stderr, "continuity log: already logged at %s:%d (the same event, id %q): not written again\n", path, prev.Line, ev.ID)
+			shown, _ := redact.FromEnv().RedactJSON(append(prev.Text, '\n'))
+			_, err = e.stdout.Write(shown)
+			return err
+		}
+	}
 	if err := logformat.AppendLine(path, line); err != nil {
 		return fmt.Errorf("the event was not written whole: %w", err)
 	}
@@ -244,6 +260,11 @@ func eventFromJSON(r io.Reader, to string, over stdinOverrides, warn func(string
 		name = "session-" + *over.session + ".jsonl"
 	}
 	ev, err := logformat.Parse(data, name, time.Now())
+	var le *logformat.Error
+	if name == "" && errors.As(err, &le) && le.Kind == logformat.KindMissingField && le.Field == "session_id" {
+		// No file name to take it from: say what the user can give.
+		return nil, logformat.Event{}, errors.New(`event on stdin: no "session_id": add one to the event, or give --session ID`)
+	}
 	if err != nil {
 		return nil, logformat.Event{}, fmt.Errorf("event on stdin: %w", err)
 	}

@@ -19,7 +19,7 @@ switching back costs nothing (no exchange is embedded again); they stay
 until you drop them: --drop EMBEDDER removes one embedder's vectors (as
 listed), never those of the embedder in use. Goes through the daemon when
 one runs.`)
-	drop := fs.String("drop", "", "remove the stored vectors of this embedder (its identity, as listed)")
+	drop := fs.String("drop", "", "remove the stored vectors of this embedder (its identity as listed, or a unique beginning: uselite, hash)")
 	asJSON := fs.Bool("json", false, `print JSON: {"in_use", "sets": [{"embedder", "vectors", "bytes"}]}, or with --drop {"embedder", "vectors"}`)
 	pos, err := parse(e, fs, args)
 	if err != nil {

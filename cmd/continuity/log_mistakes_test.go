@@ -36,6 +36,7 @@ func TestLogProducerMistakes(t *testing.T) {
 		{name: "no offset on stdin", stdin: `{"type":"exchange","session_id":"D","user":"q","timestamp":"2024-05-01T12:00:00.123456"}`, args: []string{"log", "-"}, code: 0, out: `"timestamp":"2024-05-01T12:00:00.123456+02:00"`, err: "no UTC offset"},
 		{name: "unknown field on stdin", stdin: `{"type":"exchange","session_id":"E","user":"q","response":"lost?"}`, args: []string{"log", "-"}, code: 0, out: `"response":"lost?"`, err: `"response"`},
 		{name: "--session fills a null session_id", stdin: `{"type":"exchange","session_id":null,"id":null,"user":"null fields"}`, args: []string{"log", "--session", "A", "-"}, code: 0, out: `"session_id":"A"`},
+		{name: "no session on stdin", stdin: `{"type":"exchange","user":"q"}`, args: []string{"log", "-"}, code: 2, err: `no "session_id": add one to the event, or give --session ID`},
 		{name: "typo type on stdin", stdin: `{"type":"exchnage","session_id":"F","user":"q"}`, args: []string{"log", "-"}, code: 2, err: `"exchange"`},
 	}
 	for _, tc := range cases {

@@ -520,8 +520,8 @@ func TestMCPChainLinks(t *testing.T) {
 		t.Errorf("chain %v, want [B A]", pack.Chain)
 	}
 	data, _ := os.ReadFile(filepath.Join(ws.logs, "session-B~m1.jsonl"))
-	if n := strings.Count(string(data), `"type":"session_resume"`); n != 2 {
-		t.Errorf("%d session_resume lines written, want 2 (the repeat is indexed once by its id)", n)
+	if n := strings.Count(string(data), `"type":"session_resume"`); n != 1 {
+		t.Errorf("%d session_resume lines written, want 1 (the repeat, same id, is not written again: its new timestamp made it an id reused with other content)", n)
 	}
 	for _, s := range m.sessions(t).Sessions {
 		if s.ID == "A" && s.Resets != 1 {

@@ -14,7 +14,7 @@
 #            changed; prints nothing (Claude Code restores the conversation).
 # The previous session is the most recently written other session transcript
 # in this session's transcript folder (~/.claude/projects/<project>/). Events
-# go to .praxis-os/.conversations/claude-code-<session>.jsonl with the ids
+# go to .praxis-os/.conversations/claude-code-<session>~<machine>.jsonl with the ids
 # `continuity import --from claude-code` gives the same events, so importing
 # the transcripts as well never doubles them.
 #
