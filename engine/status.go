@@ -67,6 +67,8 @@ type StatusReport struct {
 	// per file; EditTotals sums them.
 	Edits      []EditStatus `json:"edits"`
 	EditTotals EditStatus   `json:"edit_totals"`
+	// Disk: the index's size on disk beside the logs'.
+	Disk DiskUsage `json:"disk"`
 
 	ProducerCounts
 }
@@ -237,6 +239,7 @@ func (c *Client) Status(ctx context.Context) (StatusReport, error) {
 		r.LagBytes += f.Lag
 	}
 	sort.Slice(r.Files, func(i, j int) bool { return r.Files[i].Path < r.Files[j].Path })
+	r.Disk = c.DiskUsage()
 	return r, nil
 }
 
