@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/praxis-os/continuity/index"
 )
 
 // Space is the in-memory vector space of one identity (SpaceIdentity):
@@ -101,6 +103,10 @@ type vectorDoc struct {
 	session string
 	ts      int64
 	vec     []float32
+	// code and scale: the vector already quantised (as the index stores
+	// it, index.QuantizeUnit), instead of vec; scale 0 for a zero vector.
+	code  []int8
+	scale float32
 	// slot is which of its exchange's vectors it is (embedTexts): 0 the
 	// prompt's, 1 the answer's.
 	slot int
@@ -183,6 +189,9 @@ func stage(docs []vectorDoc) (staged, error) {
 		return staged{}, nil
 	}
 	dim := len(docs[0].vec)
+	if docs[0].code != nil {
+		dim = len(docs[0].code)
+	}
 	if dim == 0 {
 		return staged{}, fmt.Errorf("%w: event %d has no component", ErrDimension, docs[0].row)
 	}
@@ -193,16 +202,28 @@ func stage(docs []vectorDoc) (staged, error) {
 			st.offered++
 			st.maxRow = max(st.maxRow, d.row)
 		}
-		if len(d.vec) != dim {
-			return staged{}, fmt.Errorf("%w: event %d has %d components, others %d", ErrDimension, d.row, len(d.vec), dim)
+		n := len(d.vec)
+		if d.code != nil {
+			n = len(d.code)
 		}
-		norm := math.Sqrt(float64(Dot(d.vec, d.vec)))
-		if norm == 0 || math.IsNaN(norm) || math.IsInf(norm, 0) {
-			continue
+		if n != dim {
+			return staged{}, fmt.Errorf("%w: event %d has %d components, others %d", ErrDimension, d.row, n, dim)
 		}
 		k := len(st.rows)
 		code := st.codes[k*dim : (k+1)*dim]
-		scale := quantize(code, d.vec, norm)
+		var scale float32
+		if d.code != nil {
+			scale = d.scale
+			copy(code, d.code)
+		} else {
+			// The index's quantisation, so that the space built from
+			// what the index stores is this one to the bit.
+			scale = index.QuantizeUnit(code, d.vec)
+		}
+		if scale == 0 || math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) {
+			clear(code)
+			continue
+		}
 		if d.slot == 1 {
 			scale *= float32(AnswerWeight)
 		}
