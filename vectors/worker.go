@@ -186,8 +186,8 @@ func (w *Worker) Name() string { return "embed" }
 
 // Remove removes the vectors of the deleted events (forgotten sessions,
 // an edited log's old lines) from the space in memory (the index deleted
-// its own with their events) and deletes the snapshot files, which hold
-// them too.
+// its own with their events) and deletes any snapshot file an earlier
+// version left, which would hold them too.
 func (w *Worker) Remove(ctx context.Context, r follow.Removal) error {
 	if v := w.space.Load(); v != nil {
 		for _, s := range r.Sessions {
