@@ -12,8 +12,10 @@ import (
 	"github.com/praxis-os/continuity/index"
 )
 
-// loadMin is the number of rows from which Load reads on several cores.
-const loadMin = 50_000
+// loadMin is the number of rows from which Load reads on several cores
+// (10k: at 20k exchanges on 2 cores, BenchmarkLoadWorkspace 190–260 ms
+// against 250–320 on one; docs/performance.md).
+const loadMin = 10_000
 
 // Load builds the space of identity from the vectors stored in db, without
 // re-embedding. It is the daemon's start-to-ready. The index stores the
