@@ -189,12 +189,8 @@ func (e *Engine) EmbedWatch(ctx context.Context, emb embed.Embedder, period time
 		}()
 	}
 	err := e.work.Drain(ectx)
-	// The vector snapshot the load may have started stops with ectx (at
-	// its next megabyte) and removes its file: wait for it, so that no
-	// temporary file outlives the process (vectors.RemoveSnapshotTemps).
 	stop()
 	watched.Wait()
-	e.work.Wait()
 	st := e.work.Status()
 	return Embedded{Identity: st.Identity, Stored: st.Stored, Took: time.Since(start)}, err
 }

@@ -70,6 +70,8 @@ type StatusReport struct {
 	// SyncCopies: the sync tools' conflict copies in the logs folder,
 	// and what was done with them.
 	SyncCopies []SyncCopy `json:"sync_copies"`
+	// Disk: the index's size on disk beside the logs'.
+	Disk DiskUsage `json:"disk"`
 
 	ProducerCounts
 }
@@ -243,6 +245,7 @@ func (c *Client) Status(ctx context.Context) (StatusReport, error) {
 		r.LagBytes += f.Lag
 	}
 	sort.Slice(r.Files, func(i, j int) bool { return r.Files[i].Path < r.Files[j].Path })
+	r.Disk = c.DiskUsage()
 	return r, nil
 }
 

@@ -204,7 +204,7 @@ func BenchmarkEachVector(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		var n int
-		if err := db.EachVector(ctx, "bench", func(row int64, session string, ts int64, vec []float32) error {
+		if err := db.EachVector(ctx, "bench", func(row int64, session string, ts int64, q Quantized) error {
 			n++
 			return nil
 		}); err != nil {

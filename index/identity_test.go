@@ -104,7 +104,12 @@ func TestMigrateDerivedIDs(t *testing.T) {
 	// As schema 8 left it: random ids, no line keys, version 8.
 	for _, q := range []string{`UPDATE events SET event_id = 'random-' || id, line_key = NULL WHERE producer_id IS NULL`,
 		`DROP INDEX events_line_key`, `DROP INDEX rejects_line_key`,
-		`ALTER TABLE events DROP COLUMN line_key`, `ALTER TABLE rejects DROP COLUMN line_key`, `PRAGMA user_version = 8`} {
+		`ALTER TABLE events DROP COLUMN line_key`, `ALTER TABLE rejects DROP COLUMN line_key`,
+		// and its vectors table (version 10 made it int8 with embedder keys)
+		`DROP TABLE vectors`, `DROP TABLE embedders`,
+		`CREATE TABLE vectors (event INTEGER NOT NULL REFERENCES events(id) ON DELETE CASCADE, embedder TEXT NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (event, embedder))`,
+		`CREATE INDEX vectors_embedder ON vectors(embedder, event)`,
+		`PRAGMA user_version = 8`} {
 		if _, err := db.w.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

@@ -3,8 +3,10 @@ package index
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/praxis-os/continuity/logformat"
 )
@@ -329,12 +331,40 @@ CREATE INDEX IF NOT EXISTS events_resets ON events(ts) WHERE type = 'context_res
 CREATE INDEX IF NOT EXISTS events_line_key ON events(generation, line_key, start_offset) WHERE line_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS rejects_line_key ON rejects(generation, line_key, start_offset) WHERE line_key IS NOT NULL;
 `,
+	// 10: vectors stored once, compactly (vectorcodec.go): int8 with a
+	// scale per vector instead of float32 (the vector snapshot file that
+	// kept them as int8 beside SQLite is no longer written), and the
+	// embedder as a small integer key (embedders) instead of its
+	// identity string repeated in every row and its index. The rows are
+	// converted by migrateVectorsInt8 (migrationSteps), nothing is
+	// re-embedded.
+	`
+CREATE TABLE embedders (
+	id       INTEGER PRIMARY KEY,
+	identity TEXT    NOT NULL UNIQUE
+);
+INSERT INTO embedders (identity) SELECT DISTINCT embedder FROM vectors ORDER BY embedder;
+DROP INDEX vectors_embedder;
+ALTER TABLE vectors RENAME TO vectors_float32;
+CREATE TABLE vectors (
+	event    INTEGER NOT NULL REFERENCES events(id) ON DELETE CASCADE,
+	embedder INTEGER NOT NULL REFERENCES embedders(id),
+	vec      BLOB    NOT NULL,
+	PRIMARY KEY (event, embedder)
+);
+`,
 }
 
-// migrationSteps are the steps of a migration done in Go, before its SQL,
-// in the same transaction: by the version the migration brings to.
-var migrationSteps = map[int]func(context.Context, *sql.Tx) error{
-	9: deriveEventIDs,
+// migrationSteps are the steps of a migration done in Go, in the same
+// transaction, by the version the migration brings the schema to: before
+// runs before its SQL, after after it. A step that frees much space asks
+// for a VACUUM after the commit (vacuum).
+var migrationSteps = map[int]struct {
+	before, after func(ctx context.Context, tx *sql.Tx) error
+	vacuum        bool
+}{
+	9:  {before: deriveEventIDs},
+	10: {after: migrateVectorsInt8, vacuum: true},
 }
 
 // deriveEventIDs gives each stored event without a producer id its
@@ -398,6 +428,55 @@ func deriveEventIDs(ctx context.Context, tx *sql.Tx) error {
 		}
 	}
 	return nil
+
+}
+
+// migrateVectorsInt8 (version 10) converts the float32 vectors of
+// vectors_float32 into the quantised form of the new vectors table, with
+// the embedders' integer keys, and drops the old table.
+func migrateVectorsInt8(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT o.event, o.embedder, e.id, o.vec FROM vectors_float32 o
+		JOIN embedders e ON e.identity = o.embedder ORDER BY o.event, e.id`)
+	if err != nil {
+		return fmt.Errorf("read float32 vectors: %w", err)
+	}
+	defer rows.Close()
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO vectors (event, embedder, vec) VALUES (?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	var (
+		vec []float32
+		buf []byte
+		raw sql.RawBytes
+	)
+	for rows.Next() {
+		var event, key int64
+		var identity string
+		if err := rows.Scan(&event, &identity, &key, &raw); err != nil {
+			return fmt.Errorf("read float32 vectors: %w", err)
+		}
+		per := VectorsPerIdentity(identity)
+		if len(raw) == 0 || len(raw)%(4*per) != 0 {
+			return fmt.Errorf("vector of row %d for %s: %d bytes, not %d float32 vectors", event, identity, len(raw), per)
+		}
+		vec = vec[:0]
+		for i := 0; i < len(raw); i += 4 {
+			vec = append(vec, math.Float32frombits(binary.LittleEndian.Uint32(raw[i:])))
+		}
+		buf = encodeQuantized(buf[:0], vec, per)
+		if _, err := ins.ExecContext(ctx, event, key, buf); err != nil {
+			return fmt.Errorf("store the int8 vector of row %d: %w", event, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read float32 vectors: %w", err)
+	}
+	rows.Close()
+	_, err = tx.ExecContext(ctx, `DROP TABLE vectors_float32;
+CREATE INDEX vectors_embedder ON vectors(embedder, event);`)
+	return err
 }
 
 // SchemaVersion is the schema version this binary writes and reads.
@@ -452,15 +531,23 @@ func migrate(ctx context.Context, w *sql.DB, path string) (err error) {
 	if v == len(migrations) {
 		return tx.Commit()
 	}
+	vacuum := false
 	for i := v; i < len(migrations); i++ {
-		if step := migrationSteps[i+1]; step != nil {
-			if err := step(ctx, tx); err != nil {
+		st := migrationSteps[i+1]
+		if st.before != nil {
+			if err := st.before(ctx, tx); err != nil {
 				return fmt.Errorf("index: migrate %s to version %d: %w", path, i+1, err)
 			}
 		}
 		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
 			return fmt.Errorf("index: migrate %s to version %d: %w", path, i+1, err)
 		}
+		if st.after != nil {
+			if err := st.after(ctx, tx); err != nil {
+				return fmt.Errorf("index: migrate %s to version %d: %w", path, i+1, err)
+			}
+		}
+		vacuum = vacuum || (st.vacuum && v > 0)
 	}
 	// PRAGMA does not take parameters; the value is our own integer.
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(migrations))); err != nil {
@@ -468,6 +555,12 @@ func migrate(ctx context.Context, w *sql.DB, path string) (err error) {
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("index: migrate %s: %w", path, err)
+	}
+	if vacuum {
+		// Give the file back the pages the old rows took (a migrated
+		// index would otherwise keep its size). Once; a failure (a
+		// reader holding the file) only leaves the file larger.
+		_, _ = w.ExecContext(ctx, "VACUUM")
 	}
 	return nil
 }

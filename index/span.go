@@ -96,7 +96,7 @@ func (db *DB) ExchangesWithoutVector(ctx context.Context, identity string, after
 	var n int64
 	err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM events INDEXED BY events_meta
 		WHERE id > ? AND id <= ?
-		AND NOT EXISTS (SELECT 1 FROM vectors WHERE event = events.id AND embedder = ?)
+		AND NOT EXISTS (SELECT 1 FROM vectors WHERE event = events.id AND embedder = `+embedderKeySQL+`)
 		AND id NOT IN (`+otherIDsSQL+`)`, after, upto, identity).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("index: exchanges without a vector: %w", err)

@@ -127,7 +127,7 @@ func (db *DB) Status(ctx context.Context) (st Status, err error) {
 		return Status{}, err
 	}
 	st.Vectors = map[string]int64{}
-	if err := eachRow(ctx, tx, `SELECT embedder, count(*) FROM vectors GROUP BY embedder`, func(rows *sql.Rows) error {
+	if err := eachRow(ctx, tx, `SELECT e.identity, v.n FROM (SELECT embedder, count(*) AS n FROM vectors GROUP BY embedder) v JOIN embedders e ON e.id = v.embedder`, func(rows *sql.Rows) error {
 		var id string
 		var n int64
 		if err := rows.Scan(&id, &n); err != nil {

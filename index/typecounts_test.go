@@ -158,7 +158,8 @@ func TestMigrateFromVersion4(t *testing.T) {
 
 		f := newFeeder(t, db, "a.jsonl")
 		commit(t, db, f.batch(typedEvents()...))
-		if err := db.StoreVectors(ctx, "m", []int64{1}, [][]float32{{1, 0}}); err != nil {
+		// A vector as version 4 stored it: float32, the identity by name.
+		if _, err := db.w.Exec(`INSERT INTO vectors (event, embedder, vec) VALUES (1, 'm', ?)`, []byte{0, 0, 0x80, 0x3f, 0, 0, 0, 0}); err != nil {
 			t.Fatal(err)
 		}
 		for {

@@ -3,12 +3,10 @@ package index
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"strings"
-	"unsafe"
 )
 
 // Embeddings of exchanges, one per exchange and embedder identity. The
@@ -110,9 +108,13 @@ func (db *DB) PendingEmbeddings(ctx context.Context, identity string, limit int)
 // start is row 0 in a new process). typecounts_test.go checks the plan.
 const pendingEmbeddingsSQL = `SELECT id, coalesce(user, ''), coalesce(ai, '') FROM events INDEXED BY events_meta
 	WHERE id >= ?
-	AND NOT EXISTS (SELECT 1 FROM vectors WHERE event = events.id AND embedder = ?)
+	AND NOT EXISTS (SELECT 1 FROM vectors WHERE event = events.id AND embedder = ` + embedderKeySQL + `)
 	AND id NOT IN (` + otherIDsSQL + `)
 	ORDER BY id LIMIT ?`
+
+// embedderKeySQL is the integer key of the identity given as parameter
+// (NULL when it has none yet: then it matches no vector).
+const embedderKeySQL = `(SELECT id FROM embedders WHERE identity = ?)`
 
 // counterPendingEpoch counts the operations that may make exchanges
 // pending again below a row PendingEmbeddings remembered: deleting
@@ -159,7 +161,7 @@ func (db *DB) CountPending(ctx context.Context, identity string) (int64, error) 
 	// difference of two index-only counts is exact.
 	var n int64
 	err := db.r.QueryRowContext(ctx, `SELECT `+countExchangesSQL+`
-		- (SELECT count(*) FROM vectors WHERE embedder = ?)`, identity).Scan(&n)
+		- (SELECT count(*) FROM vectors WHERE embedder = `+embedderKeySQL+`)`, identity).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("index: count pending embeddings for %s: %w", identity, err)
 	}
@@ -167,10 +169,10 @@ func (db *DB) CountPending(ctx context.Context, identity string) (int64, error) 
 }
 
 // StoreVectors stores vecs[i] as the vector of exchange rows[i] for
-// identity, replacing any, in one transaction. A blob may hold several
-// vectors of the space one after the other (vectors.VectorsPer: the
-// prompt's and the answer's); the index only stores and counts it, one
-// per exchange. Rows that are not (or no
+// identity, replacing any, in one transaction, quantised (vectorcodec.go).
+// vecs[i] may hold several vectors of the space one after the other
+// (VectorsPerIdentity: the prompt's and the answer's), each quantised with
+// its own scale; the index counts them as one per exchange. Rows that are not (or no
 // longer) exchanges in the index are skipped: an exchange may be deleted
 // while it is being embedded. All vectors of an identity have the same
 // dimension; a vector of another length is an error and nothing is stored.
@@ -194,24 +196,36 @@ func (db *DB) StoreVectors(ctx context.Context, identity string, rows []int64, v
 		return nil
 	}
 	dim := len(vecs[0])
+	per := VectorsPerIdentity(identity)
 	for i, v := range vecs {
 		if len(v) == 0 || len(v) != dim {
 			return fmt.Errorf("vector for row %d has %d dimensions, want %d", rows[i], len(v), dim)
 		}
 	}
+	if dim%per != 0 {
+		return fmt.Errorf("vectors of %d components are not %d vectors of one dimension", dim, per)
+	}
+	blobLen := int64(dim + 4*per) // per × (scale + dim/per codes)
 
 	tx, err := w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO embedders (identity) VALUES (?) ON CONFLICT (identity) DO NOTHING`, identity); err != nil {
+		return err
+	}
+	var key int64
+	if err := tx.QueryRowContext(ctx, `SELECT id FROM embedders WHERE identity = ?`, identity).Scan(&key); err != nil {
+		return err
+	}
 	var stored sql.NullInt64
-	if err := tx.QueryRowContext(ctx, `SELECT length(vec) FROM vectors WHERE embedder = ? LIMIT 1`, identity).
+	if err := tx.QueryRowContext(ctx, `SELECT length(vec) FROM vectors WHERE embedder = ? LIMIT 1`, key).
 		Scan(&stored); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	if stored.Valid && stored.Int64 != int64(4*dim) {
-		return fmt.Errorf("vectors of %d dimensions, but the stored ones have %d", dim, stored.Int64/4)
+	if stored.Valid && stored.Int64 != blobLen {
+		return fmt.Errorf("vectors of %d dimensions, but the stored ones have %d", dim, stored.Int64-int64(4*per))
 	}
 	c := context.WithoutCancel(ctx)
 	check, err := tx.PrepareContext(c, `SELECT EXISTS (SELECT 1 FROM events WHERE id = ? AND type = 'exchange')`)
@@ -227,7 +241,7 @@ func (db *DB) StoreVectors(ctx context.Context, identity string, rows []int64, v
 		return err
 	}
 	defer ins.Close()
-	buf := make([]byte, 4*dim)
+	buf := make([]byte, 0, blobLen)
 	for i, row := range rows {
 		var ok bool
 		if err := check.QueryRowContext(c, row).Scan(&ok); err != nil {
@@ -236,7 +250,7 @@ func (db *DB) StoreVectors(ctx context.Context, identity string, rows []int64, v
 		if !ok {
 			continue
 		}
-		if _, err := ins.ExecContext(c, row, identity, encodeVector(buf, vecs[i])); err != nil {
+		if _, err := ins.ExecContext(c, row, key, encodeQuantized(buf[:0], vecs[i], per)); err != nil {
 			return fmt.Errorf("row %d: %w", row, err)
 		}
 	}
@@ -245,9 +259,10 @@ func (db *DB) StoreVectors(ctx context.Context, identity string, rows []int64, v
 
 // EachVector calls fn for every vector of identity, by row id, with the
 // exchange's session ("" when it has none) and timestamp (unix
-// nanoseconds). It reads one row at a time; vec is fn's to keep. An error
+// nanoseconds). It reads one row at a time; q (the exchange's
+// VectorsPerIdentity vectors) is valid only until fn returns. An error
 // from fn stops the walk and is returned as is.
-func (db *DB) EachVector(ctx context.Context, identity string, fn func(row int64, session string, ts int64, vec []float32) error) error {
+func (db *DB) EachVector(ctx context.Context, identity string, fn func(row int64, session string, ts int64, q Quantized) error) error {
 	return db.EachVectorIn(ctx, identity, 0, math.MaxInt64, fn)
 }
 
@@ -255,8 +270,8 @@ func (db *DB) EachVector(ctx context.Context, identity string, fn func(row int64
 // identity (0, 0 when none does): two index lookups, so that a caller can
 // cut the rows into ranges read in parallel (EachVectorIn).
 func (db *DB) VectorRows(ctx context.Context, identity string) (lo, hi int64, err error) {
-	err = db.r.QueryRowContext(ctx, `SELECT coalesce((SELECT min(event) FROM vectors WHERE embedder = ?), 0),
-		coalesce((SELECT max(event) FROM vectors WHERE embedder = ?), 0)`, identity, identity).Scan(&lo, &hi)
+	err = db.r.QueryRowContext(ctx, `SELECT coalesce((SELECT min(event) FROM vectors WHERE embedder = `+embedderKeySQL+`), 0),
+		coalesce((SELECT max(event) FROM vectors WHERE embedder = `+embedderKeySQL+`), 0)`, identity, identity).Scan(&lo, &hi)
 	if err != nil {
 		return 0, 0, fmt.Errorf("index: vector rows of %s: %w", identity, err)
 	}
@@ -268,7 +283,7 @@ func (db *DB) VectorRows(ctx context.Context, identity string) (lo, hi int64, er
 // tell whether a copy of the vectors taken when they had these values is
 // still the index's (search's snapshot of the vector space).
 func (db *DB) VectorsUpTo(ctx context.Context, identity string, upTo int64) (count, epoch int64, err error) {
-	err = db.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM vectors WHERE embedder = ? AND event <= ?),
+	err = db.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM vectors WHERE embedder = `+embedderKeySQL+` AND event <= ?),
 		coalesce((SELECT value FROM counters WHERE name = ?), 0)`, identity, upTo, counterPendingEpoch).Scan(&count, &epoch)
 	if err != nil {
 		return 0, 0, fmt.Errorf("index: vectors of %s up to row %d: %w", identity, upTo, err)
@@ -277,19 +292,20 @@ func (db *DB) VectorsUpTo(ctx context.Context, identity string, upTo int64) (cou
 }
 
 // EachVectorIn is EachVector for the rows from <= row < to.
-func (db *DB) EachVectorIn(ctx context.Context, identity string, from, to int64, fn func(row int64, session string, ts int64, vec []float32) error) error {
+func (db *DB) EachVectorIn(ctx context.Context, identity string, from, to int64, fn func(row int64, session string, ts int64, q Quantized) error) error {
 	rows, err := db.r.QueryContext(ctx, `SELECT v.event, e.session_id, e.ts, v.vec
 		FROM vectors v JOIN events e INDEXED BY events_meta ON e.id = v.event
-		WHERE v.embedder = ? AND v.event >= ? AND v.event < ? ORDER BY v.event`, identity, from, to)
+		WHERE v.embedder = `+embedderKeySQL+` AND v.event >= ? AND v.event < ? ORDER BY v.event`, identity, from, to)
 	if err != nil {
 		return fmt.Errorf("index: vectors of %s: %w", identity, err)
 	}
 	defer rows.Close()
+	per := VectorsPerIdentity(identity)
 	var (
 		session    string // the previous row's: consecutive rows mostly share it
-		slab       []float32
 		rawSession sql.RawBytes
 		raw        sql.RawBytes
+		q          Quantized
 	)
 	for rows.Next() {
 		var row, ts int64
@@ -299,19 +315,10 @@ func (db *DB) EachVectorIn(ctx context.Context, identity string, from, to int64,
 		if string(rawSession) != session {
 			session = string(rawSession)
 		}
-		if len(raw)%4 != 0 || len(raw) == 0 {
-			return fmt.Errorf("index: vector of row %d for %s: %d bytes, not a whole number of float32", row, identity, len(raw))
+		if err := decodeQuantized(&q, raw, per); err != nil {
+			return fmt.Errorf("index: vector of row %d for %s: %w", row, identity, err)
 		}
-		// Vectors are handed out of slabs of a few hundred KB: one
-		// allocation for many rows.
-		n := len(raw) / 4
-		if len(slab) < n {
-			slab = make([]float32, max(n, 1<<16))
-		}
-		vec := slab[:n:n]
-		slab = slab[n:]
-		decodeInto(vec, raw)
-		if err := fn(row, session, ts, vec); err != nil {
+		if err := fn(row, session, ts, q); err != nil {
 			return err
 		}
 	}
@@ -324,7 +331,7 @@ func (db *DB) EachVectorIn(ctx context.Context, identity string, from, to int64,
 // PruneVectors deletes the vectors of every identity but keepIdentity and
 // returns how many it deleted.
 func (db *DB) PruneVectors(ctx context.Context, keepIdentity string) (int64, error) {
-	n, err := db.deleteVectors(ctx, `embedder <> ?`, keepIdentity)
+	n, err := db.deleteVectors(ctx, `embedder IS NOT `+embedderKeySQL, keepIdentity)
 	if err != nil {
 		return 0, fmt.Errorf("index: prune vectors but %s: %w", keepIdentity, err)
 	}
@@ -334,7 +341,7 @@ func (db *DB) PruneVectors(ctx context.Context, keepIdentity string) (int64, err
 // DropVectors deletes the vectors of identity (another embedder's, kept
 // until the user removes them) and returns how many it deleted.
 func (db *DB) DropVectors(ctx context.Context, identity string) (int64, error) {
-	n, err := db.deleteVectors(ctx, `embedder = ?`, identity)
+	n, err := db.deleteVectors(ctx, `embedder = `+embedderKeySQL, identity)
 	if err != nil {
 		return 0, fmt.Errorf("index: drop the vectors of %s: %w", identity, err)
 	}
@@ -370,12 +377,13 @@ func (db *DB) deleteVectors(ctx context.Context, where string, arg any) (int64, 
 type VectorSet struct {
 	Identity string `json:"embedder"`
 	Vectors  int64  `json:"vectors"`
-	Bytes    int64  `json:"bytes"` // of the vectors themselves (the table's rows take a little more)
+	Bytes    int64  `json:"bytes"` // of the vectors themselves, int8 with their scales (the table's rows take a little more)
 }
 
 // VectorSets lists the stored vectors by embedder identity, by identity.
 func (db *DB) VectorSets(ctx context.Context) ([]VectorSet, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT embedder, count(*), coalesce(sum(length(vec)), 0) FROM vectors GROUP BY embedder ORDER BY embedder`)
+	rows, err := db.r.QueryContext(ctx, `SELECT e.identity, count(*), coalesce(sum(length(v.vec)), 0) FROM vectors v JOIN embedders e ON e.id = v.embedder
+		GROUP BY e.identity ORDER BY e.identity`)
 	if err != nil {
 		return nil, fmt.Errorf("index: vector sets: %w", err)
 	}
@@ -390,26 +398,3 @@ func (db *DB) VectorSets(ctx context.Context) ([]VectorSet, error) {
 	}
 	return out, rows.Err()
 }
-
-// encodeVector writes v as float32 little-endian into buf (len 4*len(v)).
-func encodeVector(buf []byte, v []float32) []byte {
-	buf = buf[:4*len(v)]
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(f))
-	}
-	return buf
-}
-
-// decodeInto decodes the float32 little-endian b into v (len(b) = 4*len(v)).
-func decodeInto(v []float32, b []byte) {
-	if littleEndian {
-		copy(v, unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), len(v)))
-		return
-	}
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-}
-
-// littleEndian: float32 little-endian bytes are the machine's float32s.
-var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1

@@ -75,8 +75,8 @@ type vecRow struct {
 func allVectors(t *testing.T, db *DB, identity string) []vecRow {
 	t.Helper()
 	var out []vecRow
-	if err := db.EachVector(ctx, identity, func(row int64, session string, ts int64, v []float32) error {
-		out = append(out, vecRow{row, session, ts, v})
+	if err := db.EachVector(ctx, identity, func(row int64, session string, ts int64, q Quantized) error {
+		out = append(out, vecRow{row, session, ts, q.Float32s()})
 		return nil
 	}); err != nil {
 		t.Fatalf("EachVector: %v", err)
@@ -152,10 +152,13 @@ func TestVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := allVectors(t, db, "m1")
+	// Stored quantised, each of an exchange's vectors (two here: "m1"
+	// has the default recipe, the prompt's and the answer's) normalised
+	// on its own; one not finite is stored as zero (similar to nothing).
 	wantV := []vecRow{
-		{r1, "s1", hour(1).UnixNano(), vec(7, 8)},
-		{r2, "s2", hour(2).UnixNano(), vec(float32(math.Inf(1)), 0)},
-		{r3, "a", hour(3).UnixNano(), vec(-1, 0.5)}, // session from the file name
+		{r1, "s1", hour(1).UnixNano(), vec(1, 1)},
+		{r2, "s2", hour(2).UnixNano(), vec(0, 0)},
+		{r3, "a", hour(3).UnixNano(), vec(-1, 1)}, // session from the file name
 	}
 	if !reflect.DeepEqual(got, wantV) {
 		t.Errorf("EachVector = %+v, want %+v", got, wantV)
@@ -167,19 +170,21 @@ func TestVectors(t *testing.T) {
 	// The callback's error stops the walk and comes back as is.
 	stop := errors.New("stop")
 	calls := 0
-	if err := db.EachVector(ctx, "m1", func(int64, string, int64, []float32) error { calls++; return stop }); err != stop || calls != 1 {
+	if err := db.EachVector(ctx, "m1", func(int64, string, int64, Quantized) error { calls++; return stop }); err != stop || calls != 1 {
 		t.Errorf("EachVector with failing fn: err %v after %d calls", err, calls)
 	}
 
 	// Status counts per identity; pruning keeps one.
-	store(t, db, "m2", []int64{r1, r2}, 3)
+	store(t, db, "m2", []int64{r1, r2}, 4)
 	if st := mustStatus(t, db); !reflect.DeepEqual(st.Vectors, map[string]int64{"m1": 3, "m2": 2}) {
 		t.Errorf("Status.Vectors = %v", st.Vectors)
 	}
-	// Listed by identity with their bytes (float32 each); one dropped
+	// Listed by identity with their bytes (per vector a float32 scale
+	// and int8 components: 2×(4+1) a row for m1, 2×(4+2) for m2 and
+	// m3); one dropped
 	// by name, the others kept (issue 33 item 3).
-	store(t, db, "m3", []int64{r1}, 3)
-	if sets, err := db.VectorSets(ctx); err != nil || !reflect.DeepEqual(sets, []VectorSet{{"m1", 3, 24}, {"m2", 2, 24}, {"m3", 1, 12}}) {
+	store(t, db, "m3", []int64{r1}, 4)
+	if sets, err := db.VectorSets(ctx); err != nil || !reflect.DeepEqual(sets, []VectorSet{{"m1", 3, 30}, {"m2", 2, 24}, {"m3", 1, 12}}) {
 		t.Errorf("VectorSets = %+v, %v", sets, err)
 	}
 	if n, err := db.DropVectors(ctx, "m3"); err != nil || n != 1 {

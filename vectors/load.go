@@ -2,9 +2,7 @@ package vectors
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"math"
 	"runtime"
@@ -14,72 +12,45 @@ import (
 	"github.com/praxis-os/continuity/index"
 )
 
-// loadMin is the number of rows from which Load reads on several cores.
-const loadMin = 50_000
+// loadMin is the number of rows from which Load reads on several cores
+// (10k: at 20k exchanges on 2 cores, BenchmarkLoadWorkspace 190–260 ms
+// against 250–320 on one; docs/performance.md).
+const loadMin = 10_000
 
 // Load builds the space of identity from the vectors stored in db, without
-// re-embedding. It is the daemon's start-to-ready. A valid snapshot
-// (snapshot.go) gives the space up to its largest row in one sequential
-// read; the rest comes from SQLite: 2 KB float32 blobs read and quantised,
-// in as many row ranges as there are cores when they are many (each on its
-// own read connection, quantised outside the space's lock by stage). When
-// that was many vectors, and db is writable, a new snapshot is written in
-// the background (until ctx ends); log (nil: none) hears how it went.
+// re-embedding. It is the daemon's start-to-ready. The index stores the
+// vectors as the space keeps them (int8 codes and a scale each,
+// index/vectorcodec.go): they are copied in, in as many row ranges as
+// there are cores when they are many (each on its own read connection,
+// staged outside the space's lock). Vector snapshot files, which earlier
+// versions wrote beside the index, are removed (when db is writable): the
+// index is the one copy.
 func Load(ctx context.Context, db *index.DB, identity string) (*Space, error) {
 	return LoadLogged(ctx, db, identity, nil)
 }
 
-// LoadLogged is Load with a logger for the snapshot's fate.
+// LoadLogged is Load with a logger.
 func LoadLogged(ctx context.Context, db *index.DB, identity string, log *slog.Logger) (*Space, error) {
-	return load(ctx, db, identity, log, nil)
+	return load(ctx, db, identity, log)
 }
 
-// load is LoadLogged; the snapshot writer, when one starts, is counted in
-// writers (nil: not counted), so that its owner can wait for it before it
-// exits: a process that exits while the writer runs leaves its temporary
-// file (hundreds of MB at a million exchanges) until the next snapshot.
-func load(ctx context.Context, db *index.DB, identity string, log *slog.Logger, writers *sync.WaitGroup) (*Space, error) {
+// load is LoadLogged.
+func load(ctx context.Context, db *index.DB, identity string, log *slog.Logger) (*Space, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	start := time.Now()
-	v, upTo, err := loadSnapshot(ctx, db, identity)
-	fromSnapshot := err == nil
-	switch {
-	case fromSnapshot:
-		log.Debug("vector snapshot read", "identity", identity, "vectors", v.Len(), "took", time.Since(start).Round(time.Millisecond))
-	case errors.Is(err, fs.ErrNotExist):
-		v, upTo = NewSpace(identity), 0
-	default:
-		log.Info("vector snapshot not used; loading from the index", "identity", identity, "reason", err)
-		v, upTo = NewSpace(identity), 0
+	if !db.ReadOnly() {
+		if err := RemoveSnapshots(db); err != nil {
+			log.Warn("old vector snapshots not removed", "err", err)
+		}
 	}
-	read, err := loadRows(ctx, db, v, identity, upTo+1)
+	v := NewSpace(identity)
+	read, err := loadRows(ctx, db, v, identity, 0)
 	if err != nil {
 		return nil, fmt.Errorf("vectors: load vectors of %s: %w", identity, err)
 	}
-	if !db.ReadOnly() && v.Len() >= snapshotMin && (!fromSnapshot || read >= snapshotRewrite) {
-		if writers != nil {
-			writers.Add(1)
-		}
-		go func() {
-			if writers != nil {
-				defer writers.Done()
-			}
-			snapshotStarting()
-			s := time.Now()
-			if err := writeSnapshot(ctx, db, v); err != nil {
-				if ctx.Err() != nil {
-					// Stopping: not a fault.
-					log.Info("vector snapshot left unfinished (stopping); the next start loads from the index", "identity", identity)
-					return
-				}
-				log.Warn("vector snapshot not written; the next start loads from the index", "identity", identity, "err", err)
-				return
-			}
-			log.Info("vector snapshot written", "identity", identity, "vectors", v.Len(), "took", time.Since(s).Round(time.Millisecond))
-		}()
-	}
+	log.Debug("vector space loaded", "identity", identity, "exchanges", read, "took", time.Since(start).Round(time.Millisecond))
 	return v, nil
 }
 
@@ -138,15 +109,22 @@ func loadRange(ctx context.Context, db *index.DB, v *Space, identity string, fro
 		return v.addStaged(st)
 	}
 	per := max(v.per, 1)
-	err := db.EachVectorIn(ctx, identity, from, to, func(row int64, session string, ts int64, vec []float32) error {
+	var slab []int8 // codes are copied out of the row into slabs: one allocation for many rows
+	err := db.EachVectorIn(ctx, identity, from, to, func(row int64, session string, ts int64, q index.Quantized) error {
 		n++
 		// An exchange's vectors, one after the other (VectorsPer).
-		if len(vec)%per != 0 {
-			return fmt.Errorf("vectors of row %d: %d components are not %d vectors of one dimension", row, len(vec), per)
+		if len(q.Scales) != per {
+			return fmt.Errorf("vectors of row %d: %d vectors, want %d", row, len(q.Scales), per)
 		}
-		dim := len(vec) / per
+		if len(slab) < len(q.Codes) {
+			slab = make([]int8, max(len(q.Codes), 1<<16))
+		}
+		codes := slab[:len(q.Codes):len(q.Codes)]
+		slab = slab[len(q.Codes):]
+		copy(codes, q.Codes)
+		dim := q.Dim
 		for k := range per {
-			batch = append(batch, vectorDoc{row: row, session: session, ts: ts, vec: vec[k*dim : (k+1)*dim : (k+1)*dim], slot: k})
+			batch = append(batch, vectorDoc{row: row, session: session, ts: ts, code: codes[k*dim : (k+1)*dim : (k+1)*dim], scale: q.Scales[k], slot: k})
 		}
 		if len(batch) >= cap(batch)-per {
 			return flush()

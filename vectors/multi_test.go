@@ -3,9 +3,7 @@ package vectors
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/praxis-os/continuity/index"
@@ -120,12 +118,10 @@ func TestEmbedTexts(t *testing.T) {
 
 // TestAnswerSideFound: with the default recipe, an exchange whose prompt
 // says nothing ("status update please") is found by vectors for what its
-// answer says, after a restart too (the space loaded from the index and
-// from a snapshot); with the prompt alone embedded it is not.
+// answer says, after a restart too (the space loaded from the index's
+// int8 vectors, which is the worker's to the bit); with the prompt alone
+// embedded it is not.
 func TestAnswerSideFound(t *testing.T) {
-	oldMin := snapshotMin
-	snapshotMin = 1
-	t.Cleanup(func() { snapshotMin = oldMin })
 	f := indextest.New(t)
 	f.Commit(
 		indextest.Exchange("a", "s", indextest.At(0), "status update please", "The mail worker sent duplicates: the job was acked after sending. We now ack first and dedupe by message key."),
@@ -143,25 +139,18 @@ func TestAnswerSideFound(t *testing.T) {
 			t.Fatal(err)
 		}
 		w := drain(t, f.DB, e)
-		w.Wait()
 		qv, err := e.Embed(ctx, []string{q})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var writers sync.WaitGroup
-		loaded, err := load(ctx, f.DB, SpaceIdentity(e), nil, &writers) // writes a snapshot
-		writers.Wait()
+		loaded, err := load(ctx, f.DB, SpaceIdentity(e), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := os.Stat(SnapshotPath(f.DB, SpaceIdentity(e))); err != nil {
-			t.Fatal(err)
+		if err := sameSpace(w.Space(), loaded); err != nil {
+			t.Errorf("%s: the space loaded from the index is not the worker's: %v", tt.recipe, err)
 		}
-		fromSnap, upTo, err := loadSnapshot(ctx, f.DB, SpaceIdentity(e))
-		if err != nil || upTo == 0 {
-			t.Fatalf("snapshot: %v (up to row %d)", err, upTo)
-		}
-		for name, v := range map[string]*Space{"worker": w.Space(), "loaded": loaded, "snapshot": fromSnap} {
+		for name, v := range map[string]*Space{"worker": w.Space(), "loaded": loaded} {
 			hits, err := v.Query(ctx, qv[0], 1, Filter{})
 			if err != nil {
 				t.Fatal(err)
@@ -185,4 +174,42 @@ func rowOf(t *testing.T, db *index.DB, id string) int64 {
 		t.Fatalf("event %s: %v %v", id, ok, err)
 	}
 	return ev.Row
+}
+
+// sameSpace compares two spaces to the bit: rows, sessions, times, scales
+// and codes of every vector.
+func sameSpace(a, b *Space) error {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if len(a.rows) != len(b.rows) || a.dim != b.dim {
+		return fmt.Errorf("%d vectors of %d components against %d of %d", len(a.rows), a.dim, len(b.rows), b.dim)
+	}
+	for i := range a.rows {
+		if a.rows[i] != b.rows[i] || a.ts[i] != b.ts[i] || a.sessions[a.session[i]] != b.sessions[b.session[i]] {
+			return fmt.Errorf("vector %d: row %d/%d", i, a.rows[i], b.rows[i])
+		}
+		if a.scale[i] != b.scale[i] {
+			return fmt.Errorf("vector %d (row %d): scale %g against %g", i, a.rows[i], a.scale[i], b.scale[i])
+		}
+		if !slices.Equal(a.vector(i), b.vector(i)) || !slices.Equal(a.signCode(i), b.signCode(i)) {
+			return fmt.Errorf("vector %d (row %d): codes differ", i, a.rows[i])
+		}
+	}
+	return nil
+}
+
+// The index decides how many vectors an exchange has from the space
+// identity (it stores and converts them): the same number as the space.
+func TestVectorsPerIdentity(t *testing.T) {
+	for _, r := range textRecipes {
+		id := "builtin:x:8#" + r
+		if got, want := index.VectorsPerIdentity(id), VectorsPer(RecipeOfIdentity(id)); got != want {
+			t.Errorf("%s: index says %d vectors an exchange, the space %d", id, got, want)
+		}
+	}
+	if got, want := index.VectorsPerIdentity("noreceipe"), VectorsPer(RecipeOfIdentity("noreceipe")); got != want {
+		t.Errorf("no recipe: index says %d, the space %d", got, want)
+	}
 }

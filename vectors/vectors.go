@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/praxis-os/continuity/index"
 )
 
 // Space is the in-memory vector space of one identity (SpaceIdentity):
@@ -24,8 +26,8 @@ import (
 // the cost of one scan.
 //
 // Vectors are kept normalised and quantised to 8 bits: int8 components
-// with one float32 scale per vector (the index keeps the float32
-// originals): a quarter of the memory, and a heap the garbage collector
+// with one float32 scale per vector, as the index stores them
+// (index/vectorcodec.go: Load copies them in): a quarter of the memory, and a heap the garbage collector
 // lets grow to twice the live data stays small. The price: cosines move
 // by about 0.002 (far below the gaps that order candidates; hybrid recall
 // on the dev set is unchanged), and a scan spends more CPU converting
@@ -69,8 +71,7 @@ type Space struct {
 
 	// offered and maxOffered are how many index rows were added (a row
 	// whose vectors are all zero included: it has none in the space) and
-	// the largest of them: what a snapshot is checked against
-	// (snapshot.go).
+	// the largest of them.
 	offered    int
 	maxOffered int64
 	// exchanges is how many distinct rows have a vector in the space.
@@ -101,6 +102,10 @@ type vectorDoc struct {
 	session string
 	ts      int64
 	vec     []float32
+	// code and scale: the vector already quantised (as the index stores
+	// it, index.QuantizeUnit), instead of vec; scale 0 for a zero vector.
+	code  []int8
+	scale float32
 	// slot is which of its exchange's vectors it is (embedTexts): 0 the
 	// prompt's, 1 the answer's.
 	slot int
@@ -111,9 +116,8 @@ type vectorDoc struct {
 // below one matched as well by its prompt, the question asked being more
 // often what a query rephrases. Applied when a vector is added (its
 // quantisation scale), so a scan costs nothing more. A variable for
-// evaluation (continuity-eval --answer-weight); its value is part of the
-// recipe: changing it needs a new recipe name, since snapshots keep the
-// scaled vectors.
+// evaluation (continuity-eval --answer-weight); the index stores the
+// scales without it, so a change applies at the next load.
 var AnswerWeight = 0.85
 
 // Identity is the identity of the space.
@@ -183,6 +187,9 @@ func stage(docs []vectorDoc) (staged, error) {
 		return staged{}, nil
 	}
 	dim := len(docs[0].vec)
+	if docs[0].code != nil {
+		dim = len(docs[0].code)
+	}
 	if dim == 0 {
 		return staged{}, fmt.Errorf("%w: event %d has no component", ErrDimension, docs[0].row)
 	}
@@ -193,16 +200,28 @@ func stage(docs []vectorDoc) (staged, error) {
 			st.offered++
 			st.maxRow = max(st.maxRow, d.row)
 		}
-		if len(d.vec) != dim {
-			return staged{}, fmt.Errorf("%w: event %d has %d components, others %d", ErrDimension, d.row, len(d.vec), dim)
+		n := len(d.vec)
+		if d.code != nil {
+			n = len(d.code)
 		}
-		norm := math.Sqrt(float64(Dot(d.vec, d.vec)))
-		if norm == 0 || math.IsNaN(norm) || math.IsInf(norm, 0) {
-			continue
+		if n != dim {
+			return staged{}, fmt.Errorf("%w: event %d has %d components, others %d", ErrDimension, d.row, n, dim)
 		}
 		k := len(st.rows)
 		code := st.codes[k*dim : (k+1)*dim]
-		scale := quantize(code, d.vec, norm)
+		var scale float32
+		if d.code != nil {
+			scale = d.scale
+			copy(code, d.code)
+		} else {
+			// The index's quantisation, so that the space built from
+			// what the index stores is this one to the bit.
+			scale = index.QuantizeUnit(code, d.vec)
+		}
+		if scale == 0 || math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) {
+			clear(code)
+			continue
+		}
 		if d.slot == 1 {
 			scale *= float32(AnswerWeight)
 		}
@@ -257,32 +276,6 @@ func (v *Space) addStaged(st staged) error {
 		v.ts = append(v.ts, st.ts[k])
 	}
 	return nil
-}
-
-// quantize stores the unit vector vec/norm into dst as int8 components
-// and returns their scale: the largest magnitude maps to ±127. (With a
-// multiplication and math.RoundToEven, not a division and math.Round: at
-// start the daemon quantises every stored vector: this is most of a start
-// without a snapshot.)
-func quantize(dst []int8, vec []float32, norm float64) float32 {
-	var m float32
-	for _, x := range vec {
-		if a := float32(math.Abs(float64(x))); a > m {
-			m = a
-		}
-	}
-	if m == 0 {
-		clear(dst)
-		return 0
-	}
-	inv := float64(127 / m)
-	dst = dst[:len(vec)]
-	for j, x := range vec {
-		// RoundToEven is one instruction on amd64 (ROUNDSD), and
-		// branch-free: the signs of the components are random.
-		dst[j] = int8(math.RoundToEven(float64(x) * inv))
-	}
-	return float32(float64(m) / norm / 127)
 }
 
 // vector is the storage of vector i. Callers hold v.mu.

@@ -81,18 +81,7 @@ type Worker struct {
 	stored  atomic.Int64  // vectors stored by this worker
 	rate    atomic.Uint64 // float64 bits: exchanges embedded per second, smoothed; 0 until measured
 	lastErr atomic.Pointer[string]
-	// snapshots counts the vector snapshot writers the worker's loads
-	// started (load.go): Run waits for them before it returns, Wait for
-	// Drain's.
-	snapshots sync.WaitGroup
 }
-
-// Wait waits for the vector snapshot the worker may be writing in the
-// background since it loaded its space; the writer stops early once the
-// context given to Run or Drain is done (its temporary file removed).
-// Run waits for it itself; a caller of Drain that is about to exit calls
-// Wait after cancelling that context.
-func (w *Worker) Wait() { w.snapshots.Wait() }
 
 // NewWorker returns a worker; call Run (daemon) or Drain (one-shot).
 func NewWorker(cfg WorkerConfig) (*Worker, error) {
@@ -174,7 +163,6 @@ func (w *Worker) Status() WorkerStatus {
 // during the wait do not end it: a server that is down is not asked
 // again sooner.
 func (w *Worker) Run(ctx context.Context) error {
-	defer w.snapshots.Wait() // a snapshot being written stops with ctx
 	return follow.Loop(ctx, w.wake, w.policy(), w.Step)
 }
 
@@ -198,8 +186,8 @@ func (w *Worker) Name() string { return "embed" }
 
 // Remove removes the vectors of the deleted events (forgotten sessions,
 // an edited log's old lines) from the space in memory (the index deleted
-// its own with their events) and deletes the snapshot files, which hold
-// them too.
+// its own with their events) and deletes any snapshot file an earlier
+// version left, which would hold them too.
 func (w *Worker) Remove(ctx context.Context, r follow.Removal) error {
 	if v := w.space.Load(); v != nil {
 		for _, s := range r.Sessions {
@@ -564,7 +552,7 @@ func (w *Worker) prepare(ctx context.Context) (*Space, error) {
 	}
 	id := SpaceIdentity(w.emb)
 	start := time.Now()
-	v, err := load(ctx, w.db, id, w.log, &w.snapshots)
+	v, err := load(ctx, w.db, id, w.log)
 	if err != nil {
 		return nil, err
 	}

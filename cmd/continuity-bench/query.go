@@ -142,12 +142,12 @@ func measureQuery(ctx context.Context, bin, ws string, n, nq int) error {
 func reportSnapshots(cache string) {
 	snaps, _ := filepath.Glob(filepath.Join(cache, "vectors-*.snap"))
 	if len(snaps) == 0 {
-		fmt.Println("no vector snapshot: the space is loaded from SQLite (the daemon then writes one in the background)")
+		fmt.Println("no vector snapshot: the space is loaded from SQLite (int8 vectors since schema version 10; older versions then wrote a snapshot in the background)")
 		return
 	}
 	for _, p := range snaps {
 		if fi, err := os.Stat(p); err == nil {
-			fmt.Printf("vector snapshot present: %s (%.1f MiB): the space is read from it, then what is newer from SQLite\n", filepath.Base(p), float64(fi.Size())/(1<<20))
+			fmt.Printf("vector snapshot present: %s (%.1f MiB): a version before schema 10 reads the space from it, then what is newer from SQLite (version 10 removes it)\n", filepath.Base(p), float64(fi.Size())/(1<<20))
 		}
 	}
 }

@@ -29,8 +29,10 @@ this command's settings choose another; without a daemon, the configured
 one); the daemon's bm25 engine (ready, or building while FTS5
 answers; the exchanges it holds, the queries it answered); files skipped as
 a whole (symlinks, FIFOs, unreadable, compressed logs that cannot be read)
-with the reason. A compressed rotated log (x.jsonl.1.gz) shows its size on
-disk and the offset reached in its content.`)
+with the reason; the index's size on disk (the whole cache folder, and
+index.db, fulltext.db, the bm25 segments and any vector snapshot) beside
+the logs' size, and the ratio. A compressed rotated log (x.jsonl.1.gz) shows
+its size on disk and the offset reached in its content.`)
 	asJSON := fs.Bool("json", false, "print JSON")
 	var ef embedFlags
 	ef.register(fs)
@@ -76,6 +78,10 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 		fmt.Fprintf(w, "  %s\t%d\n", t, r.EventsByType[t])
 	}
 	fmt.Fprintf(w, "sessions\t%d\n", r.Sessions)
+	fmt.Fprintf(w, "index on disk\t%s\n", r.Disk.Summary())
+	if p := r.Disk.Parts(); p != "" {
+		fmt.Fprintf(w, "  parts\t%s\n", p)
+	}
 	if r.FullTextPending >= 0 {
 		fmt.Fprintf(w, "waiting for full-text indexing\t%d\n", r.FullTextPending)
 	} else {

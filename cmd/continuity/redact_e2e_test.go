@@ -1,16 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
-	"encoding/binary"
-	"math"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/redact"
 )
 
@@ -84,17 +84,20 @@ func TestSecretsRedactedBeforeStorage(t *testing.T) {
 
 			// The worker embeds the user's text trimmed, then the
 			// answer's: two vectors one after the other.
-			blob := decodeVec(vec)
+			// Each is stored quantised (a float32 scale, then int8
+			// components: index/vectorcodec.go).
 			red, _ := emb.Embed(context.Background(), []string{strings.TrimSpace(want), "noted: " + strings.TrimSpace(want)})
 			orig, _ := emb.Embed(context.Background(), []string{strings.TrimSpace(ex[n]), "noted: " + strings.TrimSpace(ex[n])})
-			if len(blob) != 2*len(red[0]) {
-				t.Fatalf("%s: stored %d components, want the prompt's and the answer's vectors (%d)", n, len(blob), 2*len(red[0]))
+			dim := len(red[0])
+			if len(vec) != 2*(4+dim) {
+				t.Fatalf("%s: stored %d bytes, want the prompt's and the answer's vectors (2×(4+%d))", n, len(vec), dim)
 			}
-			for k, got := range [][]float32{blob[:len(red[0])], blob[len(red[0]):]} {
-				if cos(got, red[k]) < 0.9999 {
-					t.Errorf("%s: stored vector %d is not the embedding of the redacted text (cos %.4f)", n, k, cos(got, red[k]))
+			for k := range 2 {
+				got := vec[k*(4+dim)+4 : (k+1)*(4+dim)]
+				if !bytes.Equal(got, quantized(red[k])) {
+					t.Errorf("%s: stored vector %d is not the embedding of the redacted text", n, k)
 				}
-				if cos(got, orig[k]) > 0.9999 {
+				if bytes.Equal(got, quantized(orig[k])) {
 					t.Errorf("%s: stored vector %d equals the embedding of the unredacted text", n, k)
 				}
 			}
@@ -105,23 +108,13 @@ func TestSecretsRedactedBeforeStorage(t *testing.T) {
 	}
 }
 
-func decodeVec(b []byte) []float32 {
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+// quantized is v's int8 components as the index stores them.
+func quantized(v []float32) []byte {
+	codes := make([]int8, len(v))
+	index.QuantizeUnit(codes, v)
+	b := make([]byte, len(v))
+	for i, c := range codes {
+		b[i] = byte(c)
 	}
-	return v
-}
-
-func cos(a, b []float32) float64 {
-	var d, na, nb float64
-	for i := range a {
-		d += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return d / math.Sqrt(na*nb)
+	return b
 }
