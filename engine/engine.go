@@ -30,6 +30,7 @@ import (
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/follow"
+	"github.com/praxis-os/continuity/follow/rejectlog"
 	"github.com/praxis-os/continuity/importer"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/resume"
@@ -103,7 +104,7 @@ type Engine struct {
 	fti   *index.FullTextIndexer
 	lex   *search.Lexicon
 	work  *vectors.Worker
-	rej   *rejectLog
+	rej   *rejectlog.Log
 	views []follow.View
 
 	q *queries
@@ -164,7 +165,7 @@ func (e *Engine) assemble() error {
 	if e.lex, err = search.NewLexicon(lexiconConfig(e.db, e.log)); err != nil {
 		return err
 	}
-	e.rej = newRejectLog(e.db, e.log)
+	e.rej = rejectlog.New(e.db, e.log)
 	e.views = []follow.View{e.fti, e.lex, e.work, e.rej}
 	space := func() *vectors.Space { return e.work.Space() }
 	if e.q, err = newQueries(e.db, e.opts.Embedder, space, e.lex, e.opts.Search, e.log); err != nil {

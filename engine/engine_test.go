@@ -14,6 +14,7 @@ import (
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/follow"
+	"github.com/praxis-os/continuity/follow/rejectlog"
 	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/server"
 	"github.com/praxis-os/continuity/vectors"
@@ -74,7 +75,7 @@ func openIngested(t *testing.T, ws workspace.Layout, opts Options) *Engine {
 
 // recordingView is a view that only records what it is asked to remove.
 type recordingView struct {
-	*rejectLog
+	*rejectlog.Log
 	forgot []string
 	rows   []int64
 }
@@ -105,7 +106,7 @@ func TestForgetGoesThroughEveryView(t *testing.T) {
 	if err := os.WriteFile(snap, []byte("a snapshot"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rec := &recordingView{rejectLog: newRejectLog(e.db, e.log)}
+	rec := &recordingView{Log: rejectlog.New(e.db, e.log)}
 	e.views = append(e.views, rec)
 
 	resp, err := e.Forget(ctx, ForgetRequest{Session: "b", Chain: true})
@@ -269,7 +270,7 @@ func TestEditGoesThroughEveryView(t *testing.T) {
 	ws := newLayout(t)
 	e := openIngested(t, ws, Options{})
 	defer e.Close()
-	rec := &recordingView{rejectLog: newRejectLog(e.db, e.log)}
+	rec := &recordingView{Log: rejectlog.New(e.db, e.log)}
 	e.views = append(e.views, rec)
 
 	path := filepath.Join(ws.Logs, "s.jsonl")
