@@ -30,6 +30,7 @@ import (
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/follow"
+	"github.com/praxis-os/continuity/follow/fulltext"
 	"github.com/praxis-os/continuity/follow/rejectlog"
 	"github.com/praxis-os/continuity/importer"
 	"github.com/praxis-os/continuity/index"
@@ -101,7 +102,7 @@ type Engine struct {
 
 	// The views of the events table, each followed by its own loop in
 	// Run; forget goes through all of them.
-	fti   *index.FullTextIndexer
+	fti   *fulltext.Indexer
 	lex   *search.Lexicon
 	work  *vectors.Worker
 	rej   *rejectlog.Log
@@ -159,7 +160,7 @@ func (e *Engine) assemble() error {
 	if e.work, err = e.newWorker(e.opts.Embedder); err != nil {
 		return err
 	}
-	e.fti = index.NewFullTextIndexer(e.db, e.log)
+	e.fti = fulltext.New(e.db, e.log)
 	// BM25 of plain words from the bm25 engine once it holds what FTS5
 	// holds (search/lexicon.go); built and kept up by Run.
 	if e.lex, err = search.NewLexicon(lexiconConfig(e.db, e.log)); err != nil {
