@@ -11,10 +11,12 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/praxis-os/continuity/analyze"
 	"github.com/praxis-os/continuity/bm25"
 	"github.com/praxis-os/continuity/follow"
 	"github.com/praxis-os/continuity/index"
@@ -551,31 +553,41 @@ func (l *Lexicon) Close() error {
 	return ferr
 }
 
-// lexView is the engine as one search uses it: current (it holds every
-// exchange FTS5 holds for this search) and kept open until release.
+// lexView is the engine as one search uses it (an index.Lexical):
+// current (it holds every exchange FTS5 holds for this search) and kept
+// open until release; or, st nil, not current: FTS5 must answer.
 type lexView struct {
 	l  *Lexicon
 	st *lexState
 }
 
-// view returns the engine for one search when it is current, catching it
-// up first when it lacks few events; nil when FTS5 must answer. A non-nil
-// view must be released.
-func (l *Lexicon) view(ctx context.Context) *lexView {
+var _ index.Lexical = (*lexView)(nil)
+
+// View returns the engine as one search uses it, and its release (see
+// view).
+func (l *Lexicon) View(ctx context.Context) (index.Lexical, func()) {
 	if l == nil {
-		return nil
+		return nil, func() {}
 	}
+	v := l.view(ctx)
+	return v, v.release
+}
+
+// view returns the engine for one search, catching it up first when it
+// lacks few events; one that is not current (st nil) when FTS5 must
+// answer. It must be released.
+func (l *Lexicon) view(ctx context.Context) *lexView {
 	m, err := l.db.ChangeMark(ctx)
 	if err != nil {
-		return nil
+		return &lexView{l: l}
 	}
 	st := l.cur.Load()
 	if st == nil || st.epoch != m.Epoch {
-		return nil
+		return &lexView{l: l}
 	}
 	if mark := st.mark.Load(); mark < m.Seq {
 		if m.Seq-mark > lexSyncLag {
-			return nil
+			return &lexView{l: l}
 		}
 		l.wmu.Lock()
 		var err error
@@ -585,22 +597,77 @@ func (l *Lexicon) view(ctx context.Context) *lexView {
 		l.wmu.Unlock()
 		if err != nil {
 			l.log.Warn("bm25 engine: catching up for a search failed; FTS5 answers", "err", err)
-			return nil
+			return &lexView{l: l}
 		}
 	}
 	l.life.RLock()
 	st = l.cur.Load()
 	if st == nil || st.epoch != m.Epoch || st.mark.Load() < m.Seq {
 		l.life.RUnlock()
-		return nil
+		return &lexView{l: l}
 	}
 	return &lexView{l: l, st: st}
 }
 
 func (v *lexView) release() {
-	if v != nil {
+	if v.st != nil {
 		v.l.life.RUnlock()
 	}
+}
+
+// Rank answers q when its terms are all single index terms (plain words:
+// not a CJK phrase or prefix) and the engine is current; ok is false
+// otherwise, or when the engine fails: FTS5 answers then. Of the queries
+// of plain words, it counts those it answered and those it left to FTS5
+// (Status).
+func (v *lexView) Rank(_ context.Context, q index.LexicalQuery) ([]index.LexicalHit, bool, error) {
+	keys, ok := singleTerms(q.Terms)
+	if !ok {
+		return nil, false, nil
+	}
+	if v.st != nil {
+		hits, ok, err := v.search(keys, q.Weights, q.Filter, q.Limit)
+		if err == nil && ok {
+			v.l.answered.Add(1)
+			return hits, true, nil
+		}
+		if err != nil {
+			v.l.log.Warn("bm25 engine failed; FTS5 answers", "err", err)
+		}
+	}
+	v.l.fellBack.Add(1)
+	return nil, false, nil
+}
+
+// TermDocs counts the stems' documents when the engine is current; ok is
+// false otherwise, or when a stem is not one index term.
+func (v *lexView) TermDocs(_ context.Context, stems []string) (map[string]int64, int64, bool, error) {
+	if v.st == nil {
+		return nil, 0, false, nil
+	}
+	docs, total, err := v.docFreq(stems)
+	if err != nil {
+		return nil, 0, false, nil
+	}
+	return docs, total, true, nil
+}
+
+// singleTerms returns the index terms of terms (their Key) when each is
+// exactly one index term, the quoted stem, as analyze.MatchAny gives it to
+// FTS5; ok is false when one is not (a CJK phrase of bigrams, a prefix
+// query) or there are none.
+func singleTerms(terms []analyze.Term) (keys []string, ok bool) {
+	if len(terms) == 0 {
+		return nil, false
+	}
+	keys = make([]string, len(terms))
+	for i, t := range terms {
+		if t.Key == "" || strings.ContainsAny(t.Key, "\" \t\n") || t.Expr != `"`+t.Key+`"` {
+			return nil, false
+		}
+		keys[i] = t.Key
+	}
+	return keys, true
 }
 
 // search is index.DB.Lexical for an OR of single index terms (stems, in

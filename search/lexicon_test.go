@@ -97,7 +97,7 @@ func lexFilters(t *testing.T, db *index.DB) []index.Filter {
 func checkLexiconExact(t *testing.T, db *index.DB, l *Lexicon, rng *rand.Rand, queries int) {
 	t.Helper()
 	lv := l.view(ctx)
-	if lv == nil {
+	if lv.st == nil {
 		t.Fatal("the engine is not current after a catch-up")
 	}
 	defer lv.release()
@@ -188,7 +188,7 @@ func TestLexiconMatchesFTS5(t *testing.T) {
 	if _, err := f.db.DeleteSession(ctx, "s3"); err != nil {
 		t.Fatal(err)
 	}
-	if lv := l.view(ctx); lv != nil {
+	if lv := l.view(ctx); lv.st != nil {
 		lv.release()
 		t.Fatal("the engine is used after a forget")
 	}
@@ -302,7 +302,7 @@ func TestLexiconLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.commit(lexCorpus(rng, 200, lexSyncLag+10, 4)...)
-	if lv := l.view(ctx); lv != nil {
+	if lv := l.view(ctx); lv.st != nil {
 		lv.release()
 		t.Fatal("the engine is used while it lags by more than lexSyncLag events")
 	}
