@@ -31,6 +31,7 @@ import (
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/follow"
 	"github.com/praxis-os/continuity/follow/fulltext"
+	"github.com/praxis-os/continuity/follow/lexicon"
 	"github.com/praxis-os/continuity/follow/rejectlog"
 	"github.com/praxis-os/continuity/importer"
 	"github.com/praxis-os/continuity/index"
@@ -103,7 +104,7 @@ type Engine struct {
 	// The views of the events table, each followed by its own loop in
 	// Run; forget goes through all of them.
 	fti   *fulltext.Indexer
-	lex   *search.Lexicon
+	lex   *lexicon.Engine
 	work  *vectors.Worker
 	rej   *rejectlog.Log
 	views []follow.View
@@ -163,7 +164,7 @@ func (e *Engine) assemble() error {
 	e.fti = fulltext.New(e.db, e.log)
 	// BM25 of plain words from the bm25 engine once it holds what FTS5
 	// holds (search/lexicon.go); built and kept up by Run.
-	if e.lex, err = search.NewLexicon(lexiconConfig(e.db, e.log)); err != nil {
+	if e.lex, err = lexicon.New(lexiconConfig(e.db, e.log)); err != nil {
 		return err
 	}
 	e.rej = rejectlog.New(e.db, e.log)

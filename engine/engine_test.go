@@ -14,8 +14,8 @@ import (
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/follow"
+	"github.com/praxis-os/continuity/follow/lexicon"
 	"github.com/praxis-os/continuity/follow/rejectlog"
-	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/server"
 	"github.com/praxis-os/continuity/vectors"
 	"github.com/praxis-os/continuity/workspace"
@@ -119,7 +119,7 @@ func TestForgetGoesThroughEveryView(t *testing.T) {
 	if !slices.Equal(rec.forgot, resp.Sessions) {
 		t.Errorf("the other view was asked to forget %v", rec.forgot)
 	}
-	for _, f := range []string{snap, search.LexiconDir(e.db)} {
+	for _, f := range []string{snap, lexicon.Dir(e.db)} {
 		if _, err := os.Stat(f); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s outlives the forget: %v", f, err)
 		}

@@ -2,7 +2,7 @@
 //
 // The index's events table is continuity's source of truth; everything
 // else it keeps is derived from it and follows it: the FTS5 full-text
-// index (index.FullTextIndexer), the bm25 engine (search.Lexicon), the
+// index (index.FullTextIndexer), the bm25 engine (lexicon.Engine), the
 // vectors (vectors.Worker) and the daemon's log of rejected lines. Each is
 // a View: told when events are committed (Notify), it takes them in one
 // step at a time (Loop), removes what it holds of events the index
