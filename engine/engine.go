@@ -64,7 +64,7 @@ type Options struct {
 	ResumeCache bool
 	// Import, when set, imports agents' own transcripts into the logs
 	// while Run runs (daemon --import).
-	Import *importer.Follower
+	Import *importer.LiveImport
 	// Search tunes the ranking (evaluation; the zero value is the
 	// product's).
 	Search search.Options

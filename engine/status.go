@@ -60,7 +60,7 @@ type StatusReport struct {
 	BM25 *BM25Status `json:"bm25"`
 	// Import: the agents whose transcripts the daemon follows (daemon
 	// --import); null when no daemon answers or it follows none.
-	Import  *importer.FollowReport `json:"import"`
+	Import  *importer.LiveReport `json:"import"`
 	Files   []FileStatus           `json:"files"`
 	Skipped []index.SkippedFile    `json:"skipped_files"`
 	// Edits: the logs edited in place whose index followed the edit,
@@ -232,7 +232,7 @@ func (c *Client) Status(ctx context.Context) (StatusReport, error) {
 		if c.viewReport(ctx, "bm25", &bm) == nil {
 			r.BM25 = &bm
 		}
-		var imp importer.FollowReport
+		var imp importer.LiveReport
 		if c.viewReport(ctx, "import", &imp) == nil && len(imp.Agents) > 0 {
 			r.Import = &imp
 		}
