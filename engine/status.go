@@ -61,8 +61,8 @@ type StatusReport struct {
 	// Import: the agents whose transcripts the daemon follows (daemon
 	// --import); null when no daemon answers or it follows none.
 	Import  *importer.LiveReport `json:"import"`
-	Files   []FileStatus           `json:"files"`
-	Skipped []index.SkippedFile    `json:"skipped_files"`
+	Files   []FileStatus         `json:"files"`
+	Skipped []index.SkippedFile  `json:"skipped_files"`
 	// Edits: the logs edited in place whose index followed the edit,
 	// per file; EditTotals sums them.
 	Edits      []EditStatus `json:"edits"`
