@@ -95,13 +95,13 @@ func TestForgetGoesThroughEveryView(t *testing.T) {
 	ws := newLayout(t)
 	e := openIngested(t, ws, Options{})
 	defer e.Close()
-	if err := e.lex.CatchUp(ctx); err != nil { // the bm25 engine's files, as the daemon builds them
+	if err := e.bm25.CatchUp(ctx); err != nil { // the bm25 engine's files, as the daemon builds them
 		t.Fatal(err)
 	}
-	if err := e.lex.Flush(); err != nil {
+	if err := e.bm25.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	id := vectors.SpaceIdentity(e.work.Embedder())
+	id := vectors.SpaceIdentity(e.embedding.Embedder())
 	snap := vectors.SnapshotPath(e.db, id)
 	if err := os.WriteFile(snap, []byte("a snapshot"), 0o600); err != nil {
 		t.Fatal(err)
@@ -124,16 +124,16 @@ func TestForgetGoesThroughEveryView(t *testing.T) {
 			t.Errorf("%s outlives the forget: %v", f, err)
 		}
 	}
-	if v := e.work.Space(); v == nil || v.Len() != 0 {
+	if v := e.embedding.Space(); v == nil || v.Len() != 0 {
 		t.Errorf("vector space after the forget: %v vectors", v.Len())
 	}
-	if err := e.fti.Drain(ctx); err != nil {
+	if err := e.fullText.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := e.db.FullTextPending(ctx); err != nil || n != 0 {
 		t.Errorf("full-text index: %d pending after the forget, %v", n, err)
 	}
-	res, err := e.q.search(ctx, SearchRequest{Query: "sqlite database locked", Mode: "bm25"})
+	res, err := e.queries.search(ctx, SearchRequest{Query: "sqlite database locked", Mode: "bm25"})
 	if err != nil || len(res.Results) != 0 {
 		t.Errorf("search after the forget: %+v, %v", res.Results, err)
 	}
@@ -295,7 +295,7 @@ func TestEditGoesThroughEveryView(t *testing.T) {
 	if len(rec.rows) != 2 || len(rec.forgot) != 0 {
 		t.Fatalf("the other view was told rows %v, sessions %v; want the 2 removed", rec.rows, rec.forgot)
 	}
-	if v := e.work.Space(); v == nil || v.Len() != 9 {
+	if v := e.embedding.Space(); v == nil || v.Len() != 9 {
 		t.Errorf("vector space after the edit: %d vectors, want 9", v.Len())
 	}
 	if links, _ := e.db.AllLinks(ctx); len(links) != 0 {
