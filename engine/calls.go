@@ -185,7 +185,7 @@ type queries struct {
 // newQueries answers over db. space gives the current vector space (nil:
 // BM25 only); lex, in the daemon, the bm25 engine that answers BM25
 // queries of plain words when current (nil: FTS5 always).
-func newQueries(db *index.DB, emb embed.Embedder, space func() *vectors.Space, lex *search.Lexicon, opts search.Options, log *slog.Logger) (*queries, error) {
+func newQueries(db *index.DB, emb embed.Embedder, space func() *vectors.Space, lex search.LexicalEngine, opts search.Options, log *slog.Logger) (*queries, error) {
 	s, err := search.New(search.Config{DB: db, Embedder: emb, Vectors: space, Lexicon: lex, Options: opts, Logger: log})
 	if err != nil {
 		return nil, err

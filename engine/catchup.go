@@ -40,7 +40,7 @@ func (e *Engine) CatchUp(ctx context.Context, progress func(done int64)) (Ingest
 	ftCtx, stopFT := context.WithCancel(ctx)
 	committed := make(chan struct{})
 	ftDone := make(chan error, 1)
-	go func() { ftDone <- e.fti.RunUntil(ftCtx, committed) }()
+	go func() { ftDone <- e.fullText.RunUntil(ftCtx, committed) }()
 	waitFT := sync.OnceValue(func() error { return <-ftDone })
 	defer func() {
 		stopFT()
@@ -148,7 +148,7 @@ func roundLeft(d time.Duration) time.Duration {
 // EmbedWatch is Embed calling fn with its progress every period while it
 // embeds; fn nil or period ≤ 0: no calls.
 func (e *Engine) EmbedWatch(ctx context.Context, emb embed.Embedder, period time.Duration, fn func(IngestEmbed)) (Embedded, error) {
-	if emb != nil && emb != e.work.Embedder() {
+	if emb != nil && emb != e.embedding.Embedder() {
 		// A worker for emb takes the place of the one Open made (ingest
 		// opens without an embedder: it needs none until now).
 		w, err := e.newWorker(emb)
@@ -156,11 +156,11 @@ func (e *Engine) EmbedWatch(ctx context.Context, emb embed.Embedder, period time
 			return Embedded{}, err
 		}
 		for i, v := range e.views {
-			if v == follow.View(e.work) {
+			if v == follow.View(e.embedding) {
 				e.views[i] = w
 			}
 		}
-		e.work = w
+		e.embedding = w
 	}
 	start := time.Now()
 	if err := vectors.RemoveSnapshotTemps(e.ws.Cache); err != nil {
@@ -168,7 +168,7 @@ func (e *Engine) EmbedWatch(ctx context.Context, emb embed.Embedder, period time
 	}
 	ectx, stop := context.WithCancel(ctx)
 	report := func() {
-		st := e.work.Status()
+		st := e.embedding.Status()
 		fn(IngestEmbed{Stored: st.Stored, Pending: st.Pending, Rate: st.Rate, Elapsed: time.Since(start)})
 	}
 	var watched sync.WaitGroup
@@ -188,9 +188,9 @@ func (e *Engine) EmbedWatch(ctx context.Context, emb embed.Embedder, period time
 			}
 		}()
 	}
-	err := e.work.Drain(ectx)
+	err := e.embedding.Drain(ectx)
 	stop()
 	watched.Wait()
-	st := e.work.Status()
+	st := e.embedding.Status()
 	return Embedded{Identity: st.Identity, Stored: st.Stored, Took: time.Since(start)}, err
 }

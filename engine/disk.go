@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/praxis-os/continuity/follow/lexicon"
 	"github.com/praxis-os/continuity/index"
-	"github.com/praxis-os/continuity/search"
 )
 
 // DiskUsage is what the index takes on disk beside the logs it is built
@@ -63,7 +63,7 @@ func diskUsage(cache, logs string) DiskUsage {
 		rel, _ := filepath.Rel(cache, path)
 		base := filepath.Base(rel)
 		switch {
-		case strings.HasPrefix(rel, search.LexiconDirName+string(filepath.Separator)):
+		case strings.HasPrefix(rel, lexicon.DirName+string(filepath.Separator)):
 			d.BM25 += n
 		case sqliteFile(base, index.FileName):
 			d.Index += n

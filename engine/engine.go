@@ -30,6 +30,9 @@ import (
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/follow"
+	"github.com/praxis-os/continuity/follow/fulltext"
+	"github.com/praxis-os/continuity/follow/lexicon"
+	"github.com/praxis-os/continuity/follow/rejectlog"
 	"github.com/praxis-os/continuity/importer"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/resume"
@@ -61,7 +64,7 @@ type Options struct {
 	ResumeCache bool
 	// Import, when set, imports agents' own transcripts into the logs
 	// while Run runs (daemon --import).
-	Import *importer.Follower
+	Import *importer.LiveImport
 	// Search tunes the ranking (evaluation; the zero value is the
 	// product's).
 	Search search.Options
@@ -98,15 +101,18 @@ type Engine struct {
 	w    *watcher.Watcher
 	srv  *server.Server // nil unless Options.Socket
 
-	// The views of the events table, each followed by its own loop in
-	// Run; forget goes through all of them.
-	fti   *index.FullTextIndexer
-	lex   *search.Lexicon
-	work  *vectors.Worker
-	rej   *rejectLog
-	views []follow.View
+	// The views of the events table (views.go), each followed by its own
+	// loop in Run; commits notify them, forget and edits of logs go
+	// through all of them.
+	fullText  *fulltext.Indexer // FTS5 (fulltext.db)
+	bm25      *lexicon.Engine   // the bm25 engine, in memory
+	embedding *vectors.Worker   // the embedding worker and its vector space
+	rejectLog *rejectlog.Log    // rejected lines, to the daemon's log
+	views     []follow.View     // all of them, in the order they run
 
-	q *queries
+	// queries answers the calls on the index (search, resume, sessions),
+	// under every interface.
+	queries *queries
 
 	// onCommit, when set (CatchUp), hears each committed batch.
 	onCommit func(watcher.Batch)
@@ -150,31 +156,22 @@ func Open(ws workspace.Layout, opts Options) (_ *Engine, err error) {
 	return e, nil
 }
 
-// assemble builds the views, the query service and the watcher.
+// assemble builds the views (views.go), the query service and the
+// watcher.
 func (e *Engine) assemble() error {
-	var err error
-	// Embedding is a durable queue drained in the background: a slow or
-	// down embedder never holds up ingestion.
-	if e.work, err = e.newWorker(e.opts.Embedder); err != nil {
+	err := e.assembleViews()
+	if err != nil {
 		return err
 	}
-	e.fti = index.NewFullTextIndexer(e.db, e.log)
-	// BM25 of plain words from the bm25 engine once it holds what FTS5
-	// holds (search/lexicon.go); built and kept up by Run.
-	if e.lex, err = search.NewLexicon(lexiconConfig(e.db, e.log)); err != nil {
+	space := func() *vectors.Space { return e.embedding.Space() }
+	if e.queries, err = newQueries(e.db, e.opts.Embedder, space, e.bm25, e.opts.Search, e.log); err != nil {
 		return err
 	}
-	e.rej = newRejectLog(e.db, e.log)
-	e.views = []follow.View{e.fti, e.lex, e.work, e.rej}
-	space := func() *vectors.Space { return e.work.Space() }
-	if e.q, err = newQueries(e.db, e.opts.Embedder, space, e.lex, e.opts.Search, e.log); err != nil {
-		return err
-	}
-	e.q.pending = e.awaitSearchable
+	e.queries.pending = e.awaitSearchable
 	if e.opts.ResumeCache {
 		// Resume packs are asked again and again of the same chains: the
 		// daemon keeps what does not depend on the query (resume/cache.go).
-		e.q.resumeCache = resume.NewCache(resume.CacheConfig{})
+		e.queries.resumeCache = resume.NewCache(resume.CacheConfig{})
 	}
 	o := e.opts.Watch
 	wc := watcher.Config{Dir: e.ws.Logs, Logger: e.log, MaxLineBytes: o.MaxLineBytes, Rescan: o.Rescan, NoNotify: o.NoNotify,
@@ -183,38 +180,11 @@ func (e *Engine) assemble() error {
 		if e.onCommit != nil {
 			e.onCommit(b)
 		}
-		for _, v := range e.views {
-			v.Notify()
-		}
+		e.notifyViews()
 	}
 	wc.OnEdit = e.edited
 	e.w, err = watcher.New(wc, withTestFaults(e.db))
 	return err
-}
-
-// edited makes every view follow an edit of a log in place: the events
-// of its changed and removed lines are gone from the index, their text,
-// words and vectors leave the views too. (After a crash before this, the
-// views learn it from the index: the full-text index from its queue of
-// deletions, the bm25 engine and the vector snapshots from the deletion
-// epoch, the vector space by loading again.)
-func (e *Engine) edited(ed watcher.Edit) {
-	if len(ed.Removed) == 0 {
-		return
-	}
-	ctx := context.Background()
-	for _, v := range e.views {
-		if err := v.Remove(ctx, follow.Removal{Rows: ed.Removed}); err != nil {
-			e.log.Error("a view could not follow the edit of a log", "view", v.Name(), "file", ed.File, "err", err)
-		}
-		v.Notify()
-	}
-}
-
-// newWorker is the vectors view for emb (nil: a worker that only
-// forgets, until Embed gets an embedder).
-func (e *Engine) newWorker(emb embed.Embedder) (*vectors.Worker, error) {
-	return vectors.NewWorker(vectors.WorkerConfig{DB: e.db, Embedder: emb, BatchSize: e.opts.EmbedBatch, Logger: e.log})
 }
 
 // openWriter takes the workspace's index lock and opens the index for
@@ -264,12 +234,12 @@ func (e *Engine) DB() *index.DB { return e.db }
 
 // Worker is the vectors view (the embedding worker), for the evaluation
 // and benchmark tools.
-func (e *Engine) Worker() *vectors.Worker { return e.work }
+func (e *Engine) Worker() *vectors.Worker { return e.embedding }
 
 // Searcher returns a searcher over the engine's index and vectors with
 // the given options, and more vector spaces (evaluation).
 func (e *Engine) Searcher(opts search.Options, more ...func() *vectors.Space) (*search.Searcher, error) {
-	return search.New(search.Config{DB: e.db, Embedder: e.work.Embedder(), Vectors: e.work.Space, More: more, Options: opts})
+	return search.New(search.Config{DB: e.db, Embedder: e.embedding.Embedder(), Vectors: e.embedding.Space, More: more, Options: opts})
 }
 
 // Guard timing: how often Run checks that its files are still at their
@@ -290,7 +260,7 @@ var ErrCacheGone = errors.New("the cache folder was deleted or replaced under th
 // it returns.
 func (e *Engine) Run(ctx context.Context) error {
 	defer e.Close()
-	if e.work.Embedder() == nil {
+	if e.embedding.Embedder() == nil {
 		return errors.New("engine: Run needs an embedder")
 	}
 	e.log.Info("continuity daemon started", "workspace", e.ws.Root, "logs", e.ws.Logs, "index", e.ws.Cache,
@@ -369,7 +339,7 @@ func (e *Engine) guard(ctx context.Context) error {
 // writes only the index's one writer may do (forget), ping, and each
 // view's status.
 func (e *Engine) register(srv *server.Server) {
-	e.q.register(srv)
+	e.queries.register(srv)
 	srv.Handle("ping", func(context.Context, json.RawMessage) (any, error) {
 		return PingReply{PID: os.Getpid(), Version: Version}, nil
 	})

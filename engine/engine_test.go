@@ -14,7 +14,8 @@ import (
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/follow"
-	"github.com/praxis-os/continuity/search"
+	"github.com/praxis-os/continuity/follow/lexicon"
+	"github.com/praxis-os/continuity/follow/rejectlog"
 	"github.com/praxis-os/continuity/server"
 	"github.com/praxis-os/continuity/vectors"
 	"github.com/praxis-os/continuity/workspace"
@@ -74,7 +75,7 @@ func openIngested(t *testing.T, ws workspace.Layout, opts Options) *Engine {
 
 // recordingView is a view that only records what it is asked to remove.
 type recordingView struct {
-	*rejectLog
+	*rejectlog.Log
 	forgot []string
 	rows   []int64
 }
@@ -94,18 +95,18 @@ func TestForgetGoesThroughEveryView(t *testing.T) {
 	ws := newLayout(t)
 	e := openIngested(t, ws, Options{})
 	defer e.Close()
-	if err := e.lex.CatchUp(ctx); err != nil { // the bm25 engine's files, as the daemon builds them
+	if err := e.bm25.CatchUp(ctx); err != nil { // the bm25 engine's files, as the daemon builds them
 		t.Fatal(err)
 	}
-	if err := e.lex.Flush(); err != nil {
+	if err := e.bm25.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	id := vectors.SpaceIdentity(e.work.Embedder())
+	id := vectors.SpaceIdentity(e.embedding.Embedder())
 	snap := vectors.SnapshotPath(e.db, id)
 	if err := os.WriteFile(snap, []byte("a snapshot"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rec := &recordingView{rejectLog: newRejectLog(e.db, e.log)}
+	rec := &recordingView{Log: rejectlog.New(e.db, e.log)}
 	e.views = append(e.views, rec)
 
 	resp, err := e.Forget(ctx, ForgetRequest{Session: "b", Chain: true})
@@ -118,21 +119,21 @@ func TestForgetGoesThroughEveryView(t *testing.T) {
 	if !slices.Equal(rec.forgot, resp.Sessions) {
 		t.Errorf("the other view was asked to forget %v", rec.forgot)
 	}
-	for _, f := range []string{snap, search.LexiconDir(e.db)} {
+	for _, f := range []string{snap, lexicon.Dir(e.db)} {
 		if _, err := os.Stat(f); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s outlives the forget: %v", f, err)
 		}
 	}
-	if v := e.work.Space(); v == nil || v.Len() != 0 {
+	if v := e.embedding.Space(); v == nil || v.Len() != 0 {
 		t.Errorf("vector space after the forget: %v vectors", v.Len())
 	}
-	if err := e.fti.Drain(ctx); err != nil {
+	if err := e.fullText.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := e.db.FullTextPending(ctx); err != nil || n != 0 {
 		t.Errorf("full-text index: %d pending after the forget, %v", n, err)
 	}
-	res, err := e.q.search(ctx, SearchRequest{Query: "sqlite database locked", Mode: "bm25"})
+	res, err := e.queries.search(ctx, SearchRequest{Query: "sqlite database locked", Mode: "bm25"})
 	if err != nil || len(res.Results) != 0 {
 		t.Errorf("search after the forget: %+v, %v", res.Results, err)
 	}
@@ -269,7 +270,7 @@ func TestEditGoesThroughEveryView(t *testing.T) {
 	ws := newLayout(t)
 	e := openIngested(t, ws, Options{})
 	defer e.Close()
-	rec := &recordingView{rejectLog: newRejectLog(e.db, e.log)}
+	rec := &recordingView{Log: rejectlog.New(e.db, e.log)}
 	e.views = append(e.views, rec)
 
 	path := filepath.Join(ws.Logs, "s.jsonl")
@@ -294,7 +295,7 @@ func TestEditGoesThroughEveryView(t *testing.T) {
 	if len(rec.rows) != 2 || len(rec.forgot) != 0 {
 		t.Fatalf("the other view was told rows %v, sessions %v; want the 2 removed", rec.rows, rec.forgot)
 	}
-	if v := e.work.Space(); v == nil || v.Len() != 9 {
+	if v := e.embedding.Space(); v == nil || v.Len() != 9 {
 		t.Errorf("vector space after the edit: %d vectors, want 9", v.Len())
 	}
 	if links, _ := e.db.AllLinks(ctx); len(links) != 0 {

@@ -103,7 +103,7 @@ func (e *Engine) awaitSearchable(ctx context.Context, mode search.Mode, what str
 		if missing > maxVectorWait || !time.Now().Before(deadline) || !sleepCtx(ctx, freshPoll) {
 			break
 		}
-		e.work.Notify()
+		e.embedding.Notify()
 	}
 	if missing > maxVectorWait {
 		return nil // a backfill or a re-embedding: VectorsMissing and status say so
@@ -115,10 +115,10 @@ func (e *Engine) awaitSearchable(ctx context.Context, mode search.Mode, what str
 // vectorIdentity is the identity of the vector space a search of this
 // mode uses, "" when it uses none.
 func (e *Engine) vectorIdentity(mode search.Mode) string {
-	if mode == search.ModeLexical || e.q.searcher.VectorsMissing() != "" {
+	if mode == search.ModeLexical || e.queries.searcher.VectorsMissing() != "" {
 		return ""
 	}
-	if sp := e.work.Space(); sp != nil {
+	if sp := e.embedding.Space(); sp != nil {
 		return sp.Identity()
 	}
 	return ""

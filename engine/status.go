@@ -13,10 +13,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/praxis-os/continuity/follow/lexicon"
 	"github.com/praxis-os/continuity/importer"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/logformat"
-	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/server"
 	"github.com/praxis-os/continuity/vectors"
 )
@@ -55,14 +55,14 @@ type StatusReport struct {
 	// FullTextPending: exchanges not in the full-text index yet (plus
 	// deletions not applied); -1 when it is not built yet.
 	FullTextPending int64 `json:"fulltext_pending"`
-	// BM25: the daemon's bm25 engine (search.Lexicon); null when no
+	// BM25: the daemon's bm25 engine (lexicon.Engine); null when no
 	// daemon answers.
 	BM25 *BM25Status `json:"bm25"`
 	// Import: the agents whose transcripts the daemon follows (daemon
 	// --import); null when no daemon answers or it follows none.
-	Import  *importer.FollowReport `json:"import"`
-	Files   []FileStatus           `json:"files"`
-	Skipped []index.SkippedFile    `json:"skipped_files"`
+	Import  *importer.LiveReport `json:"import"`
+	Files   []FileStatus         `json:"files"`
+	Skipped []index.SkippedFile  `json:"skipped_files"`
 	// Edits: the logs edited in place whose index followed the edit,
 	// per file; EditTotals sums them.
 	Edits      []EditStatus `json:"edits"`
@@ -81,7 +81,7 @@ type StatusReport struct {
 type EditStatus = index.EditStatus
 
 // BM25Status is the daemon's bm25 engine's state.
-type BM25Status = search.LexiconStatus
+type BM25Status = lexicon.Status
 
 // FileStatus is one log file in `status`: where the index is in it.
 type FileStatus struct {
@@ -232,7 +232,7 @@ func (c *Client) Status(ctx context.Context) (StatusReport, error) {
 		if c.viewReport(ctx, "bm25", &bm) == nil {
 			r.BM25 = &bm
 		}
-		var imp importer.FollowReport
+		var imp importer.LiveReport
 		if c.viewReport(ctx, "import", &imp) == nil && len(imp.Agents) > 0 {
 			r.Import = &imp
 		}

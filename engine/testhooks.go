@@ -16,8 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/praxis-os/continuity/follow/lexicon"
 	"github.com/praxis-os/continuity/index"
-	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/watcher"
 )
 
@@ -96,8 +96,8 @@ const (
 )
 
 // lexiconConfig is the bm25 engine's set-up, with the test hooks.
-func lexiconConfig(db *index.DB, log *slog.Logger) search.LexiconConfig {
-	cfg := search.LexiconConfig{DB: db, Logger: log}
+func lexiconConfig(db *index.DB, log *slog.Logger) lexicon.Config {
+	cfg := lexicon.Config{DB: db, Logger: log}
 	if d, err := time.ParseDuration(os.Getenv(envTestBM25Pause)); err == nil {
 		cfg.StepPause = d
 	}

@@ -5,8 +5,8 @@ package engine
 import (
 	"log/slog"
 
+	"github.com/praxis-os/continuity/follow/lexicon"
 	"github.com/praxis-os/continuity/index"
-	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/watcher"
 )
 
@@ -17,6 +17,6 @@ import (
 func withTestFaults(db *index.DB) watcher.Store { return db }
 
 // lexiconConfig is the bm25 engine's set-up.
-func lexiconConfig(db *index.DB, log *slog.Logger) search.LexiconConfig {
-	return search.LexiconConfig{DB: db, Logger: log}
+func lexiconConfig(db *index.DB, log *slog.Logger) lexicon.Config {
+	return lexicon.Config{DB: db, Logger: log}
 }

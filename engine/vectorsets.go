@@ -106,10 +106,10 @@ func (e *Engine) DropVectors(ctx context.Context, req DropVectorsRequest) (DropV
 
 // inUse is the identity of the engine's embedder, "" when none.
 func (e *Engine) inUse() string {
-	if sp := e.work.Space(); sp != nil {
+	if sp := e.embedding.Space(); sp != nil {
 		return sp.Identity()
 	}
-	if emb := e.work.Embedder(); emb != nil {
+	if emb := e.embedding.Embedder(); emb != nil {
 		id, _ := KnownIdentity(emb)
 		return id
 	}

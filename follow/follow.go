@@ -2,8 +2,10 @@
 //
 // The index's events table is continuity's source of truth; everything
 // else it keeps is derived from it and follows it: the FTS5 full-text
-// index (index.FullTextIndexer), the bm25 engine (search.Lexicon), the
-// vectors (vectors.Worker) and the daemon's log of rejected lines. Each is
+// index (follow/fulltext), the bm25 engine (follow/lexicon), the vectors
+// (vectors.Worker) and the daemon's log of rejected lines
+// (follow/rejectlog), assembled by the engine in one place
+// (engine/views.go, which says how to add one). Each is
 // a View: told when events are committed (Notify), it takes them in one
 // step at a time (Loop), removes what it holds of events the index
 // deleted (Remove: the sessions `forget` removed, the lines an edit of a

@@ -485,7 +485,7 @@ func TestParseAgentsAll(t *testing.T) {
 	if _, err := ParseAgents("cline,nope"); err == nil || !strings.Contains(err.Error(), "all") {
 		t.Errorf("bad agent: %v", err)
 	}
-	f := &Follower{Agents: []string{Cline, Goose}, Workspace: "/nonexistent/ws", Logs: t.TempDir(), Home: DefaultHome(t.TempDir())}
+	f := &LiveImport{Agents: []string{Cline, Goose}, Workspace: "/nonexistent/ws", Logs: t.TempDir(), Home: DefaultHome(t.TempDir())}
 	if err := f.Once(context.Background()); err != nil {
 		t.Fatal(err)
 	}

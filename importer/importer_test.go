@@ -314,9 +314,9 @@ func TestResumedFileWithOldSessionID(t *testing.T) {
 	}
 }
 
-// TestFollowerKeepsGoing: logs that cannot be written are logged and
+// TestLiveImportKeepsGoing: logs that cannot be written are logged and
 // retried, never fatal to the follower (and so to the daemon).
-func TestFollowerKeepsGoing(t *testing.T) {
+func TestLiveImportKeepsGoing(t *testing.T) {
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
 	home := DefaultHome(filepath.Join(dir, "home"))
@@ -330,7 +330,7 @@ func TestFollowerKeepsGoing(t *testing.T) {
 	os.WriteFile(logs, []byte("not a folder"), 0o600) // the logs cannot be written
 	var logBuf strings.Builder
 	sb := &syncBuf{b: &logBuf}
-	f := &Follower{Agents: []string{ClaudeCode}, Workspace: ws, Logs: logs, Home: home, Quiet: time.Nanosecond,
+	f := &LiveImport{Agents: []string{ClaudeCode}, Workspace: ws, Logs: logs, Home: home, Quiet: time.Nanosecond,
 		Poll: 20 * time.Millisecond, Log: slog.New(slog.NewTextHandler(sb, nil))}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -10,7 +10,7 @@ import (
 )
 
 // Exchanges in their index form, for a full-text index kept outside
-// SQLite (package bm25, fed by search.Lexicon): the same texts, analysed
+// SQLite (package bm25, fed by the bm25 engine, follow/lexicon): the same texts, analysed
 // the same way, as the full-text indexer gives FTS5 (fulltext.go), so that
 // both rank alike. Such an index follows the events by row id as
 // fulltext.db does (row ids only grow), and ties itself to this database

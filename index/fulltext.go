@@ -13,8 +13,9 @@ import (
 
 // The full-text index (FTS5 over the user and ai texts of exchanges) lives
 // in its own file, fulltext.db, next to index.db, and is derived from it:
-// Commit stores events in index.db; IndexFullText, run by a
-// FullTextIndexer after the commits, tokenises them into fulltext.db.
+// Commit stores events in index.db; IndexFullText, run by the full-text
+// indexer (follow/fulltext, through DrainFullText) after the commits,
+// tokenises them into fulltext.db.
 //
 // Why a second file: tokenising and indexing the text is most of the work
 // of a backfill (more than parsing and storing the events), and SQLite has

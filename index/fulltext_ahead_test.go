@@ -133,33 +133,3 @@ func TestFullTextStepBytes(t *testing.T) {
 		t.Errorf("large found in %d rows, want %d", len(got), want+10)
 	}
 }
-
-// RunUntil, once finish is closed, indexes what was committed before and
-// returns: a backfill's "ingested" means full-text searchable.
-func TestFullTextIndexerRunUntil(t *testing.T) {
-	db := openTest(t, testDir(t))
-	f := newFeeder(t, db, "a.jsonl")
-	commit(t, db, f.batch(exchangeAt("s", hour(1), "early words", "")))
-	finish := make(chan struct{})
-	done := make(chan error, 1)
-	go func() { done <- NewFullTextIndexer(db, nil).RunUntil(ctx, finish) }()
-	for i := range 5 {
-		commit(t, db, f.batch(exchangeAt("s", hour(2+i), "later words", "")))
-	}
-	// No Notify: closing finish is enough.
-	close(finish)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("RunUntil did not return after finish was closed")
-	}
-	if n := fullTextPending(t, db); n != 0 {
-		t.Errorf("pending = %d after RunUntil returned", n)
-	}
-	if got := ftsRows(t, db, "words"); len(got) != 6 {
-		t.Errorf("words found in %d rows, want 6", len(got))
-	}
-}

@@ -12,7 +12,7 @@ import (
 
 func drainFullText(t testing.TB, db *DB) {
 	t.Helper()
-	if err := NewFullTextIndexer(db, nil).Drain(ctx); err != nil {
+	if err := db.DrainFullText(ctx); err != nil {
 		t.Fatal(err)
 	}
 }

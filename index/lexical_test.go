@@ -212,7 +212,7 @@ func TestLexicalReadOnly(t *testing.T) {
 	if n, err := ro.FullTextPending(ctx); err != nil || n != 1 {
 		t.Errorf("FullTextPending = %d, %v, want 1", n, err)
 	}
-	if err := NewFullTextIndexer(db, nil).Drain(ctx); err != nil {
+	if err := db.DrainFullText(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := ro.FullTextPending(ctx); err != nil || n != 0 {

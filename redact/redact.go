@@ -78,10 +78,10 @@ const (
 )
 
 type keyword struct {
-	text   string  // as written
-	fold   bool    // text is lower case and compared with the folded text
-	rule   int     // index in Redactor.rules
-	follow *follow // what may come after it in a match; nil: unknown
+	text  string        // as written
+	fold  bool          // text is lower case and compared with the folded text
+	rule  int           // index in Redactor.rules
+	after *afterKeyword // what may come after it in a match; nil: unknown
 }
 
 type compiled struct {
@@ -133,7 +133,7 @@ func New(rules ...Rule) (*Redactor, error) {
 			}
 			h := hash3(lowerByte(k[0]), lowerByte(k[1]), lowerByte(k[2]))
 			buckets[h] = append(buckets[h], int32(len(r.kws)))
-			r.kws = append(r.kws, keyword{text: k, fold: rule.Fold, rule: i, follow: followOf(rule.Regexp, k)})
+			r.kws = append(r.kws, keyword{text: k, fold: rule.Fold, rule: i, after: afterKeywordOf(rule.Regexp, k)})
 		}
 		r.rules = append(r.rules, c)
 		if !seen[rule.Name] {
@@ -373,7 +373,7 @@ func (c *compiled) atHits(s string, sc *scratch, kws []keyword, i int) [][2]int 
 		if c.WordStart && !wordStart(s, p) {
 			continue
 		}
-		if f := kw.follow; f != nil {
+		if f := kw.after; f != nil {
 			if q := p + len(kw.text); q < len(s) && !f.set.has(lower[q]) && !f.set.has(s[q]) || q == len(s) && !f.end {
 				continue
 			}

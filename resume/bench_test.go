@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/follow/lexicon"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/internal/shareddata"
 	"github.com/praxis-os/continuity/search"
@@ -299,7 +300,7 @@ func hybridSearcher(b *testing.B, db *index.DB, provider string) *search.Searche
 	}
 	// The bm25 engine, as in the daemon (built in the cache folder the
 	// first time, opened from its files after).
-	lex, err := search.NewLexicon(search.LexiconConfig{DB: db})
+	lex, err := lexicon.New(lexicon.Config{DB: db})
 	if err != nil {
 		b.Fatal(err)
 	}

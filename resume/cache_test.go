@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/follow/lexicon"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/vectors"
@@ -461,7 +462,7 @@ func TestCacheSamePacksSearchRanker(t *testing.T) {
 	if err := wk.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
-	lex, err := search.NewLexicon(search.LexiconConfig{DB: w.db})
+	lex, err := lexicon.New(lexicon.Config{DB: w.db})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/follow/lexicon"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/vectors"
 
@@ -53,7 +54,7 @@ func BenchmarkSearchWorkspace(b *testing.B) {
 	b.Logf("%d vectors of %s loaded in %s", v.Len(), v.Identity(), time.Since(start).Round(time.Millisecond))
 	// The bm25 engine, built (the first time) or opened from its files
 	// in the workspace's cache folder, as the daemon does.
-	lex, err := NewLexicon(LexiconConfig{DB: db})
+	lex, err := lexicon.New(lexicon.Config{DB: db})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func BenchmarkSearchWorkspace(b *testing.B) {
 func BenchmarkLexiconBuildWorkspace(b *testing.B) {
 	_, db, _ := openBenchWorkspace(b, index.Options{})
 	for b.Loop() {
-		l, err := NewLexicon(LexiconConfig{DB: db, Dir: b.TempDir()})
+		l, err := lexicon.New(lexicon.Config{DB: db, Dir: b.TempDir()})
 		if err != nil {
 			b.Fatal(err)
 		}

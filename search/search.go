@@ -271,9 +271,9 @@ var DefaultOptions = Options{
 // lexicalMatch is the BM25 query for text: the index terms of its words
 // (queryTerms, indexTerms) less those too common to be worth scoring
 // (Options.MaxTermShare), and their MATCH expression; and those terms
-// weighed for the lexical strength (see score.go). lv, when not nil, is
-// the bm25 engine, current: it counts the terms' documents.
-func (s *Searcher) lexicalMatch(ctx context.Context, text string, lv *lexView) (terms []analyze.Term, match string, lts []lexTerm) {
+// weighed for the lexical strength (see score.go). ls are the lexical
+// engines of this search (lexicals), which count the terms' documents.
+func (s *Searcher) lexicalMatch(ctx context.Context, text string, ls []index.Lexical) (terms []analyze.Term, match string, lts []lexTerm) {
 	// An identifier's parts that the index does not split off
 	// (camelCase) join its words (ident.go).
 	words := queryTerms(text, !s.opts.KeepFillerWords)
@@ -289,7 +289,7 @@ func (s *Searcher) lexicalMatch(ctx context.Context, text string, lv *lexView) (
 			keys = append(keys, t.Key)
 		}
 	}
-	docs, total, err := s.termDocs(ctx, keys, lv)
+	docs, total, err := s.termDocs(ctx, keys, ls)
 	if err != nil {
 		// Counts only prune and scale: search without them.
 		s.log.Debug("term document counts", "err", err)
@@ -341,22 +341,33 @@ type dfCache struct {
 // dfCacheMax bounds the cache: past it, it starts afresh.
 const dfCacheMax = 50000
 
-// termDocs is db.TermDocs through the cache, or the bm25 engine's counts
-// when it is current (lv not nil: the same counts, read from memory).
-// Only a process that writes the full-text index can tell when it
-// changes, so only there (in the daemon) are counts kept; they are
-// dropped at each change, and so are always those the index gives now.
-func (s *Searcher) termDocs(ctx context.Context, stems []string, lv *lexView) (map[string]int64, int64, error) {
-	if lv != nil {
-		if docs, total, err := lv.docFreq(stems); err == nil {
-			return docs, total, nil
+// termDocs is db.TermDocs from the first of ls that can count stems:
+// the bm25 engine when it is current (the same counts, read from memory),
+// else FTS5 (ftsLexical.TermDocs).
+func (s *Searcher) termDocs(ctx context.Context, stems []string, ls []index.Lexical) (map[string]int64, int64, error) {
+	for _, l := range ls {
+		if docs, total, ok, err := l.TermDocs(ctx, stems); ok {
+			return docs, total, err
 		}
 	}
-	state, ok := s.db.FullTextState()
+	return nil, 0, errNoLexical
+}
+
+// TermDocs is db.TermDocs through the cache. Only a process that writes
+// the full-text index can tell when it changes, so only there (in the
+// daemon) are counts kept; they are dropped at each change, and so are
+// always those the index gives now. ok is always true.
+func (f *ftsLexical) TermDocs(ctx context.Context, stems []string) (_ map[string]int64, _ int64, ok bool, _ error) {
+	docs, total, err := f.termDocs(ctx, stems)
+	return docs, total, true, err
+}
+
+func (f *ftsLexical) termDocs(ctx context.Context, stems []string) (map[string]int64, int64, error) {
+	state, ok := f.db.FullTextState()
 	if !ok {
-		return s.db.TermDocs(ctx, stems)
+		return f.db.TermDocs(ctx, stems)
 	}
-	c := &s.df
+	c := f.df
 	c.mu.Lock()
 	if c.docs == nil || c.state != state || len(c.docs) > dfCacheMax {
 		c.state, c.total, c.docs = state, -1, map[string]int64{}
@@ -375,7 +386,7 @@ func (s *Searcher) termDocs(ctx context.Context, stems []string, lv *lexView) (m
 	if len(missing) == 0 && total >= 0 {
 		return out, total, nil
 	}
-	docs, total, err := s.db.TermDocs(ctx, missing)
+	docs, total, err := f.db.TermDocs(ctx, missing)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -466,9 +477,10 @@ type Config struct {
 	// "two vectors per exchange, max similarity"); their identities are
 	// not checked against Embedder's.
 	More []func() *vectors.Space
-	// Lexicon, when set, answers the BM25 queries of plain words in place
-	// of FTS5 whenever it is current (see Lexicon); nil means FTS5 always.
-	Lexicon *Lexicon
+	// Lexicon, when set, is a lexical engine asked before FTS5 (the
+	// daemon's bm25 engine, which answers the BM25 queries of plain words
+	// whenever it is current); nil means FTS5 always.
+	Lexicon LexicalEngine
 	Options Options
 	Logger  *slog.Logger
 }
@@ -481,7 +493,8 @@ type Searcher struct {
 	emb    embed.Embedder
 	space  func() *vectors.Space
 	more   []func() *vectors.Space
-	lex    *Lexicon
+	lex    LexicalEngine
+	fts    *ftsLexical // FTS5, the lexical engine that always answers
 	opts   Options
 	vw     float64 // vector weight in the fusion
 	log    *slog.Logger
@@ -494,6 +507,7 @@ func New(cfg Config) (*Searcher, error) {
 	}
 	s := &Searcher{db: cfg.DB, emb: cfg.Embedder, space: cfg.Vectors, more: cfg.More, lex: cfg.Lexicon, opts: cfg.Options.withDefaults(), log: cfg.Logger}
 	s.vw = s.opts.vectorWeight(cfg.Embedder)
+	s.fts = &ftsLexical{db: cfg.DB, df: &s.df}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -799,29 +813,29 @@ type lexAnswer struct {
 // FTS5 holds, answers the queries of plain words (lexical), FTS5 the
 // others and the expanded query (Options.Expansion).
 func (s *Searcher) lexicalSide(ctx context.Context, q Query, sq sideQuery) (a lexAnswer) {
-	lv := s.lex.view(ctx)
-	defer lv.release()
-	terms, m, lts := s.lexicalMatch(ctx, q.Text, lv)
+	ls, release := s.lexicals(ctx)
+	defer release()
+	terms, m, lts := s.lexicalMatch(ctx, q.Text, ls)
 	a.lts = lts
 	if m == "" {
 		return a
 	}
-	a.lts = s.withoutTimePhrase(ctx, q, lv, lts)
+	a.lts = s.withoutTimePhrase(ctx, q, ls, lts)
 	w := [2]float64{s.opts.UserWeight, s.opts.AIWeight}
-	if a.hits, a.err = s.lexical(ctx, lv, terms, m, w, sq.f, sq.depth); a.err != nil {
+	if a.hits, a.err = s.lexical(ctx, ls, terms, m, w, sq.f, sq.depth); a.err != nil {
 		return a
 	}
 	a.ids, a.idHits = s.identifierSide(ctx, q.Text, a.lts, w, sq)
 	if s.opts.Expansion > 0 {
 		if m2 := s.expand(ctx, lexTermsOf(a.lts), a.hits, s.opts.Expansion); m2 != "" {
 			m, terms = m2, nil
-			if a.hits, a.err = s.db.Lexical(ctx, m, w, sq.f, sq.depth); a.err != nil {
+			if a.hits, a.err = s.lexical(ctx, ls, terms, m, w, sq.f, sq.depth); a.err != nil {
 				return a
 			}
 		}
 	}
 	if sq.inSpan != nil {
-		a.inSpan, a.err = s.lexical(ctx, lv, terms, m, w, *sq.inSpan, sq.depth)
+		a.inSpan, a.err = s.lexical(ctx, ls, terms, m, w, *sq.inSpan, sq.depth)
 	}
 	return a
 }
@@ -830,14 +844,14 @@ func (s *Searcher) lexicalSide(ctx context.Context, q Query, sq sideQuery) (a le
 // naming a time ("two weeks ago"), which say when, not what: the lexical
 // strength leaves them out. It returns lts, q's terms, when the phrase is
 // all there is.
-func (s *Searcher) withoutTimePhrase(ctx context.Context, q Query, lv *lexView, lts []lexTerm) []lexTerm {
+func (s *Searcher) withoutTimePhrase(ctx context.Context, q Query, ls []index.Lexical, lts []lexTerm) []lexTerm {
 	now := q.Now
 	if now.IsZero() {
 		now = time.Now()
 	}
 	if ref, ok := ParseTimeRef(q.Text, now); ok {
 		if rest := strings.Replace(strings.ToLower(q.Text), ref.Phrase, " ", 1); strings.TrimSpace(rest) != "" {
-			if _, _, l := s.lexicalMatch(ctx, rest, lv); len(l) > 0 {
+			if _, _, l := s.lexicalMatch(ctx, rest, ls); len(l) > 0 {
 				return l
 			}
 		}
@@ -865,43 +879,18 @@ func (s *Searcher) fuseAndScore(ctx context.Context, lex lexAnswer, vec vecAnswe
 	return s.score(cands, each, cal)
 }
 
-// lexical is db.Lexical(ctx, match, w, f, limit), answered by the bm25
-// engine (lv, when not nil) if terms, the terms of match, are all single
-// index terms (plain words: not a CJK phrase or prefix), and by FTS5
-// otherwise or if the engine fails.
-func (s *Searcher) lexical(ctx context.Context, lv *lexView, terms []analyze.Term, match string, w [2]float64, f index.Filter, limit int) ([]index.LexicalHit, error) {
-	if keys, ok := singleTerms(terms); ok && s.lex != nil {
-		if lv != nil {
-			hits, ok, err := lv.search(keys, w, f, limit)
-			if err == nil && ok {
-				s.lex.answered.Add(1)
-				return hits, nil
-			}
-			if err != nil {
-				s.log.Warn("bm25 engine failed; FTS5 answers", "err", err)
-			}
+// lexical is db.Lexical(ctx, match, w, f, limit), answered by the first
+// of ls that can answer it exactly (index.Lexical): the bm25 engine when
+// it is current and terms, the terms of match, are plain words; FTS5
+// otherwise. nil terms: match was made otherwise, FTS5 answers.
+func (s *Searcher) lexical(ctx context.Context, ls []index.Lexical, terms []analyze.Term, match string, w [2]float64, f index.Filter, limit int) ([]index.LexicalHit, error) {
+	q := index.LexicalQuery{Terms: terms, Match: match, Weights: w, Filter: f, Limit: limit}
+	for _, l := range ls {
+		if hits, ok, err := l.Rank(ctx, q); ok || err != nil {
+			return hits, err
 		}
-		s.lex.fellBack.Add(1)
 	}
-	return s.db.Lexical(ctx, match, w, f, limit)
-}
-
-// singleTerms returns the index terms of terms (their Key) when each is
-// exactly one index term, the quoted stem, as analyze.MatchAny gives it to
-// FTS5; ok is false when one is not (a CJK phrase of bigrams, a prefix
-// query) or there are none.
-func singleTerms(terms []analyze.Term) (keys []string, ok bool) {
-	if len(terms) == 0 {
-		return nil, false
-	}
-	keys = make([]string, len(terms))
-	for i, t := range terms {
-		if t.Key == "" || strings.ContainsAny(t.Key, "\" \t\n") || t.Expr != `"`+t.Key+`"` {
-			return nil, false
-		}
-		keys[i] = t.Key
-	}
-	return keys, true
+	return nil, errNoLexical
 }
 
 // score sets the candidates' semantic strength (see score.go) and drops

@@ -380,11 +380,11 @@ func TestTermDocsCache(t *testing.T) {
 	check := func(want string, alphaDocs int64) {
 		t.Helper()
 		for range 2 { // the second time from the cache
-			if _, got, _ := s.lexicalMatch(ctx, "alpha beta", nil); got != want {
+			if _, got, _ := s.lexicalMatch(ctx, "alpha beta", []index.Lexical{s.fts}); got != want {
 				t.Fatalf("match %q, want %q", got, want)
 			}
 		}
-		if _, got, _ := plain.lexicalMatch(ctx, "alpha beta", nil); got != want {
+		if _, got, _ := plain.lexicalMatch(ctx, "alpha beta", []index.Lexical{plain.fts}); got != want {
 			t.Fatalf("read-only searcher: match %q, want %q", got, want)
 		}
 		s.df.mu.Lock()

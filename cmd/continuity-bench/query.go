@@ -389,7 +389,7 @@ func checkServedBy(ctx context.Context, c *server.Client, pid int) error {
 }
 
 // bm25State is what the query bench reads of the daemon's bm25 engine
-// (the daemon's "bm25_status" call, search.LexiconStatus).
+// (the daemon's "bm25_status" call, lexicon.Status).
 type bm25State struct {
 	State        string  `json:"state"`
 	Docs         int     `json:"docs"`

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/engine"
-	"github.com/praxis-os/continuity/search"
+	"github.com/praxis-os/continuity/follow/lexicon"
 )
 
 // bm25Words are the words of TestBM25EngineE2E's exchanges.
@@ -104,7 +104,7 @@ func (w *workspace) answers(qs [][]string) []string {
 
 // waitBM25 waits until the daemon's bm25 engine is ready and holds docs
 // exchanges, and returns its status.
-func (w *workspace) waitBM25(docs int) search.LexiconStatus {
+func (w *workspace) waitBM25(docs int) lexicon.Status {
 	w.t.Helper()
 	var st engine.StatusReport
 	eventually(w.t, 60*time.Second, fmt.Sprintf("the bm25 engine ready with %d exchanges", docs), func() bool {
@@ -141,7 +141,7 @@ func TestBM25EngineE2E(t *testing.T) {
 	if out, errs, code := ws.cli("ingest", "--no-embed"); code != 0 {
 		t.Fatalf("ingest: exit %d: %s %s", code, out, errs)
 	}
-	dir := filepath.Join(ws.root, ".praxis-os", ".cache", "continuity", search.LexiconDirName)
+	dir := filepath.Join(ws.root, ".praxis-os", ".cache", "continuity", lexicon.DirName)
 
 	// A slow build (a pause after each step of 4000 events, a flush after
 	// each), killed once it has flushed part of the exchanges.

@@ -172,7 +172,7 @@ import keeps its old lines out; the log files stay. Unset: nothing expires.`)
 	log := e.logger(level)
 	opts := wf.options(log, emb)
 	if len(agents) > 0 {
-		opts.Import = &importer.Follower{Agents: agents, Workspace: p.root, Dirs: wspace.Worktrees(p.root)[1:], Logs: p.logs,
+		opts.Import = &importer.LiveImport{Agents: agents, Workspace: p.root, Dirs: wspace.Worktrees(p.root)[1:], Logs: p.logs,
 			Home: importer.DefaultHome(*agentHome), Poll: *importPoll, Quiet: *importQuiet, Log: log}
 	}
 	if !*withUI {

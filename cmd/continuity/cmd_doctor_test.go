@@ -44,7 +44,7 @@ func doctorIngest(t *testing.T, ws *workspace) {
 	if err := wt.CatchUp(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if err := index.NewFullTextIndexer(db, nil).Drain(context.Background()); err != nil {
+	if err := db.DrainFullText(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }

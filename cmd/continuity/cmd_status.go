@@ -166,7 +166,7 @@ func editLines(e engine.EditStatus) string {
 
 // printFollowed lists the agents the daemon follows (daemon --import):
 // those with transcripts of this workspace, then those it waits for.
-func printFollowed(w io.Writer, r *importer.FollowReport) {
+func printFollowed(w io.Writer, r *importer.LiveReport) {
 	if r == nil {
 		return
 	}

@@ -1,75 +1,18 @@
-package search
+package lexicon
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/praxis-os/continuity/analyze"
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/internal/indextest"
 )
-
-// lexWords are the words of the exactness tests' texts: a few very common
-// ones (so that FTS5's IDF floor and dropCommon come into play), many
-// rarer ones, inflections that share a stem, capitals, diacritics and CJK
-// (which FTS5 answers: not single index terms).
-var lexWords = func() []string {
-	ws := strings.Fields(`the the the the and and of build build builds building deploy deployed deploying
-		cache caching cached docker image layer timeout timeouts retry retried webhook stripe payment
-		invoice database migration migrations index indexes query queries latency sqlite lock locks
-		watcher token budget resume resumed session sessions search vector fusion ranking stemmer
-		kernel memory leak Leak LEAK café naïve résumé Ångström 東京 日本語 データ`)
-	for i := range 300 {
-		ws = append(ws, fmt.Sprintf("rare%d", i))
-	}
-	return ws
-}()
-
-// lexCorpus returns n exchanges of random lexWords (Zipf-like: the first
-// words far more often), over sessions s0..s(sessions-1), one an hour
-// from hour first, with a resume link s(k+1) -> s(k) for k < 4.
-func lexCorpus(rng *rand.Rand, first, n, sessions int) []string {
-	z := rand.NewZipf(rng, 1.2, 3, uint64(len(lexWords)-1))
-	pick := func(k int) string {
-		var b []string
-		for range k {
-			b = append(b, lexWords[z.Uint64()])
-		}
-		return strings.Join(b, " ")
-	}
-	var lines []string
-	for i := first; i < first+n; i++ {
-		lines = append(lines, exchange(fmt.Sprintf("x%d", i), fmt.Sprintf("s%d", i%sessions), at(i), pick(1+rng.IntN(12)), pick(rng.IntN(40))))
-		if i == first {
-			for k := range min(4, sessions-1) {
-				lines = append(lines, resume(fmt.Sprintf("s%d", k), fmt.Sprintf("s%d", k+1), at(i)))
-			}
-		}
-	}
-	return lines
-}
-
-// lexQuery is a random query of 1 to 6 words, sometimes with a word no
-// exchange holds or one repeated.
-func lexQuery(rng *rand.Rand) string {
-	var ws []string
-	for range 1 + rng.IntN(6) {
-		ws = append(ws, lexWords[rng.IntN(len(lexWords))])
-	}
-	switch rng.IntN(6) {
-	case 0:
-		ws = append(ws, "nowhere")
-	case 1:
-		ws = append(ws, ws[0])
-	}
-	return strings.Join(ws, " ")
-}
 
 // lexFilters are the filters the exactness tests try.
 func lexFilters(t *testing.T, db *index.DB) []index.Filter {
@@ -83,9 +26,9 @@ func lexFilters(t *testing.T, db *index.DB) []index.Filter {
 		{Sessions: chain},
 		{Sessions: []string{"s1", "s5", "nosuch"}},
 		{Sessions: []string{}},
-		{Since: at(40)},
-		{Until: at(90)},
-		{Since: at(30), Until: at(200), Sessions: []string{"s2", "s6"}},
+		{Since: indextest.At(40)},
+		{Until: indextest.At(90)},
+		{Since: indextest.At(30), Until: indextest.At(200), Sessions: []string{"s2", "s6"}},
 		{Types: []string{"exchange"}},
 		{Types: []string{"note"}},
 	}
@@ -94,18 +37,18 @@ func lexFilters(t *testing.T, db *index.DB) []index.Filter {
 // checkLexiconExact runs random queries × filters × weights × limits
 // through the engine and through FTS5 (index.DB.Lexical) and fails on
 // any difference of rows, order or score.
-func checkLexiconExact(t *testing.T, db *index.DB, l *Lexicon, rng *rand.Rand, queries int) {
+func checkLexiconExact(t *testing.T, db *index.DB, l *Engine, rng *rand.Rand, queries int) {
 	t.Helper()
 	lv := l.view(ctx)
-	if lv == nil {
+	if lv.st == nil {
 		t.Fatal("the engine is not current after a catch-up")
 	}
 	defer lv.release()
 	filters := lexFilters(t, db)
 	compared := 0
 	for q := range queries {
-		text := lexQuery(rng)
-		terms := indexTerms(queryTerms(text, true))
+		text := indextest.Query(rng)
+		terms := plainTerms(text)
 		keys, ok := singleTerms(terms)
 		if !ok {
 			continue // CJK: FTS5 answers
@@ -157,9 +100,9 @@ func mapsEqual(a, b map[string]int64) bool {
 
 func first8[T any](s []T) []T { return s[:min(len(s), 8)] }
 
-func newTestLexicon(t *testing.T, db *index.DB) *Lexicon {
+func newTestLexicon(t *testing.T, db *index.DB) *Engine {
 	t.Helper()
-	l, err := NewLexicon(LexiconConfig{DB: db})
+	l, err := New(Config{DB: db})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,23 +115,23 @@ func newTestLexicon(t *testing.T, db *index.DB) *Lexicon {
 // (rebuilt), and after a restart from its files.
 func TestLexiconMatchesFTS5(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	f := newFixture(t)
-	f.commit(lexCorpus(rng, 0, 1500, 9)...)
-	l := newTestLexicon(t, f.db)
+	f := indextest.New(t)
+	f.Commit(indextest.Corpus(rng, 0, 1500, 9)...)
+	l := newTestLexicon(t, f.DB)
 	if err := l.CatchUp(ctx); err != nil {
 		t.Fatal(err)
 	}
-	checkLexiconExact(t, f.db, l, rng, 300)
+	checkLexiconExact(t, f.DB, l, rng, 300)
 
 	// Appends: a search catches the engine up itself, as FTS5 does.
-	f.commit(lexCorpus(rng, 1500, 300, 9)...)
-	checkLexiconExact(t, f.db, l, rng, 200)
+	f.Commit(indextest.Corpus(rng, 1500, 300, 9)...)
+	checkLexiconExact(t, f.DB, l, rng, 200)
 
 	// Forget: the engine is stale at once (FTS5 answers), and built again.
-	if _, err := f.db.DeleteSession(ctx, "s3"); err != nil {
+	if _, err := f.DB.DeleteSession(ctx, "s3"); err != nil {
 		t.Fatal(err)
 	}
-	if lv := l.view(ctx); lv != nil {
+	if lv := l.view(ctx); lv.st != nil {
 		lv.release()
 		t.Fatal("the engine is used after a forget")
 	}
@@ -198,25 +141,25 @@ func TestLexiconMatchesFTS5(t *testing.T) {
 	if st := l.Status(ctx); st.State != "ready" || st.Docs != 1800-200 {
 		t.Fatalf("after the forget and a catch-up: %+v", st)
 	}
-	checkLexiconExact(t, f.db, l, rng, 200)
+	checkLexiconExact(t, f.DB, l, rng, 200)
 
 	// Restart: the engine opens from its files.
-	f.commit(lexCorpus(rng, 1800, 100, 9)...)
+	f.Commit(indextest.Corpus(rng, 1800, 100, 9)...)
 	if err := l.CatchUp(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	checkPrivate(t, LexiconDir(f.db))
-	l2 := newTestLexicon(t, f.db)
+	checkPrivate(t, Dir(f.DB))
+	l2 := newTestLexicon(t, f.DB)
 	if err := l2.CatchUp(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if st := l2.Status(ctx); st.State != "ready" || st.Docs != 1900-200-11 {
 		t.Fatalf("after a restart: %+v", st)
 	}
-	checkLexiconExact(t, f.db, l2, rng, 200)
+	checkLexiconExact(t, f.DB, l2, rng, 200)
 }
 
 // checkPrivate fails unless dir is 0700 and its files 0600.
@@ -240,69 +183,19 @@ func checkPrivate(t *testing.T, dir string) {
 	}
 }
 
-// TestSearchWithLexicon: Search gives the same results with the engine as
-// without, in every mode, for plain words and for queries it leaves to
-// FTS5 (CJK); and while the engine lags too far, FTS5 answers.
-func TestSearchWithLexicon(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	f := newFixture(t)
-	f.commit(lexCorpus(rng, 0, 800, 6)...)
-	drainFullText(t, f.db) // the counts of plain's first query are read before Lexical catches FTS5 up
-	e := builtin(t, 0)
-	w := drain(t, f.db, e)
-	l := newTestLexicon(t, f.db)
-	if err := l.CatchUp(ctx); err != nil {
-		t.Fatal(err)
-	}
-	plain := searcher(t, f.db, e, w)
-	withLex, err := New(Config{DB: f.db, Embedder: e, Vectors: w.Space, Options: noFloor, Lexicon: l})
-	if err != nil {
-		t.Fatal(err)
-	}
-	queries := []string{"東京 cache", "データ", "two weeks ago docker"}
-	for range 60 {
-		queries = append(queries, lexQuery(rng))
-	}
-	for _, text := range queries {
-		for _, q := range []Query{
-			{Text: text, Mode: ModeLexical, Limit: 20},
-			{Text: text, Limit: 20},
-			{Text: text, Chain: "s4", Limit: 50},
-			{Text: text, Since: at(100), Until: at(500), Mode: ModeLexical},
-		} {
-			want, err := plain.Search(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := withLex.Search(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(ids(got), ids(want)) {
-				t.Fatalf("%+v:\nwith the engine %v\nwith FTS5       %v", q, ids(got), ids(want))
-			}
-			for i := range got {
-				if got[i].Score != want[i].Score || got[i].Fused != want[i].Fused {
-					t.Fatalf("%+v: result %d scores %v/%v with the engine, %v/%v with FTS5", q, i, got[i].Score, got[i].Fused, want[i].Score, want[i].Fused)
-				}
-			}
-		}
-	}
-}
-
 // TestLexiconLifecycle: behind by more than a search catches
 // up, the engine is not used; Run catches up and flushes in the
 // background; Drop removes its files and holds it closed until Resume.
 func TestLexiconLifecycle(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	f := newFixture(t)
-	f.commit(lexCorpus(rng, 0, 200, 4)...)
-	l := newTestLexicon(t, f.db)
+	f := indextest.New(t)
+	f.Commit(indextest.Corpus(rng, 0, 200, 4)...)
+	l := newTestLexicon(t, f.DB)
 	if err := l.CatchUp(ctx); err != nil {
 		t.Fatal(err)
 	}
-	f.commit(lexCorpus(rng, 200, lexSyncLag+10, 4)...)
-	if lv := l.view(ctx); lv != nil {
+	f.Commit(indextest.Corpus(rng, 200, lexSyncLag+10, 4)...)
+	if lv := l.view(ctx); lv.st != nil {
 		lv.release()
 		t.Fatal("the engine is used while it lags by more than lexSyncLag events")
 	}
@@ -327,14 +220,14 @@ func TestLexiconLifecycle(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	drainFullText(t, f.db) // FTS5 too lags by more than a search catches up
-	checkLexiconExact(t, f.db, l, rng, 50)
+	drainFullText(t, f.DB) // FTS5 too lags by more than a search catches up
+	checkLexiconExact(t, f.DB, l, rng, 50)
 
 	if err := l.Drop(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(LexiconDir(f.db)); !os.IsNotExist(err) {
-		t.Fatalf("Drop left %s: %v", LexiconDir(f.db), err)
+	if _, err := os.Stat(Dir(f.DB)); !os.IsNotExist(err) {
+		t.Fatalf("Drop left %s: %v", Dir(f.DB), err)
 	}
 	stepped(t, l)
 	if st := l.Status(ctx); st.State != "dropped" {
@@ -353,7 +246,7 @@ func TestLexiconLifecycle(t *testing.T) {
 	// rebuild): then rm -r finds the folder not empty, and is run again,
 	// as a user would.
 	for try := 0; ; try++ {
-		err := os.RemoveAll(LexiconDir(f.db))
+		err := os.RemoveAll(Dir(f.DB))
 		if err == nil {
 			break
 		}
@@ -365,7 +258,7 @@ func TestLexiconLifecycle(t *testing.T) {
 	l.Notify()
 	deadline = time.Now().Add(30 * time.Second)
 	for {
-		_, err := os.Stat(filepath.Join(LexiconDir(f.db)))
+		_, err := os.Stat(filepath.Join(Dir(f.DB)))
 		if st := l.Status(ctx); err == nil && st.State == "ready" && st.Docs == 200+lexSyncLag+10 {
 			break
 		}
@@ -374,7 +267,7 @@ func TestLexiconLifecycle(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	checkLexiconExact(t, f.db, l, rng, 20)
+	checkLexiconExact(t, f.DB, l, rng, 20)
 	cancel()
 	stopped = true
 	if err := <-done; err != nil {
@@ -388,7 +281,7 @@ func TestLexiconLifecycle(t *testing.T) {
 // stepped returns once Run has made a whole step after the call: Run takes
 // a kick only between steps, so when a second kick, sent after the first
 // was taken, is taken too, the step the first one started has ended.
-func stepped(t *testing.T, l *Lexicon) {
+func stepped(t *testing.T, l *Engine) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for range 2 {
@@ -400,4 +293,30 @@ func stepped(t *testing.T, l *Lexicon) {
 			time.Sleep(time.Millisecond)
 		}
 	}
+}
+
+var ctx = context.Background()
+
+// drainFullText brings FTS5 up to date.
+func drainFullText(t *testing.T, db *index.DB) {
+	t.Helper()
+	if err := db.DrainFullText(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// plainTerms are the index terms of text's words, without repeats, as
+// search gives them (its queryTerms and indexTerms, filler words kept).
+func plainTerms(text string) []analyze.Term {
+	var out []analyze.Term
+	seen := map[string]bool{}
+	for _, w := range analyze.Words(text) {
+		for _, t := range analyze.WordTerms(w) {
+			if !seen[t.Expr] {
+				seen[t.Expr] = true
+				out = append(out, t)
+			}
+		}
+	}
+	return out
 }

@@ -22,18 +22,18 @@ func (s *byteSet) union(o byteSet) {
 	}
 }
 
-// follow is what may come right after a keyword in a match of a rule:
+// afterKeyword is what may come right after a keyword in a match of a rule:
 // a cheap test that spares running the regexp at most keyword hits
 // ("tokenizer" cannot be a "token" assignment).
-type follow struct {
+type afterKeyword struct {
 	set byteSet
 	end bool // the match may end right after the keyword
 }
 
-// followOf computes the bytes that may follow keyword kw at the start of a
+// afterKeywordOf computes the bytes that may follow keyword kw at the start of a
 // match of expr, or nil when it cannot tell (then the regexp always runs).
 // It knows how when expr starts with a literal that starts with kw.
-func followOf(expr, kw string) *follow {
+func afterKeywordOf(expr, kw string) *afterKeyword {
 	re, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
 		return nil
@@ -60,11 +60,11 @@ func followOf(expr, kw string) *follow {
 	case len(lit) < len(kw) || lit[:len(kw)] != kw:
 		return nil
 	case len(lit) > len(kw):
-		f := &follow{}
+		f := &afterKeyword{}
 		f.set.add(lit[len(kw)])
 		return f
 	}
-	f := &follow{end: true}
+	f := &afterKeyword{end: true}
 	for _, sub := range rest {
 		set, nullable := first(sub)
 		f.set.union(set)

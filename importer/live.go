@@ -32,7 +32,7 @@ const FollowAll = "all"
 // the quiet time.
 var FollowAgents = Agents
 
-// Follower imports, as they grow, the native transcripts of the given
+// LiveImport imports, as they grow, the native transcripts of the given
 // agents that belong to a workspace: Claude Code's project folder, the
 // Codex rollouts whose cwd is the workspace, Gemini CLI's project folder,
 // Aider's history file, Cursor's workspace database, and the sessions of
@@ -43,7 +43,7 @@ var FollowAgents = Agents
 // store skips what the logs already hold, so each event is written once,
 // across restarts too. An agent whose folder does not exist yet is looked
 // for at every poll, so a session of an agent installed later is found.
-type Follower struct {
+type LiveImport struct {
 	Agents    []string
 	Workspace string
 	// Dirs are the other folders the workspace covers (the other
@@ -60,7 +60,7 @@ type Follower struct {
 	member    map[string]bool // unit path -> belongs to the workspace (decided once)
 
 	mu     sync.Mutex
-	report map[string]*FollowedAgent
+	report map[string]*LiveAgent
 }
 
 type followed struct {
@@ -69,14 +69,14 @@ type followed struct {
 	held  bool // imported with the last turn held back
 }
 
-// FollowReport is what a Follower follows (`continuity status`).
-type FollowReport struct {
+// LiveReport is what a LiveImport follows (`continuity status`).
+type LiveReport struct {
 	// Agents: per agent followed, what it found for the workspace.
-	Agents []FollowedAgent `json:"agents"`
+	Agents []LiveAgent `json:"agents"`
 }
 
-// FollowedAgent is one followed agent in FollowReport.
-type FollowedAgent struct {
+// LiveAgent is one followed agent in LiveReport.
+type LiveAgent struct {
 	Agent string `json:"agent"`
 	// Files: the native files (sessions, tasks, databases) of the
 	// workspace it follows now; 0 while none exists yet.
@@ -124,7 +124,7 @@ func ParseAgents(list string) ([]string, error) {
 // Run follows until ctx ends. Nothing stops it but ctx: a native file
 // that cannot be read, or logs that cannot be written, are logged and
 // tried again at the next poll, so the daemon keeps indexing.
-func (f *Follower) Run(ctx context.Context) error {
+func (f *LiveImport) Run(ctx context.Context) error {
 	if err := f.init(); err != nil {
 		return err
 	}
@@ -144,7 +144,7 @@ func (f *Follower) Run(ctx context.Context) error {
 }
 
 // init sets the defaults and the importers.
-func (f *Follower) init() error {
+func (f *LiveImport) init() error {
 	if f.Poll <= 0 {
 		f.Poll = DefaultPoll
 	}
@@ -158,7 +158,7 @@ func (f *Follower) init() error {
 	f.files = map[string]*followed{}
 	f.member = map[string]bool{}
 	f.mu.Lock()
-	f.report = map[string]*FollowedAgent{}
+	f.report = map[string]*LiveAgent{}
 	f.mu.Unlock()
 	for _, a := range f.Agents {
 		im, err := New(a, f.Logs, Options{Workspace: f.Workspace, Roots: f.dirs()})
@@ -167,19 +167,19 @@ func (f *Follower) init() error {
 		}
 		f.importers[a] = im
 		f.mu.Lock()
-		f.report[a] = &FollowedAgent{Agent: a}
+		f.report[a] = &LiveAgent{Agent: a}
 		f.mu.Unlock()
 	}
 	return nil
 }
 
 // dirs are the workspace and the other folders it covers.
-func (f *Follower) dirs() []string {
+func (f *LiveImport) dirs() []string {
 	return append([]string{f.Workspace}, f.Dirs...)
 }
 
 // Once looks at every native file once and imports what changed.
-func (f *Follower) Once(ctx context.Context) error {
+func (f *LiveImport) Once(ctx context.Context) error {
 	if f.importers == nil {
 		if err := f.init(); err != nil {
 			return err
@@ -192,21 +192,21 @@ func (f *Follower) Once(ctx context.Context) error {
 			continue
 		}
 		files := f.nativeFiles(a)
-		f.note(a, func(r *FollowedAgent) { r.Files = len(files) })
+		f.note(a, func(r *LiveAgent) { r.Files = len(files) })
 		for _, path := range files {
 			if ctx.Err() != nil {
 				return nil
 			}
 			f.follow(a, im, path)
 		}
-		f.note(a, func(r *FollowedAgent) { r.Polls++ })
+		f.note(a, func(r *LiveAgent) { r.Polls++ })
 	}
 	return nil
 }
 
 // follow imports one native file of agent a when it changed since it was
 // last imported (or its held turn has become quiet).
-func (f *Follower) follow(a string, im *Importer, path string) {
+func (f *LiveImport) follow(a string, im *Importer, path string) {
 	size, mtime, ok := unitStamp(a, path)
 	if !ok {
 		return
@@ -227,7 +227,7 @@ func (f *Follower) follow(a string, im *Importer, path string) {
 		// cannot write the logs (disk full, permissions): the daemon
 		// goes on indexing; this file is tried again next time
 		f.Log.Error("import: cannot write the logs; retrying", "agent", a, "file", path, "err", err)
-		f.note(a, func(r *FollowedAgent) { r.Error = err.Error() })
+		f.note(a, func(r *LiveAgent) { r.Error = err.Error() })
 		return
 	}
 	f.files[path] = &followed{size: size, mtime: mtime, held: o.HoldOpenTurn}
@@ -236,12 +236,12 @@ func (f *Follower) follow(a string, im *Importer, path string) {
 	}
 	if n := res.Exchanges + res.Resets + res.Links; n > 0 {
 		f.Log.Info("imported", "agent", a, "file", path, "exchanges", res.Exchanges, "resets", res.Resets, "links", res.Links)
-		f.note(a, func(r *FollowedAgent) { r.Events += n; r.LastImport = time.Now().UTC(); r.Error = "" })
+		f.note(a, func(r *LiveAgent) { r.Events += n; r.LastImport = time.Now().UTC(); r.Error = "" })
 	}
 }
 
 // note updates the report of agent a.
-func (f *Follower) note(a string, update func(*FollowedAgent)) {
+func (f *LiveImport) note(a string, update func(*LiveAgent)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if r := f.report[a]; r != nil {
@@ -250,10 +250,10 @@ func (f *Follower) note(a string, update func(*FollowedAgent)) {
 }
 
 // Report says what the follower follows, agents in the order given.
-func (f *Follower) Report() FollowReport {
+func (f *LiveImport) Report() LiveReport {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := FollowReport{Agents: []FollowedAgent{}}
+	out := LiveReport{Agents: []LiveAgent{}}
 	for _, a := range f.Agents {
 		if r := f.report[a]; r != nil {
 			out.Agents = append(out.Agents, *r)
@@ -264,7 +264,7 @@ func (f *Follower) Report() FollowReport {
 
 // nativeFiles lists the agent's native files for the workspace, oldest
 // first.
-func (f *Follower) nativeFiles(agent string) []string {
+func (f *LiveImport) nativeFiles(agent string) []string {
 	var paths []string
 	switch agent {
 	case Codex:
@@ -304,7 +304,7 @@ func (f *Follower) nativeFiles(agent string) []string {
 // belongs reports whether the session of a unit file ran in the
 // workspace; cwd reads its folder and whether that is final (the answer
 // is kept then, else asked again at the next poll).
-func (f *Follower) belongs(path string, cwd func() (string, bool)) bool {
+func (f *LiveImport) belongs(path string, cwd func() (string, bool)) bool {
 	if in, ok := f.member[path]; ok {
 		return in
 	}

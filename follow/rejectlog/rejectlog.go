@@ -1,4 +1,6 @@
-package engine
+// Package rejectlog is the view that writes the daemon's new rejected
+// lines to its log (see Log).
+package rejectlog
 
 import (
 	"context"
@@ -11,14 +13,14 @@ import (
 	"github.com/praxis-os/continuity/index"
 )
 
-// rejectLog writes the daemon's new rejected lines to its log (slog, at
+// Log writes the daemon's new rejected lines to its log (slog, at
 // warn level, with file:line, kind and reason), so that a producer's
 // mistakes show where the daemon runs, not only in `continuity rejects`.
 // It is rate-limited: at most rejectLogBurst lines per rejectLogWindow;
 // the rest are counted and summed up once per window, pointing to
 // `continuity rejects`. It is a view of the rejects the index records,
 // which follows them from where they stood when it started.
-type rejectLog struct {
+type Log struct {
 	db   *index.DB
 	log  *slog.Logger
 	kick follow.Kick
@@ -38,20 +40,20 @@ const (
 	rejectLogPage   = 500
 )
 
-var _ follow.View = (*rejectLog)(nil)
+var _ follow.View = (*Log)(nil)
 
-func newRejectLog(db *index.DB, log *slog.Logger) *rejectLog {
-	return &rejectLog{db: db, log: log, kick: follow.NewKick()}
+func New(db *index.DB, log *slog.Logger) *Log {
+	return &Log{db: db, log: log, kick: follow.NewKick()}
 }
 
 // Name is the view's name: "rejects".
-func (r *rejectLog) Name() string { return "rejects" }
+func (r *Log) Name() string { return "rejects" }
 
 // Notify says lines were committed (maybe rejects). It never blocks.
-func (r *rejectLog) Notify() { r.kick.Notify() }
+func (r *Log) Notify() { r.kick.Notify() }
 
 // Run logs the rejects recorded after it started, until ctx ends.
-func (r *rejectLog) Run(ctx context.Context) error {
+func (r *Log) Run(ctx context.Context) error {
 	p := follow.Policy{IdlePoll: rejectLogWindow / 4, MinBackoff: rejectLogWindow / 4, MaxBackoff: rejectLogWindow / 4, KickDuringBackoff: true,
 		OnError: func(err error, _ time.Duration, _ int) {
 			r.log.Warn("cannot read rejected lines", "err", err)
@@ -61,7 +63,7 @@ func (r *rejectLog) Run(ctx context.Context) error {
 
 // step logs the rejects recorded since the last step, within the rate
 // limit; the first step only notes where they stand.
-func (r *rejectLog) step(ctx context.Context) (more bool, err error) {
+func (r *Log) step(ctx context.Context) (more bool, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.started {
@@ -110,18 +112,18 @@ func (r *rejectLog) step(ctx context.Context) (more bool, err error) {
 // Remove: the index keeps the rejects of forgotten sessions' lines
 // (without their text) and moves or deletes an edited log's rejects with
 // its lines; the log holds nothing to remove.
-func (r *rejectLog) Remove(context.Context, follow.Removal) error { return nil }
+func (r *Log) Remove(context.Context, follow.Removal) error { return nil }
 
-// rejectLogReport is the reject log's state.
-type rejectLogReport struct {
+// Status is the reject log's state.
+type Status struct {
 	Following bool `json:"following"`
 	Logged    int  `json:"logged"`     // in the current window
 	NotLogged int  `json:"not_logged"` // in the current window, over the rate limit
 }
 
 // Report is the reject log's state.
-func (r *rejectLog) Report(context.Context) any {
+func (r *Log) Report(context.Context) any {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return rejectLogReport{Following: r.started && !r.off, Logged: r.logged, NotLogged: r.suppressed}
+	return Status{Following: r.started && !r.off, Logged: r.logged, NotLogged: r.suppressed}
 }

@@ -1,4 +1,7 @@
-package search
+// Package lexicon is the bm25 engine: the view of the events table that
+// ranks plain-word queries by BM25 in memory, exactly as FTS5 does (see
+// Engine).
+package lexicon
 
 import (
 	"context"
@@ -11,17 +14,19 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/praxis-os/continuity/analyze"
 	"github.com/praxis-os/continuity/bm25"
 	"github.com/praxis-os/continuity/follow"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/logformat"
 )
 
-// A Lexicon keeps a bm25.Index (package bm25: FTS5's BM25 computed outside
+// An Engine keeps a bm25.Index (package bm25: FTS5's BM25 computed outside
 // SQLite, from its segment files) in step with the index's
 // exchanges, so that Search can rank a query of plain words there instead
 // of in FTS5, whose bm25() costs hundreds of milliseconds at a million
@@ -51,13 +56,13 @@ import (
 //     before it (index.DB.Lexical catches FTS5 up when the lag is small);
 //     a query catches the engine up likewise, or goes to FTS5.
 //
-// Only the index's writer (the daemon) keeps a Lexicon: a read-only
+// Only the index's writer (the daemon) keeps a Engine: a read-only
 // process cannot follow deletions as they happen, and searches with FTS5.
-type Lexicon struct {
+type Engine struct {
 	db  *index.DB
 	dir string
 	log *slog.Logger
-	cfg LexiconConfig
+	cfg Config
 
 	kick follow.Kick
 
@@ -93,7 +98,7 @@ type lexState struct {
 	mark  atomic.Int64 // highest event row id read into it
 }
 
-// Lexicon tuning.
+// Engine tuning.
 const (
 	// lexStep is how many events a feeding step reads.
 	lexStep = 4000
@@ -115,21 +120,21 @@ const (
 	lexMaxPause = 30 * time.Second
 )
 
-// LexiconDirName is the engine's folder in the cache folder, beside
+// DirName is the engine's folder in the cache folder, beside
 // index.db and the vector snapshots.
-const LexiconDirName = "bm25"
+const DirName = "bm25"
 
-// LexiconDir is the engine's folder for db.
-func LexiconDir(db *index.DB) string {
-	return filepath.Join(filepath.Dir(db.Path()), LexiconDirName)
+// Dir is the engine's folder for db.
+func Dir(db *index.DB) string {
+	return filepath.Join(filepath.Dir(db.Path()), DirName)
 }
 
-// LexiconConfig sets up a Lexicon.
-type LexiconConfig struct {
+// Config sets up a Engine.
+type Config struct {
 	// DB is the index, open for writing.
 	DB     *index.DB
 	Logger *slog.Logger
-	// Dir is the engine's folder; "" means LexiconDir(DB), where the
+	// Dir is the engine's folder; "" means Dir(DB), where the
 	// daemon keeps it and forget removes it.
 	Dir string
 	// FlushDocs: added exchanges are made durable when this many wait
@@ -140,10 +145,10 @@ type LexiconConfig struct {
 	StepPause time.Duration
 }
 
-// NewLexicon returns a Lexicon; it opens nothing until Run or CatchUp.
-func NewLexicon(cfg LexiconConfig) (*Lexicon, error) {
+// New returns a Engine; it opens nothing until Run or CatchUp.
+func New(cfg Config) (*Engine, error) {
 	if cfg.DB == nil || cfg.DB.ReadOnly() {
-		return nil, errors.New("search: the bm25 engine needs the index open for writing")
+		return nil, errors.New("lexicon: the bm25 engine needs the index open for writing")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -152,19 +157,19 @@ func NewLexicon(cfg LexiconConfig) (*Lexicon, error) {
 		cfg.FlushDocs = lexFlushDocs
 	}
 	if cfg.Dir == "" {
-		cfg.Dir = LexiconDir(cfg.DB)
+		cfg.Dir = Dir(cfg.DB)
 	}
-	return &Lexicon{db: cfg.DB, dir: cfg.Dir, log: cfg.Logger, cfg: cfg, kick: follow.NewKick()}, nil
+	return &Engine{db: cfg.DB, dir: cfg.Dir, log: cfg.Logger, cfg: cfg, kick: follow.NewKick()}, nil
 }
 
-var _ follow.View = (*Lexicon)(nil)
+var _ follow.View = (*Engine)(nil)
 
 // Name is the view's name: "bm25".
-func (l *Lexicon) Name() string { return "bm25" }
+func (l *Engine) Name() string { return "bm25" }
 
-// Notify tells the Lexicon that events were committed (or deleted). It
+// Notify tells the Engine that events were committed (or deleted). It
 // never blocks.
-func (l *Lexicon) Notify() { l.kick.Notify() }
+func (l *Engine) Notify() { l.kick.Notify() }
 
 // Run keeps the engine up to date until ctx ends: it opens it, catches up
 // with the index, then follows new events as Notify reports them (or
@@ -172,7 +177,7 @@ func (l *Lexicon) Notify() { l.kick.Notify() }
 // ctx ends it flushes and closes the engine, and returns nil. A failing
 // step is logged and retried with a growing pause; searches meanwhile go
 // to FTS5.
-func (l *Lexicon) Run(ctx context.Context) error {
+func (l *Engine) Run(ctx context.Context) error {
 	defer func() {
 		if err := l.Close(); err != nil {
 			l.log.Error("bm25 engine: close", "err", err)
@@ -188,7 +193,7 @@ func (l *Lexicon) Run(ctx context.Context) error {
 
 // step makes the engine current: built again if its folder was deleted,
 // fed every committed event, flushed when due.
-func (l *Lexicon) step(ctx context.Context) (more bool, err error) {
+func (l *Engine) step(ctx context.Context) (more bool, err error) {
 	err = l.checkDir()
 	if err == nil {
 		err = l.CatchUp(ctx)
@@ -207,7 +212,7 @@ func (l *Lexicon) step(ctx context.Context) (more bool, err error) {
 // and lets Run build it again from the index (whose deletion epoch
 // moved: it would not be used meanwhile). Tombstones (bm25.Index.Delete)
 // would be cheaper, but would leave those words in the segment files.
-func (l *Lexicon) Remove(ctx context.Context, _ follow.Removal) error {
+func (l *Engine) Remove(ctx context.Context, _ follow.Removal) error {
 	if err := l.Drop(); err != nil {
 		return err
 	}
@@ -215,10 +220,10 @@ func (l *Lexicon) Remove(ctx context.Context, _ follow.Removal) error {
 	return nil
 }
 
-// Report is the engine's state, a LexiconStatus (Status).
-func (l *Lexicon) Report(ctx context.Context) any { return l.Status(ctx) }
+// Report is the engine's state, a Status (Status).
+func (l *Engine) Report(ctx context.Context) any { return l.Status(ctx) }
 
-func (l *Lexicon) setErr(err error) {
+func (l *Engine) setErr(err error) {
 	s := err.Error()
 	l.lastErr.Store(&s)
 }
@@ -229,7 +234,7 @@ func (l *Lexicon) setErr(err error) {
 // (Drop) or a search's own catch-up never waits for a whole build. A long
 // catch-up (a build) reads and analyses the next step while the engine
 // adds the last one: the two take about as long.
-func (l *Lexicon) CatchUp(ctx context.Context) error {
+func (l *Engine) CatchUp(ctx context.Context) error {
 	m, err := l.db.ChangeMark(ctx)
 	if err != nil {
 		return err
@@ -289,7 +294,7 @@ func (l *Lexicon) CatchUp(ctx context.Context) error {
 // seq (every event committed when seq was read): it opens the engine if
 // needed, then reads up to lexStep events. done is true when the engine
 // is current (or closed, or held by Drop). Callers hold wmu.
-func (l *Lexicon) stepLocked(ctx context.Context, seq int64) (done bool, err error) {
+func (l *Engine) stepLocked(ctx context.Context, seq int64) (done bool, err error) {
 	st, done, err := l.prepareLocked(ctx, seq)
 	if err != nil || done {
 		return done, err
@@ -305,7 +310,7 @@ func (l *Lexicon) stepLocked(ctx context.Context, seq int64) (done bool, err err
 // prepareLocked returns the engine to feed up to row seq, opening it if
 // needed; done is true when there is nothing to feed (it is current, or
 // closed, or held by Drop). Callers hold wmu.
-func (l *Lexicon) prepareLocked(ctx context.Context, seq int64) (st *lexState, done bool, err error) {
+func (l *Engine) prepareLocked(ctx context.Context, seq int64) (st *lexState, done bool, err error) {
 	if l.closed.Load() || l.held.Load() {
 		return nil, true, nil
 	}
@@ -332,7 +337,7 @@ func (l *Lexicon) prepareLocked(ctx context.Context, seq int64) (st *lexState, d
 // to seq, or when the engine changed since the events were read (closed,
 // dropped, or fed by someone else): the caller then stops. Callers hold
 // wmu.
-func (l *Lexicon) applyLocked(st *lexState, seq, from, last int64, docs []index.ExchangeDoc) (done bool, err error) {
+func (l *Engine) applyLocked(st *lexState, seq, from, last int64, docs []index.ExchangeDoc) (done bool, err error) {
 	if l.closed.Load() || l.held.Load() || l.cur.Load() != st || st.mark.Load() != from {
 		return true, nil
 	}
@@ -370,7 +375,7 @@ func (l *Lexicon) applyLocked(st *lexState, seq, from, last int64, docs []index.
 
 // builtLocked ends a build once the engine is current: it is logged and
 // flushed. Callers hold wmu.
-func (l *Lexicon) builtLocked(st *lexState) error {
+func (l *Engine) builtLocked(st *lexState) error {
 	if !l.building.Load() {
 		return nil
 	}
@@ -390,7 +395,7 @@ func (l *Lexicon) builtLocked(st *lexState) error {
 // openLocked returns the open engine, opening it (or building it anew,
 // after a deletion) when there is none or the index's deletion epoch
 // moved. Callers hold wmu.
-func (l *Lexicon) openLocked(ctx context.Context) (*lexState, error) {
+func (l *Engine) openLocked(ctx context.Context) (*lexState, error) {
 	identity, epoch, err := l.db.LexiconIdentity(ctx)
 	if err != nil {
 		return nil, err
@@ -448,7 +453,7 @@ func (l *Lexicon) openLocked(ctx context.Context) (*lexState, error) {
 }
 
 // dropLocked closes the engine and removes its files. Callers hold wmu.
-func (l *Lexicon) dropLocked() error {
+func (l *Engine) dropLocked() error {
 	l.life.Lock()
 	st := l.cur.Swap(nil)
 	var err error
@@ -471,7 +476,7 @@ func (l *Lexicon) dropLocked() error {
 // checkDir drops the open engine when its folder was deleted under it
 // (rm -r of the folder): it would go on answering from memory, but could
 // not flush; the next step builds it again.
-func (l *Lexicon) checkDir() error {
+func (l *Engine) checkDir() error {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	if l.cur.Load() == nil {
@@ -488,7 +493,7 @@ func (l *Lexicon) checkDir() error {
 // (searches use FTS5) until Resume: forget calls it before removing
 // what else the index keeps of the forgotten sessions, so that no engine
 // file outlives the forget.
-func (l *Lexicon) Drop() error {
+func (l *Engine) Drop() error {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	l.held.Store(true)
@@ -496,7 +501,7 @@ func (l *Lexicon) Drop() error {
 }
 
 // Resume lets a dropped engine be built again, in Run's next step.
-func (l *Lexicon) Resume() {
+func (l *Engine) Resume() {
 	l.wmu.Lock()
 	l.held.Store(false)
 	l.wmu.Unlock()
@@ -504,13 +509,13 @@ func (l *Lexicon) Resume() {
 }
 
 // Flush makes everything added so far durable.
-func (l *Lexicon) Flush() error {
+func (l *Engine) Flush() error {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	return l.flushLocked()
 }
 
-func (l *Lexicon) flushIfDue(force bool) error {
+func (l *Engine) flushIfDue(force bool) error {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	if l.unflushed == 0 || !force && l.unflushed < l.cfg.FlushDocs && time.Since(l.dirtySince) < lexFlushAge {
@@ -519,7 +524,7 @@ func (l *Lexicon) flushIfDue(force bool) error {
 	return l.flushLocked()
 }
 
-func (l *Lexicon) flushLocked() error {
+func (l *Engine) flushLocked() error {
 	st := l.cur.Load()
 	if st == nil || l.unflushed == 0 {
 		return nil
@@ -531,8 +536,8 @@ func (l *Lexicon) flushLocked() error {
 	return nil
 }
 
-// Close flushes and closes the engine; the Lexicon is unusable after.
-func (l *Lexicon) Close() error {
+// Close flushes and closes the engine; the Engine is unusable after.
+func (l *Engine) Close() error {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	if l.closed.Swap(true) {
@@ -551,31 +556,41 @@ func (l *Lexicon) Close() error {
 	return ferr
 }
 
-// lexView is the engine as one search uses it: current (it holds every
-// exchange FTS5 holds for this search) and kept open until release.
+// lexView is the engine as one search uses it (an index.Lexical):
+// current (it holds every exchange FTS5 holds for this search) and kept
+// open until release; or, st nil, not current: FTS5 must answer.
 type lexView struct {
-	l  *Lexicon
+	l  *Engine
 	st *lexState
 }
 
-// view returns the engine for one search when it is current, catching it
-// up first when it lacks few events; nil when FTS5 must answer. A non-nil
-// view must be released.
-func (l *Lexicon) view(ctx context.Context) *lexView {
+var _ index.Lexical = (*lexView)(nil)
+
+// View returns the engine as one search uses it, and its release (see
+// view).
+func (l *Engine) View(ctx context.Context) (index.Lexical, func()) {
 	if l == nil {
-		return nil
+		return nil, func() {}
 	}
+	v := l.view(ctx)
+	return v, v.release
+}
+
+// view returns the engine for one search, catching it up first when it
+// lacks few events; one that is not current (st nil) when FTS5 must
+// answer. It must be released.
+func (l *Engine) view(ctx context.Context) *lexView {
 	m, err := l.db.ChangeMark(ctx)
 	if err != nil {
-		return nil
+		return &lexView{l: l}
 	}
 	st := l.cur.Load()
 	if st == nil || st.epoch != m.Epoch {
-		return nil
+		return &lexView{l: l}
 	}
 	if mark := st.mark.Load(); mark < m.Seq {
 		if m.Seq-mark > lexSyncLag {
-			return nil
+			return &lexView{l: l}
 		}
 		l.wmu.Lock()
 		var err error
@@ -585,22 +600,77 @@ func (l *Lexicon) view(ctx context.Context) *lexView {
 		l.wmu.Unlock()
 		if err != nil {
 			l.log.Warn("bm25 engine: catching up for a search failed; FTS5 answers", "err", err)
-			return nil
+			return &lexView{l: l}
 		}
 	}
 	l.life.RLock()
 	st = l.cur.Load()
 	if st == nil || st.epoch != m.Epoch || st.mark.Load() < m.Seq {
 		l.life.RUnlock()
-		return nil
+		return &lexView{l: l}
 	}
 	return &lexView{l: l, st: st}
 }
 
 func (v *lexView) release() {
-	if v != nil {
+	if v.st != nil {
 		v.l.life.RUnlock()
 	}
+}
+
+// Rank answers q when its terms are all single index terms (plain words:
+// not a CJK phrase or prefix) and the engine is current; ok is false
+// otherwise, or when the engine fails: FTS5 answers then. Of the queries
+// of plain words, it counts those it answered and those it left to FTS5
+// (Status).
+func (v *lexView) Rank(_ context.Context, q index.LexicalQuery) ([]index.LexicalHit, bool, error) {
+	keys, ok := singleTerms(q.Terms)
+	if !ok {
+		return nil, false, nil
+	}
+	if v.st != nil {
+		hits, ok, err := v.search(keys, q.Weights, q.Filter, q.Limit)
+		if err == nil && ok {
+			v.l.answered.Add(1)
+			return hits, true, nil
+		}
+		if err != nil {
+			v.l.log.Warn("bm25 engine failed; FTS5 answers", "err", err)
+		}
+	}
+	v.l.fellBack.Add(1)
+	return nil, false, nil
+}
+
+// TermDocs counts the stems' documents when the engine is current; ok is
+// false otherwise, or when a stem is not one index term.
+func (v *lexView) TermDocs(_ context.Context, stems []string) (map[string]int64, int64, bool, error) {
+	if v.st == nil {
+		return nil, 0, false, nil
+	}
+	docs, total, err := v.docFreq(stems)
+	if err != nil {
+		return nil, 0, false, nil
+	}
+	return docs, total, true, nil
+}
+
+// singleTerms returns the index terms of terms (their Key) when each is
+// exactly one index term, the quoted stem, as analyze.MatchAny gives it to
+// FTS5; ok is false when one is not (a CJK phrase of bigrams, a prefix
+// query) or there are none.
+func singleTerms(terms []analyze.Term) (keys []string, ok bool) {
+	if len(terms) == 0 {
+		return nil, false
+	}
+	keys = make([]string, len(terms))
+	for i, t := range terms {
+		if t.Key == "" || strings.ContainsAny(t.Key, "\" \t\n") || t.Expr != `"`+t.Key+`"` {
+			return nil, false
+		}
+		keys[i] = t.Key
+	}
+	return keys, true
 }
 
 // search is index.DB.Lexical for an OR of single index terms (stems, in
@@ -665,8 +735,8 @@ func (v *lexView) docFreq(terms []string) (map[string]int64, int64, error) {
 	return out, total, nil
 }
 
-// LexiconStatus is the engine's state, for `continuity status`.
-type LexiconStatus struct {
+// Status is the engine's state, for `continuity status`.
+type Status struct {
 	// State is "ready" (searches of plain words use it), "building"
 	// (catching up with the index: FTS5 answers meanwhile), "opening",
 	// "dropped" (a forget is removing it) or "closed".
@@ -687,8 +757,8 @@ type LexiconStatus struct {
 }
 
 // Status reports the engine's state.
-func (l *Lexicon) Status(ctx context.Context) LexiconStatus {
-	var s LexiconStatus
+func (l *Engine) Status(ctx context.Context) Status {
+	var s Status
 	if e := l.lastErr.Load(); e != nil {
 		s.Error = *e
 	}
