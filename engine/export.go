@@ -7,7 +7,6 @@ import (
 
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/resume"
-	"github.com/praxis-os/continuity/server"
 )
 
 // Event is an event as the index stores it.
@@ -39,7 +38,7 @@ func (c *Client) Export(ctx context.Context, session string, chain bool, maxDept
 		return Export{}, err
 	}
 	if !ok {
-		return Export{}, server.BadRequest(unknownSession(ctx, db, session))
+		return Export{}, unknownSession(ctx, db, session)
 	}
 	x := Export{Chain: resume.Chain{Sessions: []string{session}}}
 	if chain {

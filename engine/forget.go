@@ -299,7 +299,7 @@ func forgetTargets(ctx context.Context, db *index.DB, req ForgetRequest) (sessio
 		if f, err := db.Forgotten(ctx, req.Session); err == nil && f {
 			return []string{req.Session}, false, nil
 		}
-		return nil, false, server.BadRequest(UnknownSession(req.Session))
+		return nil, false, UnknownSession(req.Session)
 	}
 	if !req.Chain {
 		return []string{req.Session}, true, nil

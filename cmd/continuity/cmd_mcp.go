@@ -514,7 +514,7 @@ func guard[In, Out any](log *slog.Logger, name string, h mcp.ToolHandlerFor[In, 
 		start := time.Now()
 		res, out, err = h(ctx, req, in)
 		log.Debug("mcp: tool call", "tool", name, "took", time.Since(start), "err", err)
-		return res, out, mcpserver.Error(name, err)
+		return res, out, mcpserver.Error(err)
 	}
 }
 
