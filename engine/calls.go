@@ -225,6 +225,9 @@ func (q *queries) search(ctx context.Context, req SearchRequest) (SearchResponse
 	if err != nil {
 		return SearchResponse{}, err
 	}
+	// The time the query names, read once for the search and the
+	// answer's span.
+	sq = search.ReadTime(sq)
 	floor := q.searcher.Floor(sq)
 	// An unknown session is an error, as for resume and export: an empty
 	// result would read as "nothing relevant" when the id is mistyped.
