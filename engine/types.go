@@ -65,7 +65,9 @@ type SearchContext struct {
 // searchResults are search's results as the engine answers them.
 func searchResults(res []search.Result) []SearchResult {
 	out := make([]SearchResult, len(res))
-	ref := func(r search.Ref) SearchRef { return SearchRef{ID: r.ID, SessionID: r.SessionID, Timestamp: r.Timestamp} }
+	ref := func(r search.Ref) SearchRef {
+		return SearchRef{ID: r.ID, SessionID: r.SessionID, Timestamp: r.Timestamp}
+	}
 	for i, r := range res {
 		out[i] = SearchResult{ID: r.ID, SessionID: r.SessionID, Timestamp: r.Timestamp, User: r.User, AI: r.AI, Files: r.Files,
 			Score: r.Score, Weak: r.Weak, File: r.File, Line: r.Line}
