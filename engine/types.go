@@ -127,3 +127,15 @@ func CheckTokenizer(name string) error {
 	_, err := resume.NewCounter(name)
 	return err
 }
+
+// IncludeCurrent is the one meaning of resume's include-current, for the
+// command line and MCP alike: as asked when asked; else true with latest
+// (the caller starts a new session: none of the latest session's
+// exchanges are in its window), false with a session id (the caller's own
+// session, whose exchanges since its latest reset are).
+func IncludeCurrent(latest bool, asked *bool) bool {
+	if asked != nil {
+		return *asked
+	}
+	return latest
+}

@@ -70,7 +70,7 @@ out (not reached, no room, a duplicate, still in context).`)
 			asked = includeCurrent
 		}
 	})
-	*includeCurrent = latestIncludesCurrent(*latest, asked)
+	*includeCurrent = engine.IncludeCurrent(*latest, asked)
 	if err := engine.CheckTokenizer(*tokenizer); err != nil {
 		return usageError("--tokenizer: %v", err)
 	}
@@ -157,16 +157,4 @@ func countList(c map[string]int, reasons ...string) string {
 		return "none"
 	}
 	return strings.Join(parts, ", ")
-}
-
-// latestIncludesCurrent is the one meaning of resume's include-current,
-// for the command line and MCP alike: as asked when asked; else true with
-// latest (the caller starts a new session: none of the latest session's
-// exchanges are in its window), false with a session id (the caller's own
-// session, whose exchanges since its latest reset are).
-func latestIncludesCurrent(latest bool, asked *bool) bool {
-	if asked != nil {
-		return *asked
-	}
-	return latest
 }
