@@ -138,8 +138,8 @@ func (ix *indexer) try() *engine.Engine {
 	return nil
 }
 
-// loop runs eng (when not nil) until ctx ends, and retries open every
-// Takeover while it returns nil.
+// loop runs eng (when not nil) until ctx ends, and tries again every
+// Takeover while try returns nil.
 func (ix *indexer) loop(ctx context.Context, eng *engine.Engine) {
 	for {
 		if eng != nil {
