@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/praxis-os/continuity/engine"
+	"github.com/praxis-os/continuity/internal/words"
 	"github.com/praxis-os/continuity/logformat"
 	"github.com/praxis-os/continuity/resume"
 )
@@ -84,7 +85,7 @@ func writeMarkdownExport(w io.Writer, session string, c resume.Chain, chain bool
 	for _, s := range order {
 		evs := groups[s]
 		fmt.Fprintf(w, "\n## Session %s · %s → %s · %d %s\n", s,
-			evs[0].Timestamp.Format(exportTime), evs[len(evs)-1].Timestamp.Format(exportTime), len(evs), plural(len(evs), "event", "events"))
+			evs[0].Timestamp.Format(exportTime), evs[len(evs)-1].Timestamp.Format(exportTime), len(evs), words.Plural(len(evs), "event", "events"))
 		for _, ev := range evs {
 			ts := ev.Timestamp.Format(exportTime)
 			switch ev.Type {

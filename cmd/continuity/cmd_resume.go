@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/praxis-os/continuity/engine"
+	"github.com/praxis-os/continuity/internal/words"
 )
 
 func runResume(ctx context.Context, e *env, args []string) error {
@@ -103,7 +104,7 @@ out (not reached, no room, a duplicate, still in context).`)
 		// --session.
 		fmt.Fprintf(e.stderr, "continuity: the %d %s of %s since its latest context reset (all of them when it has none) %s as still in the agent's context; "+
 			"--include-current includes them (for an agent that starts a new session; --latest does so by default)\n",
-			pack.InContext, plural(pack.InContext, "exchange", "exchanges"), pack.SessionID, plural(pack.InContext, "counts", "count"))
+			pack.InContext, words.Plural(pack.InContext, "exchange", "exchanges"), pack.SessionID, words.Plural(pack.InContext, "counts", "count"))
 	}
 	if *asJSON {
 		return printJSON(e.stdout, pack)
@@ -134,7 +135,7 @@ func printExplanation(w io.Writer, pack *engine.ResumePack) error {
 		}
 		where := "this session"
 		if d.Depth > 0 {
-			where = fmt.Sprintf("%d %s back", d.Depth, plural(d.Depth, "link", "links"))
+			where = fmt.Sprintf("%d %s back", d.Depth, words.Plural(d.Depth, "link", "links"))
 		}
 		fmt.Fprintf(w, "%s %s · %s (%s) · %s · %q\n    %s: %s\n", mark, d.Timestamp.UTC().Format("2006-01-02 15:04"),
 			d.SessionID, where, d.ID, d.Preview, strings.ReplaceAll(d.Reason, "_", " "), d.Why)
