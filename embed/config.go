@@ -1,6 +1,7 @@
 package embed
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/url"
@@ -189,7 +190,7 @@ func New(cfg Config) (Embedder, error) {
 	}
 	p := strings.ToLower(strings.TrimSpace(cfg.Provider))
 	if (cfg.QueryPrefix != nil || cfg.PassagePrefix != nil) && p != ProviderHF {
-		return nil, fmt.Errorf("embed: %s: query and passage prefixes (%s, %s) apply to the hf embedder only", or(p, DefaultProvider), EnvQueryPrefix, EnvPassagePrefix)
+		return nil, fmt.Errorf("embed: %s: query and passage prefixes (%s, %s) apply to the hf embedder only", cmp.Or(p, DefaultProvider), EnvQueryPrefix, EnvPassagePrefix)
 	}
 	switch p {
 	case "", ProviderUSELite:
@@ -208,13 +209,6 @@ func New(cfg Config) (Embedder, error) {
 	default:
 		return nil, fmt.Errorf("embed: %w %q (want %s, %s, %s, %s or %s)", ErrUnknownProvider, cfg.Provider, ProviderUSELite, ProviderHash, ProviderHF, ProviderOllama, ProviderOpenAI)
 	}
-}
-
-func or(s, def string) string {
-	if s != "" {
-		return s
-	}
-	return def
 }
 
 // baseURL validates a remote base URL, applies the provider's default path

@@ -14,7 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
+
+	"github.com/praxis-os/continuity/internal/words"
 )
 
 // probeText is what Probe embeds.
@@ -304,12 +305,8 @@ func excerpt(body []byte) string {
 		s = string(body)
 	}
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > excerptBytes {
-		cut := excerptBytes
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
+	if cut, more := words.Cut(s, excerptBytes); more {
+		s = cut + "…"
 	}
 	return s
 }

@@ -129,15 +129,6 @@ func (w Window) String() string {
 	return "from " + w.Since.UTC().Format(layout) + " to " + w.Until.UTC().Format(layout) + " UTC"
 }
 
-// SearchResult is one found exchange (search.Result), SearchContext one of
-// its neighbours shown as context, SearchRef another
-// exchange it names (what it supersedes, or is superseded by).
-type (
-	SearchResult  = search.Result
-	SearchRef     = search.Ref
-	SearchContext = search.ContextExchange
-)
-
 // TimeSpan is a search.TimeRef in JSON.
 type TimeSpan struct {
 	Phrase string    `json:"phrase"`
@@ -202,14 +193,14 @@ var handlers = map[string]handler{
 	"search": func(ctx context.Context, q *queries, raw json.RawMessage) (any, error) {
 		var req SearchRequest
 		if err := json.Unmarshal(raw, &req); err != nil {
-			return nil, server.BadRequest(fmt.Errorf("search request: %w", err))
+			return nil, badRequest(fmt.Sprintf("search request: %v", err))
 		}
 		return q.search(ctx, req)
 	},
 	"resume": func(ctx context.Context, q *queries, raw json.RawMessage) (any, error) {
 		var req ResumeRequest
 		if err := json.Unmarshal(raw, &req); err != nil {
-			return nil, server.BadRequest(fmt.Errorf("resume request: %w", err))
+			return nil, badRequest(fmt.Sprintf("resume request: %v", err))
 		}
 		return q.resume(ctx, req)
 	},
@@ -221,38 +212,22 @@ var handlers = map[string]handler{
 // register makes srv answer every handler on q.
 func (q *queries) register(srv *server.Server) {
 	for name, h := range handlers {
-		srv.Handle(name, func(ctx context.Context, req json.RawMessage) (any, error) { return h(ctx, q, req) })
+		srv.Handle(name, func(ctx context.Context, req json.RawMessage) (any, error) {
+			out, err := h(ctx, q, req)
+			return out, toWire(err)
+		})
 	}
-}
-
-// dispatch runs a call in-process: the same JSON round trip as through
-// the socket, so both ways answer alike.
-func (q *queries) dispatch(ctx context.Context, name string, req, resp any) error {
-	h := handlers[name]
-	if h == nil {
-		return fmt.Errorf("no call named %q", name)
-	}
-	raw, err := json.Marshal(req)
-	if err != nil {
-		return err
-	}
-	out, err := h(ctx, q, raw)
-	if err != nil {
-		return err
-	}
-	data, err := json.Marshal(out)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(data, resp)
 }
 
 // search answers a SearchRequest.
 func (q *queries) search(ctx context.Context, req SearchRequest) (SearchResponse, error) {
 	sq, err := searchQuery(req)
 	if err != nil {
-		return SearchResponse{}, server.BadRequest(err)
+		return SearchResponse{}, err
 	}
+	// The time the query names, read once for the search and the
+	// answer's span.
+	sq = search.ReadTime(sq)
 	floor := q.searcher.Floor(sq)
 	// An unknown session is an error, as for resume and export: an empty
 	// result would read as "nothing relevant" when the id is mistyped.
@@ -265,7 +240,7 @@ func (q *queries) search(ctx context.Context, req SearchRequest) (SearchResponse
 			return SearchResponse{}, err
 		}
 		if !ok {
-			return SearchResponse{}, server.BadRequest(unknownSession(ctx, q.db, id))
+			return SearchResponse{}, unknownSession(ctx, q.db, id)
 		}
 	}
 	var pending *Pending
@@ -274,15 +249,12 @@ func (q *queries) search(ctx context.Context, req SearchRequest) (SearchResponse
 	}
 	res, err := q.searcher.Search(ctx, sq)
 	if errors.Is(err, search.ErrEmptyQuery) {
-		return SearchResponse{}, server.BadRequest(errors.New("empty query: give words to search for"))
+		return SearchResponse{}, &Error{Code: CodeEmptyQuery, Field: "query"}
 	}
 	if err != nil {
 		return SearchResponse{}, err
 	}
-	if res == nil {
-		res = []search.Result{}
-	}
-	resp := SearchResponse{Query: req.Query, Results: res, MinScore: floor, Pending: pending}
+	resp := SearchResponse{Query: req.Query, Results: searchResults(res), MinScore: floor, Pending: pending}
 	if sq.Mode != search.ModeLexical {
 		resp.VectorsMissing = q.searcher.VectorsMissing()
 	}
@@ -309,11 +281,11 @@ func (q *queries) search(ctx context.Context, req SearchRequest) (SearchResponse
 }
 
 // searchQuery reads and checks a SearchRequest; its errors are the
-// caller's mistakes.
+// caller's mistakes (*Error).
 func searchQuery(req SearchRequest) (search.Query, error) {
 	q := search.Query{Text: req.Query, Session: req.Session, Chain: req.Chain, Limit: req.Limit, Context: req.Context}
 	if req.Context < 0 || req.Context > search.MaxContext {
-		return q, fmt.Errorf("context %d: want 0 to %d exchanges on each side", req.Context, search.MaxContext)
+		return q, badValue("context", "%d", req.Context, fmt.Sprintf("want 0 to %d exchanges on each side", search.MaxContext))
 	}
 	var err error
 	if q.Since, err = ParseTime("since", req.Since); err != nil {
@@ -323,7 +295,7 @@ func searchQuery(req SearchRequest) (search.Query, error) {
 		return q, err
 	}
 	if !q.Since.IsZero() && !q.Until.IsZero() && !q.Since.Before(q.Until) {
-		return q, fmt.Errorf("--since %s is not before --until %s: the window holds no time", req.Since, req.Until)
+		return q, &Error{Code: CodeEmptyWindow, Field: "since", Value: req.Since, Other: "until", OtherValue: req.Until}
 	}
 	loc := requestZone(req)
 	if q.Now, err = parseAsOf(req.AsOf, loc); err != nil {
@@ -335,15 +307,16 @@ func searchQuery(req SearchRequest) (search.Query, error) {
 	q.Now = q.Now.In(loc)
 	if req.Mode != "" {
 		if q.Mode, err = search.ParseMode(req.Mode); err != nil {
-			return q, err
+			// search's own words ("search: unknown mode ..."), as before.
+			return q, badRequest(err.Error())
 		}
 	}
 	if req.Limit < 0 || req.Limit > search.MaxLimit {
-		return q, fmt.Errorf("limit %d: want 1 to %d", req.Limit, search.MaxLimit)
+		return q, badValue("limit", "%d", req.Limit, fmt.Sprintf("want 1 to %d", search.MaxLimit))
 	}
 	if m := req.MinScore; m != nil {
 		if math.IsNaN(*m) || *m < 0 || *m > 1 {
-			return q, fmt.Errorf("min score %v: want 0 to 1 (scores are relevance estimates in [0, 1])", *m)
+			return q, badValue("min_score", "%v", *m, "want 0 to 1 (scores are relevance estimates in [0, 1])")
 		}
 		q.MinScore = m
 	}
@@ -364,13 +337,13 @@ func parseAsOf(s string, loc *time.Location) (time.Time, error) {
 			return t, nil
 		}
 	}
-	return time.Time{}, fmt.Errorf("--as-of %q: want an RFC 3339 time (2026-11-22T10:00:00Z), a local time (2026-11-22T10:00) or a date (2026-11-22)", s)
+	return time.Time{}, badValue("as_of", "%q", s, "want an RFC 3339 time (2026-11-22T10:00:00Z), a local time (2026-11-22T10:00) or a date (2026-11-22)")
 }
 
 // ParseTime reads an RFC 3339 time, a date (YYYY-MM-DD, UTC) or an age,
 // that long before now (2d, 2w, 12h, as forget --older-than takes it: a
 // user who keeps 30d types --since 7d); "" is the zero time (no bound).
-// name is the flag, for the error.
+// name is the request field, for the error (*Error).
 func ParseTime(name, s string) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
@@ -383,7 +356,7 @@ func ParseTime(name, s string) (time.Time, error) {
 	if d, err := ParseAge(s); err == nil {
 		return time.Now().Add(-d).UTC(), nil
 	}
-	return time.Time{}, fmt.Errorf("--%s %q: want an RFC 3339 time (2026-11-22T10:00:00Z), a date (2026-11-22) or an age (7d, 2w, 12h: that long ago)", name, s)
+	return time.Time{}, badValue(name, "%q", s, "want an RFC 3339 time (2026-11-22T10:00:00Z), a date (2026-11-22) or an age (7d, 2w, 12h: that long ago)")
 }
 
 // ParseUntil reads an until bound, exclusive: an RFC 3339 time as given;
@@ -402,7 +375,7 @@ func ParseUntil(s string) (time.Time, error) {
 // daemon) for the lines just written to the logs, or says (a reader)
 // that some are not indexed: "the latest session" must be the one just
 // logged to (pack.Pending).
-func (q *queries) resume(ctx context.Context, req ResumeRequest) (*resume.Pack, error) {
+func (q *queries) resume(ctx context.Context, req ResumeRequest) (ResumePack, error) {
 	var pending *Pending
 	if q.pending != nil {
 		mode := search.ModeLexical // no query: no vector is read
@@ -418,14 +391,14 @@ func (q *queries) resume(ctx context.Context, req ResumeRequest) (*resume.Pack, 
 	})
 	switch {
 	case errors.Is(err, resume.ErrUnknownSession):
-		return nil, server.BadRequest(unknownSession(ctx, q.db, req.Session))
+		return ResumePack{}, unknownSession(ctx, q.db, req.Session)
 	case errors.Is(err, resume.ErrNoSessions):
-		return nil, server.BadRequest(err)
+		return ResumePack{}, &Error{Code: CodeNoSessions, Field: "latest"}
 	case err != nil:
-		return nil, err
+		return ResumePack{}, err
 	}
 	pack.Pending = pending
-	return pack, nil
+	return ResumePack{*pack}, nil
 }
 
 func (q *queries) resumeSource() *resume.IndexSource {
@@ -435,7 +408,7 @@ func (q *queries) resumeSource() *resume.IndexSource {
 // UnknownSession is the error for a session the index does not know, the
 // same for every command (exit code 2 on the command line).
 func UnknownSession(id string) error {
-	return fmt.Errorf("unknown session %q (see 'continuity sessions')", id)
+	return &Error{Code: CodeUnknownSession, Field: "session", Value: fmt.Sprintf("%q", id)}
 }
 
 // unknownSession is UnknownSession, or, for a session forgotten
@@ -444,8 +417,7 @@ func UnknownSession(id string) error {
 func unknownSession(ctx context.Context, db *index.DB, id string) error {
 	if fs, err := db.Forgets(ctx); err == nil {
 		if f, ok := fs[id]; ok {
-			return fmt.Errorf("session %q was forgotten at %s ('continuity forget', retention or another machine's forget): its events are no longer indexed (see 'continuity sessions')",
-				id, time.Unix(0, f.At).UTC().Format(time.RFC3339))
+			return &Error{Code: CodeForgottenSession, Field: "session", Value: fmt.Sprintf("%q", id), At: time.Unix(0, f.At).UTC()}
 		}
 	}
 	return UnknownSession(id)

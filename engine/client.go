@@ -8,11 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
-	"github.com/praxis-os/continuity/resume"
 	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/server"
 	"github.com/praxis-os/continuity/vectors"
@@ -22,10 +22,11 @@ import (
 // Client asks a workspace's questions: of its daemon when one answers on
 // the socket (it holds the vector space in memory and keeps resume's
 // cache), else in this process, from the index opened read-only. Both
-// ways run the same handlers through the same JSON round trip.
+// ways run the same code (queries); in this process it is called
+// directly, without the socket's JSON.
 //
 // Its errors that are the caller's mistake (an unknown session, a bad
-// query) satisfy IsBadRequest.
+// query) are *Error values (IsBadRequest), from the daemon too.
 type Client struct {
 	ws workspace.Layout
 	// embedder is the configured embedder, for answering in-process
@@ -64,13 +65,6 @@ func NewClient(ws workspace.Layout, embedder func() (embed.Embedder, error), war
 // daemonPing bounds the ping that tells whether the daemon answers.
 const daemonPing = 500 * time.Millisecond
 
-// IsBadRequest reports whether err is the caller's mistake (an unknown
-// session, a bad query or flag value): exit code 2 on the command line.
-func IsBadRequest(err error) bool {
-	var se *server.Error
-	return errors.As(err, &se) && se.Code == 2
-}
-
 // Search searches the workspace's exchanges.
 func (c *Client) Search(ctx context.Context, req SearchRequest) (SearchResponse, error) {
 	var resp SearchResponse
@@ -87,48 +81,57 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (SearchResponse,
 		if p, ok := c.daemonEmbedder(ctx); ok && p.Space != id {
 			// The daemon's vectors are another embedder's: answering
 			// there would ignore the choice.
-			if err := c.callLocal(ctx, "search", req, &resp); err != nil {
+			resp, err := answerLocal(ctx, c, func(q *queries) (SearchResponse, error) { return q.search(ctx, req) })
+			if err != nil {
 				return resp, err
 			}
 			resp.Note = fmt.Sprintf("answered from the index with the embedder asked for (%s), not by the daemon, which embeds with %s", id, p.Space)
 			return resp, nil
 		}
 	}
-	return resp, c.call(ctx, "search", req, &resp)
+	return call(ctx, c, "search", req, func(q *queries) (SearchResponse, error) { return q.search(ctx, req) })
 }
 
 // Resume builds a resume pack.
-func (c *Client) Resume(ctx context.Context, req ResumeRequest) (resume.Pack, error) {
-	var pack resume.Pack
-	return pack, c.call(ctx, "resume", req, &pack)
+func (c *Client) Resume(ctx context.Context, req ResumeRequest) (ResumePack, error) {
+	return call(ctx, c, "resume", req, func(q *queries) (ResumePack, error) { return q.resume(ctx, req) })
 }
 
 // Sessions lists the workspace's sessions.
 func (c *Client) Sessions(ctx context.Context) (SessionsResponse, error) {
-	var resp SessionsResponse
-	return resp, c.call(ctx, "sessions", struct{}{}, &resp)
+	return call(ctx, c, "sessions", struct{}{}, func(q *queries) (SessionsResponse, error) { return q.sessions(ctx) })
 }
 
 // call answers the call name through the workspace's daemon when one
-// answers, else in-process on the index opened read-only, with the
-// configured embedder.
-func (c *Client) call(ctx context.Context, name string, req, resp any) error {
-	return c.route(ctx, name, req, resp, true, func() error { return c.callLocal(ctx, name, req, resp) })
+// answers (req and the answer through the socket, as JSON), else answer
+// in-process on the index opened read-only, with the configured embedder.
+func call[T any](ctx context.Context, c *Client, name string, req any, answer func(*queries) (T, error)) (T, error) {
+	var resp T
+	err := c.route(ctx, name, req, &resp, true, func() (err error) {
+		resp, err = answerLocal(ctx, c, answer)
+		return err
+	})
+	return resp, err
 }
 
-// callLocal answers the call name in-process on the index opened
-// read-only, with the configured embedder.
-func (c *Client) callLocal(ctx context.Context, name string, req, resp any) error {
+// answerLocal runs answer in-process on the index opened read-only, with
+// the configured embedder.
+func answerLocal[T any](ctx context.Context, c *Client, answer func(*queries) (T, error)) (T, error) {
+	var zero T
 	db, err := openReader(c.ws)
 	if err != nil {
-		return err
+		return zero, err
 	}
 	defer db.Close()
-	q, err := c.local(ctx, db)
+	q, loadErr, err := c.local(ctx, db)
 	if err != nil {
-		return err
+		return zero, err
 	}
-	return q.dispatch(ctx, name, req, resp)
+	resp, err := answer(q)
+	if *loadErr != nil {
+		return zero, *loadErr
+	}
+	return resp, err
 }
 
 // route is daemon-or-local routing: the call name goes to the workspace's
@@ -159,33 +162,43 @@ func (c *Client) route(ctx context.Context, name string, req, resp any, ping boo
 		err = server.ErrNoDaemon
 	}
 	if !errors.Is(err, server.ErrNoDaemon) {
-		return err
+		return fromWire(err)
 	}
 	return local()
 }
 
 // local answers in-process: the vectors already stored for the
-// configured embedder are loaded (nothing is embedded; a remote embedder
-// is only asked to embed the query, and BM25 answers alone if it cannot).
-func (c *Client) local(ctx context.Context, db *index.DB) (*queries, error) {
+// configured embedder are loaded when a query first needs them (a bm25
+// search, a resume without a query, the sessions' list read none; nothing
+// is embedded; a remote embedder is only asked to embed the query, and
+// BM25 answers alone if it cannot). *loadErr is the load's error, once
+// the answer is made.
+func (c *Client) local(ctx context.Context, db *index.DB) (*queries, *error, error) {
 	emb, err := c.embedder()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var space *vectors.Space
-	if id, ok := KnownIdentity(emb); ok {
-		if space, err = vectors.Load(ctx, db, id); err != nil {
-			return nil, err
-		}
+	var (
+		once    sync.Once
+		space   *vectors.Space
+		loadErr error
+	)
+	load := func() *vectors.Space {
+		once.Do(func() {
+			if id, ok := KnownIdentity(emb); ok {
+				space, loadErr = vectors.Load(ctx, db, id)
+			}
+		})
+		return space
 	}
-	q, err := newQueries(db, emb, func() *vectors.Space { return space }, nil, search.Options{}, nil)
+	q, err := newQueries(db, emb, load, nil, search.Options{}, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	q.pending = func(ctx context.Context, _ search.Mode, what string) *Pending {
 		return localPending(ctx, db, c.ws.Logs, what)
 	}
-	return q, nil
+	return q, &loadErr, nil
 }
 
 // KnownIdentity is the vector space of emb when it is known without

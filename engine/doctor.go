@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -20,6 +21,7 @@ import (
 	"github.com/mattn/go-sqlite3"
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/internal/words"
 	"github.com/praxis-os/continuity/logformat"
 	"github.com/praxis-os/continuity/server"
 	"github.com/praxis-os/continuity/vectors"
@@ -87,15 +89,8 @@ func (r *DoctorReport) Print(w io.Writer) error {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "\n%d OK, %d %s, %d %s\n", r.OK,
-		r.Warnings, plural(r.Warnings, "warning", "warnings"), r.Failures, plural(r.Failures, "failure", "failures"))
+		r.Warnings, words.Plural(r.Warnings, "warning", "warnings"), r.Failures, words.Plural(r.Failures, "failure", "failures"))
 	return err
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // doctor runs the checks in order; later checks use what earlier ones
@@ -198,7 +193,7 @@ func (d *doctor) checkLogFiles() {
 		d.add(name, StatusOK, "no log files (*.jsonl) yet", "")
 		return
 	}
-	d.add(name, StatusOK, fmt.Sprintf("%d log %s (*.jsonl), %s", len(d.logFiles), plural(len(d.logFiles), "file", "files"), HumanBytes(total)), "")
+	d.add(name, StatusOK, fmt.Sprintf("%d log %s (*.jsonl), %s", len(d.logFiles), words.Plural(len(d.logFiles), "file", "files"), HumanBytes(total)), "")
 }
 
 // readStatus reads the index summary, if the index can be read; the
@@ -232,7 +227,7 @@ func (d *doctor) checkSkipped() {
 	for _, s := range d.status.Skipped {
 		list = append(list, s.Name+" ("+s.Reason+")")
 	}
-	d.add(name, StatusWarn, fmt.Sprintf("%d %s not read at all: %s", len(list), plural(len(list), "file is", "files are"), strings.Join(list, ", ")),
+	d.add(name, StatusWarn, fmt.Sprintf("%d %s not read at all: %s", len(list), words.Plural(len(list), "file is", "files are"), strings.Join(list, ", ")),
 		"make them regular files directly in "+d.ws.Logs)
 }
 
@@ -460,7 +455,7 @@ func (d *doctor) checkIndex(ctx context.Context) {
 	d.indexOK = true
 	events := ""
 	if d.status != nil {
-		events = fmt.Sprintf(", %d %s", d.status.Events, plural(int(d.status.Events), "event", "events"))
+		events = fmt.Sprintf(", %d %s", d.status.Events, words.Plural(int(d.status.Events), "event", "events"))
 	}
 	d.add(name, StatusOK, fmt.Sprintf("%s passes quick_check (schema version %d%s, %s)", path, schema, events, HumanBytes(fi.Size())), "")
 }
@@ -577,9 +572,9 @@ func (d *doctor) checkLag() {
 	case lag == 0:
 		d.add(name, StatusOK, fmt.Sprintf("every complete line is indexed (%s of logs)%s", HumanBytes(total), wait), "")
 	case d.locked:
-		d.add(name, StatusOK, fmt.Sprintf("%s in %d %s being indexed%s", HumanBytes(lag), files, plural(files, "file", "files"), wait), "")
+		d.add(name, StatusOK, fmt.Sprintf("%s in %d %s being indexed%s", HumanBytes(lag), files, words.Plural(files, "file", "files"), wait), "")
 	default:
-		d.add(name, StatusWarn, fmt.Sprintf("%s in %d %s not indexed yet, and no daemon runs%s", HumanBytes(lag), files, plural(files, "file", "files"), wait),
+		d.add(name, StatusWarn, fmt.Sprintf("%s in %d %s not indexed yet, and no daemon runs%s", HumanBytes(lag), files, words.Plural(files, "file", "files"), wait),
 			"run `continuity ingest`, or start `continuity daemon`")
 	}
 }
@@ -613,7 +608,7 @@ func (d *doctor) checkRejects() {
 	// is status's (RejectCounts), and says so.
 	c := rejectCounts(d.status)
 	if n := c.Invalid; n > 0 {
-		d.add(name, StatusWarn, fmt.Sprintf("%d log %s rejected (%s)", n, plural(int(n), "line was", "lines were"), c.Note()),
+		d.add(name, StatusWarn, fmt.Sprintf("%d log %s rejected (%s)", n, words.Plural(int(n), "line was", "lines were"), c.Note()),
 			"run `continuity rejects` to see each file:line and reason, then fix the agent that wrote them")
 		return
 	}
@@ -684,13 +679,13 @@ func (d *doctor) checkEmbedder(ctx context.Context) {
 func (d *doctor) checkDaemonEmbedder(p vectors.Progress) {
 	const name = "embedder"
 	s := ofDaemon(p)
-	what := fmt.Sprintf("the daemon's %s embedder (%s)", or(s.Provider, "unknown"), s.Name())
+	what := fmt.Sprintf("the daemon's %s embedder (%s)", cmp.Or(s.Provider, "unknown"), s.Name())
 	if s.Space == "" {
-		what = fmt.Sprintf("the daemon's %s embedder %s (its dimension not learned yet)", or(s.Provider, "unknown"), s.Model)
+		what = fmt.Sprintf("the daemon's %s embedder %s (its dimension not learned yet)", cmp.Or(s.Provider, "unknown"), s.Model)
 	}
 	backlog := ""
 	if p.Pending > 0 {
-		backlog = fmt.Sprintf("; %d %s waiting for a vector", p.Pending, plural(int(p.Pending), "exchange", "exchanges"))
+		backlog = fmt.Sprintf("; %d %s waiting for a vector", p.Pending, words.Plural(int(p.Pending), "exchange", "exchanges"))
 		if p.Rate > 0 && p.LastError == "" {
 			backlog += fmt.Sprintf(", %.0f/s", p.Rate)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/internal/words"
 )
 
 // Checks of doctor for the faults a running daemon cannot fix by itself
@@ -133,7 +134,7 @@ func (d *doctor) checkClock(ctx context.Context) {
 		}
 		d.add(name, StatusWarn,
 			fmt.Sprintf("%d %s dated after the moment %s read, up to %s ahead (the latest %s; sessions %s): they sort as the future, after everything written since; `resume --latest` takes the session written to last, not these times, but time-relative search reads them",
-				a.Events, plural(int(a.Events), "event is", "events are"), plural(int(a.Events), "it was", "they were"),
+				a.Events, words.Plural(int(a.Events), "event is", "events are"), words.Plural(int(a.Events), "it was", "they were"),
 				a.Most.Round(time.Minute), a.Latest.Format(time.RFC3339), strings.Join(sessions, ", ")),
 			"fix the producer's clock, or its timestamps: a local time must carry its offset (+hh:mm), not \"Z\"; `forget --session` removes the events")
 	default:

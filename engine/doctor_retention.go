@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/importer"
+	"github.com/praxis-os/continuity/internal/words"
 	"github.com/praxis-os/continuity/workspace"
 )
 
@@ -136,20 +137,20 @@ func (d *doctor) checkRetention() {
 	fix := "import them now with `continuity import --from claude-code`, or keep them imported as they are written with `continuity daemon --import all` (or CONTINUITY_IMPORT=all)"
 	switch {
 	case pending == 0:
-		d.add(name, StatusOK, fmt.Sprintf("all %d Claude Code %s of this workspace are imported (%s)", len(transcripts), plural(len(transcripts), "transcript", "transcripts"), setting), "")
+		d.add(name, StatusOK, fmt.Sprintf("all %d Claude Code %s of this workspace are imported (%s)", len(transcripts), words.Plural(len(transcripts), "transcript", "transcripts"), setting), "")
 	case overdue+soon > 0:
-		msg := fmt.Sprintf("%d of %d Claude Code %s of this workspace %s never imported: ", pending, len(transcripts), plural(len(transcripts), "transcript", "transcripts"), plural(pending, "was", "were"))
+		msg := fmt.Sprintf("%d of %d Claude Code %s of this workspace %s never imported: ", pending, len(transcripts), words.Plural(len(transcripts), "transcript", "transcripts"), words.Plural(pending, "was", "were"))
 		var parts []string
 		if overdue > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s past the retention period and %s at Claude Code's next start", overdue, plural(overdue, "is", "are"), plural(overdue, "goes", "go")))
+			parts = append(parts, fmt.Sprintf("%d %s past the retention period and %s at Claude Code's next start", overdue, words.Plural(overdue, "is", "are"), words.Plural(overdue, "goes", "go")))
 		}
 		if soon > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s within %d days", soon, plural(soon, "goes", "go"), int(retentionSoon.Hours()/24)))
+			parts = append(parts, fmt.Sprintf("%d %s within %d days", soon, words.Plural(soon, "goes", "go"), int(retentionSoon.Hours()/24)))
 		}
 		d.add(name, StatusWarn, msg+strings.Join(parts, ", ")+" ("+setting+")", fix)
 	default:
 		left := oldest.Add(period).Sub(now)
 		d.add(name, StatusOK, fmt.Sprintf("%d Claude Code %s of this workspace not imported yet; the oldest is deleted by Claude Code in %d days (%s)",
-			pending, plural(pending, "transcript", "transcripts"), int(left.Hours()/24), setting), fix)
+			pending, words.Plural(pending, "transcript", "transcripts"), int(left.Hours()/24), setting), fix)
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -118,7 +119,7 @@ func compareEnvironment(s *EmbedderStatus, env embed.Embedder, envErr error) *Em
 	s.Note = fmt.Sprintf("this command's settings (%s, or the default) choose %s: searches through the daemon use the daemon's embedder, "+
 		"but without the daemon (and in an MCP server started with these settings) %s would answer, with no vectors of its own yet. "+
 		"To align them, restart the daemon with these settings (%s), or set %s in this environment",
-		embed.EnvProvider, e.Name(), or(e.Provider, "it"), DaemonCommand(e.Description), EnvSettings(s.Description))
+		embed.EnvProvider, e.Name(), cmp.Or(e.Provider, "it"), DaemonCommand(e.Description), EnvSettings(s.Description))
 	return &e
 }
 
@@ -146,7 +147,7 @@ func (s EmbedderStatus) Name() string {
 // embedder d describes (the API key, never a flag, stays in the
 // environment).
 func DaemonCommand(d embed.Description) string {
-	cmd := "continuity daemon --embedder " + or(d.Provider, embed.DefaultProvider)
+	cmd := "continuity daemon --embedder " + cmp.Or(d.Provider, embed.DefaultProvider)
 	if m := modelSetting(d); m != "" {
 		cmd += " --embed-model " + m
 	}
@@ -162,7 +163,7 @@ func DaemonCommand(d embed.Description) string {
 // EnvSettings is the environment that chooses the embedder d describes,
 // as a user writes it.
 func EnvSettings(d embed.Description) string {
-	s := embed.EnvProvider + "=" + or(d.Provider, embed.DefaultProvider)
+	s := embed.EnvProvider + "=" + cmp.Or(d.Provider, embed.DefaultProvider)
 	if m := modelSetting(d); m != "" {
 		s += " " + embed.EnvModel + "=" + m
 	}
@@ -188,11 +189,4 @@ func modelSetting(d embed.Description) string {
 // hashDim: d is the hash embedder with other than its default buckets.
 func hashDim(d embed.Description) bool {
 	return d.Provider == embed.ProviderHash && d.Dimension != 0 && d.Dimension != embed.DefaultBuiltinDimension
-}
-
-func or(s, def string) string {
-	if s != "" {
-		return s
-	}
-	return def
 }

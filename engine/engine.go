@@ -348,7 +348,8 @@ func (e *Engine) register(srv *server.Server) {
 		if err := json.Unmarshal(raw, &req); err != nil {
 			return nil, server.BadRequest(err)
 		}
-		return e.Forget(ctx, req)
+		out, err := e.Forget(ctx, req)
+		return out, toWire(err)
 	})
 	srv.Handle("drop_vectors", func(ctx context.Context, raw json.RawMessage) (any, error) {
 		var req DropVectorsRequest

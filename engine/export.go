@@ -7,7 +7,6 @@ import (
 
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/resume"
-	"github.com/praxis-os/continuity/server"
 )
 
 // Event is an event as the index stores it.
@@ -20,9 +19,22 @@ type Reject = index.Reject
 type Export struct {
 	// Chain is the sessions exported, newest first: the session, then
 	// those it resumes when asked.
-	Chain resume.Chain
+	Chain Chain
 	// Events are their events by time (then id).
 	Events []Event
+}
+
+// Chain is a session and the sessions it resumes (its session_resume
+// links followed back), as resume follows them.
+type Chain struct {
+	// Sessions are the session first, then the resumed sessions in
+	// breadth-first order, newest link first.
+	Sessions []string
+	// Depth[i] is how many links Sessions[i] is from the first.
+	Depth []int
+	// Cycle: a link led back to a session already in the chain; Capped:
+	// links beyond the depth asked for were left out.
+	Cycle, Capped bool
 }
 
 // Export reads every event of a session, and with chain of the sessions
@@ -39,13 +51,15 @@ func (c *Client) Export(ctx context.Context, session string, chain bool, maxDept
 		return Export{}, err
 	}
 	if !ok {
-		return Export{}, server.BadRequest(unknownSession(ctx, db, session))
+		return Export{}, unknownSession(ctx, db, session)
 	}
-	x := Export{Chain: resume.Chain{Sessions: []string{session}}}
+	x := Export{Chain: Chain{Sessions: []string{session}}}
 	if chain {
-		if x.Chain, err = resume.FollowChain(ctx, &resume.IndexSource{DB: db}, session, maxDepth); err != nil {
+		c, err := resume.FollowChain(ctx, &resume.IndexSource{DB: db}, session, maxDepth)
+		if err != nil {
 			return Export{}, err
 		}
+		x.Chain = Chain{Sessions: c.Sessions, Depth: c.Depth, Cycle: c.Cycle, Capped: c.Capped}
 	}
 	for _, s := range x.Chain.Sessions {
 		evs, err := db.EventsBySession(ctx, s)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/praxis-os/continuity/follow"
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/internal/words"
 	"github.com/praxis-os/continuity/logformat"
 	"github.com/praxis-os/continuity/server"
 	"github.com/praxis-os/continuity/workspace"
@@ -59,7 +60,7 @@ func (e *Engine) Forget(ctx context.Context, req ForgetRequest) (ForgetResponse,
 		if behind, berr := unindexedLines(ctx, e.db, e.ws.Logs); berr == nil && behind.bytes > 0 {
 			n := behind.count()
 			err = server.BadRequest(fmt.Errorf("%v; %s of the logs %s not indexed yet, and may hold it: run 'continuity ingest' (or start 'continuity daemon'), then forget it",
-				err, behind.words(), plural(int(n), "is", "are")))
+				err, behind.words(), words.Plural(int(n), "is", "are")))
 		}
 	}
 	if err != nil || !known {
@@ -299,7 +300,7 @@ func forgetTargets(ctx context.Context, db *index.DB, req ForgetRequest) (sessio
 		if f, err := db.Forgotten(ctx, req.Session); err == nil && f {
 			return []string{req.Session}, false, nil
 		}
-		return nil, false, server.BadRequest(UnknownSession(req.Session))
+		return nil, false, UnknownSession(req.Session)
 	}
 	if !req.Chain {
 		return []string{req.Session}, true, nil

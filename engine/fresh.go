@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/internal/words"
 	"github.com/praxis-os/continuity/resume"
 	"github.com/praxis-os/continuity/search"
 )
@@ -82,10 +83,10 @@ func (e *Engine) awaitSearchable(ctx context.Context, mode search.Mode, what str
 	if behind.bytes > 0 {
 		again := "search again in a moment before concluding that anything was not discussed"
 		if what != "search" {
-			again = fmt.Sprintf("ask for the %s again in a moment to have %s in it", what, plural(int(behind.count()), "it", "them"))
+			again = fmt.Sprintf("ask for the %s again in a moment to have %s in it", what, words.Plural(int(behind.count()), "it", "them"))
 		}
 		return &Pending{Bytes: behind.bytes, Lines: behind.lines, Note: fmt.Sprintf("%s written to the logs just before this %s %s not indexed yet (still being indexed): %s",
-			behind.words(), what, plural(int(behind.count()), "is", "are"), again)}
+			behind.words(), what, words.Plural(int(behind.count()), "is", "are"), again)}
 	}
 	id := e.vectorIdentity(mode)
 	if id == "" {
@@ -109,7 +110,7 @@ func (e *Engine) awaitSearchable(ctx context.Context, mode search.Mode, what str
 		return nil // a backfill or a re-embedding: VectorsMissing and status say so
 	}
 	return &Pending{Unembedded: missing, Note: fmt.Sprintf("the %d %s %s no vector yet: found by %s words only for now",
-		missing, plural(int(missing), "newest exchange", "newest exchanges"), plural(int(missing), "has", "have"), plural(int(missing), "its", "their"))}
+		missing, words.Plural(int(missing), "newest exchange", "newest exchanges"), words.Plural(int(missing), "has", "have"), words.Plural(int(missing), "its", "their"))}
 }
 
 // vectorIdentity is the identity of the vector space a search of this
@@ -133,7 +134,7 @@ func localPending(ctx context.Context, db *index.DB, logs, what string) *Pending
 	}
 	n := behind.count()
 	return &Pending{Bytes: behind.bytes, Lines: behind.lines, Note: fmt.Sprintf("%s of the logs %s not indexed: no daemon is running to index %s "+
-		"(start 'continuity daemon', or run 'continuity ingest'), so this %s cannot see %s", behind.words(), plural(int(n), "is", "are"), plural(int(n), "it", "them"), what, plural(int(n), "it", "them"))}
+		"(start 'continuity daemon', or run 'continuity ingest'), so this %s cannot see %s", behind.words(), words.Plural(int(n), "is", "are"), words.Plural(int(n), "it", "them"), what, words.Plural(int(n), "it", "them"))}
 }
 
 // unindexed is what the logs hold past what the index committed: bytes of

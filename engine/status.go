@@ -16,6 +16,7 @@ import (
 	"github.com/praxis-os/continuity/follow/lexicon"
 	"github.com/praxis-os/continuity/importer"
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/internal/words"
 	"github.com/praxis-os/continuity/logformat"
 	"github.com/praxis-os/continuity/server"
 	"github.com/praxis-os/continuity/vectors"
@@ -134,10 +135,10 @@ func (c RejectCounts) Note() string {
 	s := "lines not valid, each listed by 'continuity rejects'"
 	var also []string
 	if c.Forgotten > 0 {
-		also = append(also, fmt.Sprintf("%d %s of forgotten sessions kept out", c.Forgotten, plural(int(c.Forgotten), "line", "lines")))
+		also = append(also, fmt.Sprintf("%d %s of forgotten sessions kept out", c.Forgotten, words.Plural(int(c.Forgotten), "line", "lines")))
 	}
 	if c.Replayed > 0 {
-		also = append(also, fmt.Sprintf("%d identical %s of lines already indexed", c.Replayed, plural(int(c.Replayed), "replay", "replays")))
+		also = append(also, fmt.Sprintf("%d identical %s of lines already indexed", c.Replayed, words.Plural(int(c.Replayed), "replay", "replays")))
 	}
 	if len(also) > 0 {
 		s += ", which also lists, not counted here, " + strings.Join(also, " and ")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/internal/words"
 	"github.com/praxis-os/continuity/logformat"
 )
 
@@ -65,7 +66,7 @@ func syncCopies(ctx context.Context, logs string, db *index.DB) ([]SyncCopy, err
 				}
 			}
 			c.Done = fmt.Sprintf("read as a log: %d %s only in it indexed, %d already indexed from another file (the same events, indexed once)",
-				c.Indexed, plural(int(c.Indexed), "line", "lines"), c.Same)
+				c.Indexed, words.Plural(int(c.Indexed), "line", "lines"), c.Same)
 		}
 		out = append(out, c)
 	}
@@ -92,7 +93,7 @@ func (d *doctor) checkSync(ctx context.Context) {
 		d.add(name, StatusWarn, fmt.Sprintf("cannot list the conflict copies of %s: %v", d.ws.Logs, err), "")
 	case len(copies) > 0:
 		var b strings.Builder
-		fmt.Fprintf(&b, "%d conflict %s of a sync tool, kept and read:", len(copies), plural(len(copies), "copy", "copies"))
+		fmt.Fprintf(&b, "%d conflict %s of a sync tool, kept and read:", len(copies), words.Plural(len(copies), "copy", "copies"))
 		for _, c := range copies {
 			fmt.Fprintf(&b, " %s (of %s): %s;", c.File, c.CopyOf, c.Done)
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/praxis-os/continuity/index"
-	"github.com/praxis-os/continuity/server"
 )
 
 // What the viewer (continuity ui) asks besides the other commands' calls:
@@ -40,7 +39,7 @@ const MaxPage = 500
 // (1 to MaxPage), with the session's row and the files it touched.
 func (c *Client) SessionPage(ctx context.Context, session string, offset, limit int) (SessionPage, error) {
 	if limit < 1 || limit > MaxPage || offset < 0 {
-		return SessionPage{}, server.BadRequest(fmt.Errorf("page of %d events from %d: want 1 to %d events from 0 on", limit, offset, MaxPage))
+		return SessionPage{}, badRequest(fmt.Sprintf("page of %d events from %d: want 1 to %d events from 0 on", limit, offset, MaxPage))
 	}
 	db, err := openReader(c.ws)
 	if err != nil {
@@ -59,7 +58,7 @@ func (c *Client) SessionPage(ctx context.Context, session string, offset, limit 
 		}
 	}
 	if !found {
-		return SessionPage{}, server.BadRequest(unknownSession(ctx, db, session))
+		return SessionPage{}, unknownSession(ctx, db, session)
 	}
 	if p.Events, err = db.SessionEventsPage(ctx, session, offset, limit); err != nil {
 		return SessionPage{}, err
@@ -87,7 +86,7 @@ func (c *Client) Event(ctx context.Context, id string) (Event, error) {
 		return Event{}, err
 	}
 	if !ok {
-		return Event{}, server.BadRequest(fmt.Errorf("%w %q (forgotten, or never indexed)", ErrNoEvent, id))
+		return Event{}, &Error{Code: CodeNoEvent, Field: "id", Value: fmt.Sprintf("%q", id)}
 	}
 	return ev, nil
 }
@@ -100,7 +99,7 @@ const MaxOpeners = 500
 // the sessions a list shows; sessions without an exchange are absent.
 func (c *Client) SessionOpeners(ctx context.Context, sessions []string, maxRunes int) (map[string]string, error) {
 	if len(sessions) > MaxOpeners || maxRunes < 1 {
-		return nil, server.BadRequest(fmt.Errorf("openers of %d sessions, %d characters each: want at most %d sessions and at least 1 character", len(sessions), maxRunes, MaxOpeners))
+		return nil, badRequest(fmt.Sprintf("openers of %d sessions, %d characters each: want at most %d sessions and at least 1 character", len(sessions), maxRunes, MaxOpeners))
 	}
 	db, err := openReader(c.ws)
 	if err != nil {

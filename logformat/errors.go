@@ -3,7 +3,8 @@ package logformat
 import (
 	"fmt"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/praxis-os/continuity/internal/words"
 )
 
 // Kinds of validation failure, the values of Error.Kind. Each is listed with
@@ -71,12 +72,9 @@ const excerptLen = 64
 // excerpt quotes s for an error reason, shortening it to about excerptLen
 // bytes (on a rune boundary) so that a reason stays small.
 func excerpt(s string) string {
-	if len(s) <= excerptLen {
+	cut, more := words.Cut(s, excerptLen)
+	if !more {
 		return strconv.Quote(s)
 	}
-	n := excerptLen
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return strconv.Quote(s[:n]) + "..."
+	return strconv.Quote(cut) + "..."
 }

@@ -4,12 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/praxis-os/continuity/engine"
-	"github.com/praxis-os/continuity/resume"
 )
 
 // MCP answers are read by a model, token by token: each tool's answer
@@ -185,7 +183,7 @@ type ResumeOut struct {
 	Pending string `json:"pending,omitempty"`
 }
 
-func Resume(p *resume.Pack) *ResumeOut {
+func Resume(p *engine.ResumePack) *ResumeOut {
 	out := &ResumeOut{SessionID: p.SessionID, Chain: p.Chain, Tokens: p.Tokens, Budget: p.Budget,
 		Exchanges: []ExchangeRef{}, Omitted: p.Omitted, InContext: p.InContext, Files: p.Files}
 	if p.Pending != nil {
@@ -223,37 +221,25 @@ func Sessions(r *engine.SessionsResponse) *SessionsOut {
 	return out
 }
 
-// reFlag finds a CLI flag in an error text ("--since").
-var reFlag = regexp.MustCompile(`--([a-z][a-z-]*)`)
-
-// mcpArg is the tool argument for a CLI flag named in an error.
-var mcpArg = map[string]string{
-	"session": "session_id", "previous": "previous_session", "new": "new_session",
-	"since": "since", "until": "until", "limit": "limit", "budget": "budget", "query": "query", "chain": "chain",
-	"user": "user", "ai": "ai", "reason": "reason", "file": "files", "id": "id", "metadata": "metadata",
+// phrasing names what the engine's errors refer to as the tools do: the
+// time bounds and latest by their arguments, the sessions' list by its
+// tool; the other fields keep their words ("limit 0: want 1 to 200").
+var phrasing = engine.Phrasing{
+	Field: func(f string) string {
+		switch f {
+		case "since", "until", "latest", "as_of":
+			return "argument " + f
+		}
+		return engine.Neutral.Name(f)
+	},
+	Sessions: "list_sessions",
 }
 
-// Error rewords an error meant for the command line for a tool call:
-// flags become the tool's argument names, CLI commands the tools.
-func Error(tool string, err error) error {
-	if err == nil {
-		return nil
+// Error says err for a tool call: the engine's structured errors
+// (engine.Error) phrased for MCP, others as they are.
+func Error(err error) error {
+	if err == nil || engine.AsError(err) == nil {
+		return err
 	}
-	msg := err.Error()
-	msg = strings.ReplaceAll(msg, "'continuity sessions'", "list_sessions")
-	msg = strings.ReplaceAll(msg, "continuity sessions", "list_sessions")
-	msg = reFlag.ReplaceAllStringFunc(msg, func(f string) string {
-		name := strings.TrimPrefix(f, "--")
-		if name == "root" {
-			return f // the server's own flag, in the MCP entry's args
-		}
-		if tool == "search_conversations" && name == "session" {
-			return "argument session"
-		}
-		if a, ok := mcpArg[name]; ok {
-			return "argument " + a
-		}
-		return "argument " + strings.ReplaceAll(name, "-", "_")
-	})
-	return errors.New(msg)
+	return errors.New(engine.Phrase(err, phrasing))
 }

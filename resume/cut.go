@@ -469,7 +469,7 @@ func (p *cutPlan) useful(out cutExchange) bool {
 }
 
 // hasWords reports whether s holds a letter or a digit.
-func hasWords(s string) bool { return strings.IndexFunc(s, isWordRune) >= 0 }
+func hasWords(s string) bool { return strings.IndexFunc(s, analyze.IsWordRune) >= 0 }
 
 // cutPlan is one cut of an exchange in progress: the segments kept (in
 // the order kept) and left out, and the window of the best one when none
@@ -826,14 +826,14 @@ func firstHit(text string, q terms) int {
 	i := 0
 	for i < len(text) {
 		r, size := utf8.DecodeRuneInString(text[i:])
-		if !isWordRune(r) {
+		if !analyze.IsWordRune(r) {
 			i += size
 			continue
 		}
 		j := i
 		for j < len(text) {
 			r, size := utf8.DecodeRuneInString(text[j:])
-			if !isWordRune(r) {
+			if !analyze.IsWordRune(r) {
 				break
 			}
 			j += size
@@ -846,10 +846,6 @@ func firstHit(text string, q terms) int {
 		i = j
 	}
 	return -1
-}
-
-func isWordRune(r rune) bool {
-	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
 }
 
 // assemble joins the kept segments of each side in their original order

@@ -27,6 +27,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/praxis-os/continuity/internal/words"
 )
 
 const (
@@ -96,15 +98,15 @@ func renderHeader(h headerInfo) string {
 			b.WriteString("the sessions it resumes hold no exchanges")
 		}
 		if h.inWindow > 0 {
-			fmt.Fprintf(&b, "; its own %s %s %s still in context", plural(h.inWindow, "exchange"), h.sinceReset(), isAre(h.inWindow))
+			fmt.Fprintf(&b, "; its own %s %s %s still in context", words.Count(h.inWindow, "exchange"), h.sinceReset(), isAre(h.inWindow))
 		}
 		b.WriteString(".\n")
 	default:
 		fmt.Fprintf(&b, "Shown: %d of %s, from %d of %s",
-			h.shown, plural(h.total, "earlier exchange"), h.sessionsShown, plural(h.sessionsTotal, "session"))
+			h.shown, words.Count(h.total, "earlier exchange"), h.sessionsShown, words.Count(h.sessionsTotal, "session"))
 		if h.inWindow > 0 {
 			fmt.Fprintf(&b, "; %s of this session %s %s still in context and not shown",
-				plural(h.inWindow, "exchange"), h.sinceReset(), isAre(h.inWindow))
+				words.Count(h.inWindow, "exchange"), h.sinceReset(), isAre(h.inWindow))
 		}
 		b.WriteString(".\n")
 	}
@@ -169,17 +171,17 @@ func renderSessionHeader(id string, first, last time.Time, shown, total int) str
 	default:
 		span += " → " + last.UTC().Format(timeFormat)
 	}
-	return fmt.Sprintf("## Session %s · %s · %d of %s\n", id, span, shown, plural(total, "exchange"))
+	return fmt.Sprintf("## Session %s · %s · %d of %s\n", id, span, shown, words.Count(total, "exchange"))
 }
 
 // renderGap is the note between two shown exchanges of a session.
 func renderGap(omitted, resets int) string {
 	var parts []string
 	if omitted > 0 {
-		parts = append(parts, plural(omitted, "exchange")+" omitted")
+		parts = append(parts, words.Count(omitted, "exchange")+" omitted")
 	}
 	if resets > 0 {
-		parts = append(parts, plural(resets, "context reset"))
+		parts = append(parts, words.Count(resets, "context reset"))
 	}
 	if omitted == 0 {
 		return "[" + strings.Join(parts, ", ") + "]\n"
@@ -192,13 +194,6 @@ const filesHeading = "## Files referenced\n"
 func renderFileLine(path string) string { return "- " + path + "\n" }
 
 func renderMoreFiles(n int) string { return fmt.Sprintf("- (and %d more)\n", n) }
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
 
 func isAre(n int) string {
 	if n == 1 {

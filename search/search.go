@@ -109,6 +109,44 @@ type Query struct {
 	// exchanges of its session before and after it (Result.Context; see
 	// context.go). It changes neither the results nor their order.
 	Context int
+	// Named is the time span Text names, read against Now, once per
+	// query (ReadTime): the searcher's steps and callers asking TimeOnly
+	// and TimeSpan read it instead of parsing the text again. nil: not
+	// read yet (Search and RankRows read it first).
+	Named *NamedTime
+}
+
+// NamedTime is the time span a query's text names (ParseTimeRef), OK
+// false when it names none.
+type NamedTime struct {
+	Ref TimeRef
+	OK  bool
+}
+
+// ReadTime returns q with the time span its text names read (Named), once
+// for the calls that follow.
+func ReadTime(q Query) Query {
+	if q.Named == nil {
+		ref, ok := ParseTimeRef(q.Text, q.now())
+		q.Named = &NamedTime{Ref: ref, OK: ok}
+	}
+	return q
+}
+
+// now is when q is asked: Now, else the time now.
+func (q Query) now() time.Time {
+	if q.Now.IsZero() {
+		return time.Now()
+	}
+	return q.Now
+}
+
+// timeRef is the span q's text names: Named, else parsed now.
+func (q Query) timeRef() (TimeRef, bool) {
+	if q.Named != nil {
+		return q.Named.Ref, q.Named.OK
+	}
+	return ParseTimeRef(q.Text, q.now())
 }
 
 // Result is one found exchange.
@@ -582,6 +620,7 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 	if q.Context < 0 || q.Context > MaxContext {
 		return nil, fmt.Errorf("search: context %d: want 0 to %d exchanges on each side", q.Context, MaxContext)
 	}
+	q = ReadTime(q)
 	r, err := s.rank(ctx, q)
 	if err != nil || r == nil {
 		return nil, err
@@ -611,6 +650,7 @@ func (s *Searcher) RankRows(ctx context.Context, q Query) ([]int64, error) {
 	if q.MinScore == nil || *q.MinScore > 0 {
 		return nil, errors.New("search: RankRows needs MinScore 0 (a floor needs the texts)")
 	}
+	q = ReadTime(q)
 	r, err := s.rank(ctx, q)
 	if err != nil || r == nil {
 		return nil, err
@@ -845,11 +885,7 @@ func (s *Searcher) lexicalSide(ctx context.Context, q Query, sq sideQuery) (a le
 // strength leaves them out. It returns lts, q's terms, when the phrase is
 // all there is.
 func (s *Searcher) withoutTimePhrase(ctx context.Context, q Query, ls []index.Lexical, lts []lexTerm) []lexTerm {
-	now := q.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	if ref, ok := ParseTimeRef(q.Text, now); ok {
+	if ref, ok := q.timeRef(); ok {
 		if rest := strings.Replace(strings.ToLower(q.Text), ref.Phrase, " ", 1); strings.TrimSpace(rest) != "" {
 			if _, _, l := s.lexicalMatch(ctx, rest, ls); len(l) > 0 {
 				return l
@@ -969,11 +1005,7 @@ func (s *Searcher) TimeSpan(q Query) (TimeRef, bool) {
 	if q.Mode != ModeHybrid || s.opts.TimeWeight <= 0 || !q.Since.IsZero() || !q.Until.IsZero() {
 		return TimeRef{}, false
 	}
-	now := q.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	return ParseTimeRef(q.Text, now)
+	return q.timeRef()
 }
 
 // filter turns q's constraints into an index filter; none is true when

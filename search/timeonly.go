@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/praxis-os/continuity/analyze"
 	"github.com/praxis-os/continuity/logformat"
@@ -43,17 +42,13 @@ func (s *Searcher) TimeOnly(q Query) (TimeRef, bool) {
 	if s.opts.TimeWeight < 0 {
 		return TimeRef{}, false
 	}
-	now := q.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	ref, ok := ParseTimeRef(q.Text, now)
+	ref, ok := q.timeRef()
 	if !ok {
 		// "what did we do on saturday": a weekday alone, in a query about
 		// nothing else, is the last one (in a query about something, it
 		// names no span: any Saturday).
 		if m := onWeekdayRE.FindStringSubmatch(strings.ToLower(q.Text)); m != nil {
-			if ref, ok = ParseTimeRef("last "+m[2], now); ok {
+			if ref, ok = ParseTimeRef("last "+m[2], q.now()); ok {
 				ref.Phrase = m[0]
 			}
 		}

@@ -24,6 +24,9 @@ type Handler func(ctx context.Context, req json.RawMessage) (any, error)
 type Error struct {
 	Code    int    `json:"code"`
 	Message string `json:"error"`
+	// Detail is the error as its handler structured it (the engine's
+	// *engine.Error), for the client to rebuild; absent for a plain one.
+	Detail json.RawMessage `json:"detail,omitempty"`
 }
 
 func (e *Error) Error() string { return e.Message }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/engine"
-	"github.com/praxis-os/continuity/resume"
 )
 
 // base is what every page's layout shows.
@@ -56,7 +55,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	} else if !errors.Is(err, context.Canceled) {
 		s.log.Error("ui: request failed", "path", r.URL.Path, "err", err)
 	}
-	s.render(w, r, code, "error", errorView{base: s.base("Error", ""), Message: err.Error()})
+	s.render(w, r, code, "error", errorView{base: s.base("Error", ""), Message: errorText(err)})
 }
 
 // sessions lists the sessions; on failure it has answered with the error
@@ -476,7 +475,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) {
 			Since: v.Since, Until: v.Until, Mode: v.Mode, Limit: v.Limit})
 		switch {
 		case engine.IsBadRequest(err):
-			v.Error = err.Error()
+			v.Error = errorText(err)
 		case err != nil:
 			s.fail(w, r, err)
 			return
@@ -560,7 +559,7 @@ func (s *Server) resumePage(w http.ResponseWriter, r *http.Request) {
 			IncludeCurrent: v.IncludeCurrent, Explain: true})
 		switch {
 		case engine.IsBadRequest(err):
-			v.Error, code = err.Error(), http.StatusBadRequest
+			v.Error, code = errorText(err), http.StatusBadRequest
 		case err != nil:
 			s.fail(w, r, err)
 			return
@@ -571,7 +570,7 @@ func (s *Server) resumePage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, code, "resume", v)
 }
 
-func newPackView(p *resume.Pack) *packView {
+func newPackView(p *engine.ResumePack) *packView {
 	pv := &packView{Tokens: p.Tokens, Budget: p.Budget, Text: p.Text, Chain: p.Chain, InPack: len(p.Exchanges)}
 	if x := p.Explain; x != nil {
 		pv.Counts, pv.Truncated, pv.Unlisted, pv.Free = x.Counts, x.Truncated, x.Unlisted, x.Free
@@ -693,6 +692,15 @@ func (s *Server) forgetDo(w http.ResponseWriter, r *http.Request) {
 type badRequestError struct{ error }
 
 func badRequest(err error) error { return badRequestError{err} }
+
+// viewerPhrasing names what the engine's errors refer to as the viewer
+// shows it: the fields by the names of its forms' fields (since, until,
+// session), the sessions by the page that lists them.
+var viewerPhrasing = engine.Phrasing{Sessions: "the Sessions page"}
+
+// errorText is err as the viewer says it: the engine's structured errors
+// phrased for the viewer, others as they are.
+func errorText(err error) string { return engine.Phrase(err, viewerPhrasing) }
 
 // isBadRequest reports whether err is the user's mistake: 400, not 500.
 func isBadRequest(err error) bool {

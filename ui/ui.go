@@ -32,7 +32,6 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/engine"
-	"github.com/praxis-os/continuity/resume"
 )
 
 // Backend is what the viewer asks: the engine's calls (engine.Client
@@ -43,7 +42,7 @@ type Backend interface {
 	SessionOpeners(ctx context.Context, sessions []string, maxRunes int) (map[string]string, error)
 	Event(ctx context.Context, id string) (engine.Event, error)
 	Search(ctx context.Context, req engine.SearchRequest) (engine.SearchResponse, error)
-	Resume(ctx context.Context, req engine.ResumeRequest) (resume.Pack, error)
+	Resume(ctx context.Context, req engine.ResumeRequest) (engine.ResumePack, error)
 	Status(ctx context.Context) (engine.StatusReport, error)
 	Doctor(ctx context.Context) engine.DoctorReport
 	Rejects(ctx context.Context, limit int) ([]engine.Reject, error)

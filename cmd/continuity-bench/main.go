@@ -20,6 +20,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -95,9 +96,9 @@ func main() {
 	}
 	switch os.Args[1] {
 	case "ingest":
-		err = benchIngest(ctx, *bin, *compare, tmp, or(*lines, 100000), strings.Split(*data, ","), max(*runs, 1), *embed)
+		err = benchIngest(ctx, *bin, *compare, tmp, cmp.Or(max(*lines, 0), 100000), strings.Split(*data, ","), max(*runs, 1), *embed)
 	case "latency":
-		err = benchLatency(ctx, *bin, tmp, or(*lines, 1000))
+		err = benchLatency(ctx, *bin, tmp, cmp.Or(max(*lines, 0), 1000))
 	case "query":
 		if *vectors != vectorsSeed && *vectors != vectorsEmbed {
 			fatal(fmt.Errorf("--vectors %q: want %s or %s", *vectors, vectorsSeed, vectorsEmbed))
@@ -106,7 +107,7 @@ func main() {
 		if ws == "" {
 			ws = filepath.Join(tmp, "ws")
 		}
-		err = benchQuery(ctx, *bin, ws, or(*lines, 10000), *vectors, max(*queries, 1), *prepareOnly)
+		err = benchQuery(ctx, *bin, ws, cmp.Or(max(*lines, 0), 10000), *vectors, max(*queries, 1), *prepareOnly)
 	case "idle":
 		err = benchIdle(ctx, *bin, tmp, *seconds)
 	default:
@@ -116,13 +117,6 @@ func main() {
 	if err != nil {
 		fatal(err)
 	}
-}
-
-func or(v, def int) int {
-	if v > 0 {
-		return v
-	}
-	return def
 }
 
 func usage() {

@@ -48,11 +48,3 @@ otherwise (warnings included).`)
 	}
 	return nil
 }
-
-// plural is one or many, by n.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/praxis-os/continuity/engine"
+	"github.com/praxis-os/continuity/internal/words"
 	"github.com/praxis-os/continuity/logformat"
-	"github.com/praxis-os/continuity/resume"
 )
 
 func runExport(ctx context.Context, e *env, args []string) error {
@@ -21,7 +21,7 @@ followed back, as resume does).`)
 	session := fs.String("session", "", "the session to export")
 	chain := fs.Bool("chain", false, "also export the sessions it resumes, following session_resume links back")
 	format := fs.String("format", "markdown", "markdown, or jsonl (the stored lines, byte for byte)")
-	maxDepth := fs.Int("max-depth", resume.DefaultMaxDepth, "with --chain, most links followed back")
+	maxDepth := fs.Int("max-depth", engine.DefaultMaxDepth, "with --chain, most links followed back")
 	pos, err := parse(e, fs, args)
 	if err != nil {
 		return err
@@ -62,7 +62,7 @@ const exportTime = "2006-01-02 15:04:05"
 
 // writeMarkdownExport writes the events grouped by session (sessions by
 // their first event), each event whole.
-func writeMarkdownExport(w io.Writer, session string, c resume.Chain, chain bool, events []engine.Event) {
+func writeMarkdownExport(w io.Writer, session string, c engine.Chain, chain bool, events []engine.Event) {
 	if chain {
 		fmt.Fprintf(w, "# Export of session %s and the sessions it resumes (times UTC)\n", session)
 		fmt.Fprintf(w, "Chain, newest first: %s\n", strings.Join(c.Sessions, " ← "))
@@ -84,7 +84,7 @@ func writeMarkdownExport(w io.Writer, session string, c resume.Chain, chain bool
 	for _, s := range order {
 		evs := groups[s]
 		fmt.Fprintf(w, "\n## Session %s · %s → %s · %d %s\n", s,
-			evs[0].Timestamp.Format(exportTime), evs[len(evs)-1].Timestamp.Format(exportTime), len(evs), plural(len(evs), "event", "events"))
+			evs[0].Timestamp.Format(exportTime), evs[len(evs)-1].Timestamp.Format(exportTime), len(evs), words.Plural(len(evs), "event", "events"))
 		for _, ev := range evs {
 			ts := ev.Timestamp.Format(exportTime)
 			switch ev.Type {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/engine"
+	"github.com/praxis-os/continuity/internal/words"
 	"github.com/praxis-os/continuity/logformat"
 	"golang.org/x/sys/unix"
 )
@@ -91,7 +92,7 @@ daemon to do it by itself: 'continuity daemon --retain DURATION'.`)
 				return printJSON(e.stdout, map[string]any{"dry_run": true, "sessions": plan.Sessions, "events": plan.Events,
 					"purged": nonNil(purged), "kept": nonNil(kept)})
 			}
-			fmt.Fprintf(e.stdout, "dry run, nothing changed: would forget %d %s of %s\n", plan.Events, plural(int(plan.Events), "event", "events"), strings.Join(plan.Sessions, ", "))
+			fmt.Fprintf(e.stdout, "dry run, nothing changed: would forget %d %s of %s\n", plan.Events, words.Plural(int(plan.Events), "event", "events"), strings.Join(plan.Sessions, ", "))
 			for _, f := range purged {
 				fmt.Fprintf(e.stdout, "would delete log %s\n", f)
 			}
@@ -119,10 +120,10 @@ daemon to do it by itself: 'continuity daemon --retain DURATION'.`)
 		return printJSON(e.stdout, map[string]any{"sessions": resp.Sessions, "events": resp.Events,
 			"recorded": resp.Recorded, "left": resp.Left, "purged": nonNil(purged), "kept": nonNil(kept)})
 	}
-	fmt.Fprintf(e.stdout, "forgot %d %s of %s\n", resp.Events, plural(int(resp.Events), "event", "events"), strings.Join(resp.Sessions, ", "))
+	fmt.Fprintf(e.stdout, "forgot %d %s of %s\n", resp.Events, words.Plural(int(resp.Events), "event", "events"), strings.Join(resp.Sessions, ", "))
 	if resp.Recorded != "" {
 		fmt.Fprintf(e.stdout, "checked: %s records the forget (read back), and the index holds %d events of %s; a rebuild of the index or an import keeps them out\n",
-			resp.Recorded, resp.Left, plural(len(resp.Sessions), "that session", "those sessions"))
+			resp.Recorded, resp.Left, words.Plural(len(resp.Sessions), "that session", "those sessions"))
 	}
 	for _, f := range purged {
 		fmt.Fprintf(e.stdout, "deleted log %s\n", f)
@@ -165,8 +166,8 @@ func forgetOlder(ctx context.Context, e *env, age time.Duration, purge, dryRun, 
 			return printJSON(e.stdout, map[string]any{"dry_run": true, "sessions": plan.Sessions, "events": plan.Events,
 				"purged": nonNil(purged), "kept": nonNil(kept)})
 		}
-		fmt.Fprintf(e.stdout, "dry run, nothing changed: would forget %d %s of %d %s %s: %s\n", plan.Events, plural(int(plan.Events), "event", "events"), len(plan.Sessions),
-			plural(len(plan.Sessions), "session", "sessions"), window, strings.Join(plan.Sessions, ", "))
+		fmt.Fprintf(e.stdout, "dry run, nothing changed: would forget %d %s of %d %s %s: %s\n", plan.Events, words.Plural(int(plan.Events), "event", "events"), len(plan.Sessions),
+			words.Plural(len(plan.Sessions), "session", "sessions"), window, strings.Join(plan.Sessions, ", "))
 		for _, f := range purged {
 			fmt.Fprintf(e.stdout, "would delete log %s\n", f)
 		}
@@ -178,10 +179,10 @@ func forgetOlder(ctx context.Context, e *env, age time.Duration, purge, dryRun, 
 	if !yes {
 		if !stdinIsTerminal(e.stdin) {
 			return usageError("--older-than forgets %d %s for good: add --yes to confirm (stdin is not a terminal to ask on), or see which with --dry-run",
-				len(plan.Sessions), plural(len(plan.Sessions), "session", "sessions"))
+				len(plan.Sessions), words.Plural(len(plan.Sessions), "session", "sessions"))
 		}
-		fmt.Fprintf(e.stderr, "This forgets %d %s of the %d %s %s:\n  %s\n", plan.Events, plural(int(plan.Events), "event", "events"), len(plan.Sessions),
-			plural(len(plan.Sessions), "session", "sessions"), window, strings.Join(plan.Sessions, ", "))
+		fmt.Fprintf(e.stderr, "This forgets %d %s of the %d %s %s:\n  %s\n", plan.Events, words.Plural(int(plan.Events), "event", "events"), len(plan.Sessions),
+			words.Plural(len(plan.Sessions), "session", "sessions"), window, strings.Join(plan.Sessions, ", "))
 		if !confirm(e, purged) {
 			return &exitError{code: 1, err: errors.New("not confirmed: nothing changed")}
 		}
@@ -201,7 +202,7 @@ func forgetOlder(ctx context.Context, e *env, age time.Duration, purge, dryRun, 
 		return printJSON(e.stdout, map[string]any{"sessions": nonNil(resp.Sessions), "events": resp.Events,
 			"recorded": resp.Recorded, "left": resp.Left, "purged": nonNil(purged), "kept": nonNil(kept)})
 	}
-	fmt.Fprintf(e.stdout, "forgot %d %s of %d %s %s\n", resp.Events, plural(int(resp.Events), "event", "events"), len(resp.Sessions), plural(len(resp.Sessions), "session", "sessions"), window)
+	fmt.Fprintf(e.stdout, "forgot %d %s of %d %s %s\n", resp.Events, words.Plural(int(resp.Events), "event", "events"), len(resp.Sessions), words.Plural(len(resp.Sessions), "session", "sessions"), window)
 	if resp.Recorded != "" {
 		fmt.Fprintf(e.stdout, "checked: %s records the forget (read back), and the index holds %d events of those sessions; a rebuild of the index or an import keeps them out\n",
 			resp.Recorded, resp.Left)
@@ -219,7 +220,7 @@ func forgetOlder(ctx context.Context, e *env, age time.Duration, purge, dryRun, 
 func ageWords(d time.Duration) string {
 	if d >= 24*time.Hour && d%(24*time.Hour) == 0 {
 		n := int(d / (24 * time.Hour))
-		return fmt.Sprintf("%d %s", n, plural(n, "day", "days"))
+		return fmt.Sprintf("%d %s", n, words.Plural(n, "day", "days"))
 	}
 	return d.String()
 }
@@ -258,7 +259,7 @@ func confirmPurge(e *env, plan engine.ForgetResponse, files []string) error {
 	if !stdinIsTerminal(e.stdin) {
 		return usageError("--purge-logs deletes log files for good: add --yes to confirm (stdin is not a terminal to ask on), or see what would go with --dry-run")
 	}
-	fmt.Fprintf(e.stderr, "This forgets %d %s of %s", plan.Events, plural(int(plan.Events), "event", "events"), strings.Join(plan.Sessions, ", "))
+	fmt.Fprintf(e.stderr, "This forgets %d %s of %s", plan.Events, words.Plural(int(plan.Events), "event", "events"), strings.Join(plan.Sessions, ", "))
 	if len(files) == 0 {
 		fmt.Fprintf(e.stderr, " (no log file holds only their lines: none will be deleted).\n")
 	} else {

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/praxis-os/continuity/engine"
-	"github.com/praxis-os/continuity/resume"
+	"github.com/praxis-os/continuity/internal/words"
 )
 
 func runResume(ctx context.Context, e *env, args []string) error {
@@ -40,10 +40,10 @@ out (not reached, no room, a duplicate, still in context).`)
 	session := fs.String("session", "", "the session to resume into (the agent's current session)")
 	latest := fs.Bool("latest", false, "resume the session of the most recent event in the workspace, as a new session does (implies --include-current)")
 	q := fs.String("query", "", "what the agent is about to do: steers the selection")
-	budget := fs.Int("budget", resume.DefaultBudget, "most tokens of the whole text")
+	budget := fs.Int("budget", engine.DefaultBudget, "most tokens of the whole text")
 	includeCurrent := fs.Bool("include-current", false, "also offer the exchanges after the session's latest context reset (default: true with --latest, false with --session)")
-	maxDepth := fs.Int("max-depth", resume.DefaultMaxDepth, "most session_resume links followed back")
-	tokenizer := fs.String("tokenizer", resume.DefaultEncoding, "token counting: an encoding (cl100k_base, o200k_base, p50k_base, r50k_base) or a model name (gpt-4o, ...)")
+	maxDepth := fs.Int("max-depth", engine.DefaultMaxDepth, "most session_resume links followed back")
+	tokenizer := fs.String("tokenizer", engine.DefaultEncoding, "token counting: an encoding (cl100k_base, o200k_base, p50k_base, r50k_base) or a model name (gpt-4o, ...)")
 	explain := fs.Bool("explain", false, `after the pack, say why each exchange is in it, cut or left out (with --json: the "explain" field)`)
 	asJSON := fs.Bool("json", false, `print JSON: {"session_id", "chain", "budget", "tokens", "exchanges": [{"id", "session_id", "timestamp", "user", "ai", "truncated"}], "omitted", "files", "text", ...}`)
 	pos, err := parse(e, fs, args)
@@ -71,8 +71,8 @@ out (not reached, no room, a duplicate, still in context).`)
 			asked = includeCurrent
 		}
 	})
-	*includeCurrent = latestIncludesCurrent(*latest, asked)
-	if _, err := resume.NewCounter(*tokenizer); err != nil {
+	*includeCurrent = engine.IncludeCurrent(*latest, asked)
+	if err := engine.CheckTokenizer(*tokenizer); err != nil {
 		return usageError("--tokenizer: %v", err)
 	}
 	c, err := e.client(nil)
@@ -104,7 +104,7 @@ out (not reached, no room, a duplicate, still in context).`)
 		// --session.
 		fmt.Fprintf(e.stderr, "continuity: the %d %s of %s since its latest context reset (all of them when it has none) %s as still in the agent's context; "+
 			"--include-current includes them (for an agent that starts a new session; --latest does so by default)\n",
-			pack.InContext, plural(pack.InContext, "exchange", "exchanges"), pack.SessionID, plural(pack.InContext, "counts", "count"))
+			pack.InContext, words.Plural(pack.InContext, "exchange", "exchanges"), pack.SessionID, words.Plural(pack.InContext, "counts", "count"))
 	}
 	if *asJSON {
 		return printJSON(e.stdout, pack)
@@ -120,14 +120,14 @@ out (not reached, no room, a duplicate, still in context).`)
 // printExplanation writes resume --explain's account of a pack: a summary,
 // then each exchange listed, chronologically, with what happened to it
 // and why.
-func printExplanation(w io.Writer, pack *resume.Pack) error {
+func printExplanation(w io.Writer, pack *engine.ResumePack) error {
 	x := pack.Explain
 	c := x.Counts
 	fmt.Fprintf(w, "\n--- why (resume --explain; not part of the pack) ---\n")
 	fmt.Fprintf(w, "Budget %d tokens: the pack takes %d, %d left free.\n", pack.Budget, pack.Tokens, x.Free)
-	in := c[resume.ReasonRecent] + c[resume.ReasonRelevant] + c[resume.ReasonChain]
-	fmt.Fprintf(w, "In: %d (%s), %d of them cut.\n", in, countList(c, resume.ReasonChain, resume.ReasonRelevant, resume.ReasonRecent), x.Truncated)
-	fmt.Fprintf(w, "Left out: %s.\n", countList(c, resume.ReasonNotReached, resume.ReasonNoRoom, resume.ReasonDuplicate, resume.ReasonDropped, resume.ReasonInContext))
+	in := c[engine.ReasonRecent] + c[engine.ReasonRelevant] + c[engine.ReasonChain]
+	fmt.Fprintf(w, "In: %d (%s), %d of them cut.\n", in, countList(c, engine.ReasonChain, engine.ReasonRelevant, engine.ReasonRecent), x.Truncated)
+	fmt.Fprintf(w, "Left out: %s.\n", countList(c, engine.ReasonNotReached, engine.ReasonNoRoom, engine.ReasonDuplicate, engine.ReasonDropped, engine.ReasonInContext))
 	for _, d := range x.Decisions {
 		mark := "-"
 		if d.Included {
@@ -135,7 +135,7 @@ func printExplanation(w io.Writer, pack *resume.Pack) error {
 		}
 		where := "this session"
 		if d.Depth > 0 {
-			where = fmt.Sprintf("%d %s back", d.Depth, plural(d.Depth, "link", "links"))
+			where = fmt.Sprintf("%d %s back", d.Depth, words.Plural(d.Depth, "link", "links"))
 		}
 		fmt.Fprintf(w, "%s %s · %s (%s) · %s · %q\n    %s: %s\n", mark, d.Timestamp.UTC().Format("2006-01-02 15:04"),
 			d.SessionID, where, d.ID, d.Preview, strings.ReplaceAll(d.Reason, "_", " "), d.Why)
@@ -158,16 +158,4 @@ func countList(c map[string]int, reasons ...string) string {
 		return "none"
 	}
 	return strings.Join(parts, ", ")
-}
-
-// latestIncludesCurrent is the one meaning of resume's include-current,
-// for the command line and MCP alike: as asked when asked; else true with
-// latest (the caller starts a new session: none of the latest session's
-// exchanges are in its window), false with a session id (the caller's own
-// session, whose exchanges since its latest reset are).
-func latestIncludesCurrent(latest bool, asked *bool) bool {
-	if asked != nil {
-		return *asked
-	}
-	return latest
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/praxis-os/continuity/engine"
 	"github.com/praxis-os/continuity/importer"
+	"github.com/praxis-os/continuity/internal/words"
 )
 
 func runStatus(ctx context.Context, e *env, args []string) error {
@@ -115,7 +116,7 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 	}
 	printProducerCounts(w, r.ProducerCounts)
 	if t := r.EditTotals; t.Edits > 0 {
-		fmt.Fprintf(w, "logs edited in place\t%d %s\t(%s; see the files below)\n", t.Edits, plural(int(t.Edits), "edit", "edits"), editLines(t))
+		fmt.Fprintf(w, "logs edited in place\t%d %s\t(%s; see the files below)\n", t.Edits, words.Plural(int(t.Edits), "edit", "edits"), editLines(t))
 	}
 	w.Flush()
 	if len(r.Files) > 0 {
@@ -141,7 +142,7 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 	if len(r.Edits) > 0 {
 		fmt.Fprintln(out, "\nedited in place (the index followed each edit):")
 		for _, ed := range r.Edits {
-			fmt.Fprintf(out, "  %s: %d %s, %s; last %s\n", ed.File, ed.Edits, plural(int(ed.Edits), "edit", "edits"), editLines(ed),
+			fmt.Fprintf(out, "  %s: %d %s, %s; last %s\n", ed.File, ed.Edits, words.Plural(int(ed.Edits), "edit", "edits"), editLines(ed),
 				ed.Last.Local().Format("2006-01-02 15:04:05"))
 		}
 	}
@@ -161,7 +162,7 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 
 // editLines says what edits did to lines.
 func editLines(e engine.EditStatus) string {
-	return fmt.Sprintf("%d %s changed, %d removed, %d added", e.Changed, plural(int(e.Changed), "line", "lines"), e.Removed, e.Added)
+	return fmt.Sprintf("%d %s changed, %d removed, %d added", e.Changed, words.Plural(int(e.Changed), "line", "lines"), e.Removed, e.Added)
 }
 
 // printFollowed lists the agents the daemon follows (daemon --import):
@@ -177,9 +178,9 @@ func printFollowed(w io.Writer, r *importer.LiveReport) {
 			waiting = append(waiting, a.Agent)
 			continue
 		}
-		line := fmt.Sprintf("%d %s", a.Files, plural(a.Files, "file", "files"))
+		line := fmt.Sprintf("%d %s", a.Files, words.Plural(a.Files, "file", "files"))
 		if a.Events > 0 {
-			line += fmt.Sprintf(", %d %s imported since the daemon started (last %s)", a.Events, plural(a.Events, "event", "events"), a.LastImport.Local().Format("2006-01-02 15:04:05"))
+			line += fmt.Sprintf(", %d %s imported since the daemon started (last %s)", a.Events, words.Plural(a.Events, "event", "events"), a.LastImport.Local().Format("2006-01-02 15:04:05"))
 		}
 		if a.Error != "" {
 			line += "; cannot write the logs (retrying): " + a.Error
@@ -202,16 +203,16 @@ func lexiconLine(st *engine.BM25Status, daemon bool) string {
 	var s string
 	switch st.State {
 	case "ready":
-		s = fmt.Sprintf("ready: %d %s, up to event %d (plain-word BM25 queries use it)", st.Docs, plural(st.Docs, "exchange", "exchanges"), st.Watermark)
+		s = fmt.Sprintf("ready: %d %s, up to event %d (plain-word BM25 queries use it)", st.Docs, words.Plural(st.Docs, "exchange", "exchanges"), st.Watermark)
 	case "building":
-		s = fmt.Sprintf("building: %d %s, up to event %d, %d events to read (FTS5 answers meanwhile)", st.Docs, plural(st.Docs, "exchange", "exchanges"), st.Watermark, st.Behind)
+		s = fmt.Sprintf("building: %d %s, up to event %d, %d events to read (FTS5 answers meanwhile)", st.Docs, words.Plural(st.Docs, "exchange", "exchanges"), st.Watermark, st.Behind)
 	case "dropped":
 		s = "being removed (forget); built again after"
 	default:
 		s = st.State
 	}
 	if st.Answered+st.FellBack > 0 {
-		s += fmt.Sprintf("; %d %s answered, %d left to FTS5", st.Answered, plural(int(st.Answered), "query", "queries"), st.FellBack)
+		s += fmt.Sprintf("; %d %s answered, %d left to FTS5", st.Answered, words.Plural(int(st.Answered), "query", "queries"), st.FellBack)
 	}
 	if st.BuildSeconds > 0 {
 		s += fmt.Sprintf("; last build %.1fs", st.BuildSeconds)

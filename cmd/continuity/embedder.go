@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 
 	"github.com/praxis-os/continuity/embed"
@@ -19,7 +20,7 @@ type embedFlags struct {
 
 func (f *embedFlags) register(fs *flag.FlagSet) {
 	f.cfg, f.err = embed.ConfigFromEnv()
-	fs.StringVar(&f.cfg.Provider, "embedder", or(f.cfg.Provider, embed.DefaultProvider), "embedder: uselite (default: Universal Sentence Encoder Lite, a sentence-embedding model inside the binary, offline), hf (a BERT-family model such as bge-small-en-v1.5, run in process, offline once 'continuity model pull' has installed it), hash (offline hashed word n-grams: lexical, not semantic; \"builtin\" is its deprecated old name), ollama, or openai (any OpenAI-compatible server) (env "+embed.EnvProvider+")")
+	fs.StringVar(&f.cfg.Provider, "embedder", cmp.Or(f.cfg.Provider, embed.DefaultProvider), "embedder: uselite (default: Universal Sentence Encoder Lite, a sentence-embedding model inside the binary, offline), hf (a BERT-family model such as bge-small-en-v1.5, run in process, offline once 'continuity model pull' has installed it), hash (offline hashed word n-grams: lexical, not semantic; \"builtin\" is its deprecated old name), ollama, or openai (any OpenAI-compatible server) (env "+embed.EnvProvider+")")
 	fs.StringVar(&f.cfg.URL, "embed-url", f.cfg.URL, "embedding server base URL (env "+embed.EnvURL+"; default "+embed.DefaultOllamaURL+" or "+embed.DefaultOpenAIURL+")")
 	fs.StringVar(&f.cfg.Model, "embed-model", f.cfg.Model, "embedding model: for hf a model name ("+hf.KnownNames()+"; default "+hf.DefaultModel+"), a hub id installed with 'continuity model pull', or a model folder; for ollama and openai the server's model, e.g. nomic-embed-text (env "+embed.EnvModel+")")
 	fs.Var(optString{&f.cfg.QueryPrefix}, "embed-query-prefix", "hf: the `TEXT` put before a search query, instead of the model's own (bge's retrieval instruction, e5's \"query: \"); \"\" for none (env "+embed.EnvQueryPrefix+")")
@@ -74,11 +75,4 @@ func (o optString) String() string {
 func (o optString) Set(s string) error {
 	*o.p = &s
 	return nil
-}
-
-func or(s, def string) string {
-	if s != "" {
-		return s
-	}
-	return def
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/praxis-os/continuity/mcpserver"
 )
 
 // fakeHome is a home folder (HOME points at it) holding a git repository
@@ -73,7 +74,7 @@ func TestMCPInHomeFolder(t *testing.T) {
 		// Claude Code's protocol version: roots are asked after the
 		// initialize handshake.
 		m := startMCPIn(t, home, env, "2025-06-18", proj)
-		var out logExchangeOut
+		var out mcpserver.LogOut
 		m.ok(t, "log_exchange", exchange, &out)
 		if out.Workspace != proj || out.File != filepath.Join(".praxis-os", ".conversations", "session-s1~m1.jsonl") {
 			t.Errorf("log_exchange wrote to %s in %s, want the project %s", out.File, out.Workspace, proj)

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/praxis-os/continuity/logformat"
+	"github.com/praxis-os/continuity/mcpserver"
+	wspace "github.com/praxis-os/continuity/workspace"
 )
 
 // TestLogRetrySameID: 'continuity log --id X' and MCP's log_exchange with
@@ -32,14 +34,14 @@ func TestLogRetrySameID(t *testing.T) {
 		t.Errorf("log with a used id and other content: exit %d: %s", code, errs)
 	}
 
-	p := paths{root: root, logs: logs}
+	p := wspace.At(root)
 	for i := range 2 {
-		out, err := mcpAppend(p, logRequest{Type: logformat.TypeExchange, Session: "r", ID: "mcp-1", User: "q", AI: "a"})
+		out, err := mcpserver.AppendEvent(p, logformat.Request{Type: logformat.TypeExchange, Session: "r", ID: "mcp-1", User: "q", AI: "a"})
 		if err != nil || out.ID != "mcp-1" {
 			t.Fatalf("MCP log_exchange #%d: %+v, %v", i+1, out, err)
 		}
 	}
-	if _, err := mcpAppend(p, logRequest{Type: logformat.TypeExchange, Session: "r", ID: "mcp-1", User: "other"}); err == nil || !strings.Contains(err.Error(), "already used") {
+	if _, err := mcpserver.AppendEvent(p, logformat.Request{Type: logformat.TypeExchange, Session: "r", ID: "mcp-1", User: "other"}); err == nil || !strings.Contains(err.Error(), "already used") {
 		t.Errorf("MCP log_exchange with a used id and other content: %v", err)
 	}
 	data, err := os.ReadFile(filepath.Join(logs, "session-r~m.jsonl"))

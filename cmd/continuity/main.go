@@ -59,6 +59,23 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
+// cliPhrasing names what the engine's errors refer to as the command line
+// does: the time bounds by their flags (the other fields' values are
+// checked by the commands' own flag parsing first, and keep their words:
+// "limit 0: want 1 to 200"), the sessions' list by its command.
+var cliPhrasing = engine.Phrasing{
+	Field: func(f string) string {
+		switch f {
+		case "since", "until", "latest":
+			return "--" + f
+		case "as_of":
+			return "--as-of"
+		}
+		return engine.Neutral.Name(f)
+	},
+	Sessions: "'continuity sessions'",
+}
+
 func usageError(format string, a ...any) error {
 	return &exitError{code: 2, err: fmt.Errorf(format, a...)}
 }
@@ -105,7 +122,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if errors.Is(err, errHelp) {
 			return 0
 		}
-		fmt.Fprintf(stderr, "continuity %s: %v\n", cmd.name, err)
+		fmt.Fprintf(stderr, "continuity %s: %s\n", cmd.name, engine.Phrase(err, cliPhrasing))
 		var ee *exitError
 		if errors.As(err, &ee) {
 			return ee.code

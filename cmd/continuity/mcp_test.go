@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/praxis-os/continuity/engine"
+	"github.com/praxis-os/continuity/mcpserver"
 	"github.com/praxis-os/continuity/server"
 )
 
@@ -216,7 +217,7 @@ func TestMCPServer(t *testing.T) {
 	// naive JSON writers survives byte for byte.
 	user := "why does \"go build\" fail?\n\tC:\\path\\x — 日本語 🚀 $(echo no) `x`"
 	ai := "cgo needs gcc: apt install gcc\nthen rerun.\\n is not a newline"
-	var logged logExchangeOut
+	var logged mcpserver.LogOut
 	m.ok(t, "log_exchange", map[string]any{
 		"session_id": "s1", "user": user, "ai": ai,
 		"files": []string{"go.mod"}, "metadata": map[string]any{"model": "test", "n": 1},
@@ -336,7 +337,7 @@ func TestMCPDefersToDaemon(t *testing.T) {
 	eventually(t, 10*time.Second, "the daemon's socket", func() bool { _, err := os.Stat(sock); return err == nil })
 
 	m := startMCP(t, ws)
-	var logged logExchangeOut
+	var logged mcpserver.LogOut
 	m.ok(t, "log_exchange", map[string]any{"session_id": "d1", "user": "first", "ai": "indexed by the daemon"}, &logged)
 	eventually(t, 10*time.Second, "d1 indexed by the daemon", func() bool { return m.exchanges(t, "d1") == 1 })
 	d.alive(t)
@@ -353,10 +354,10 @@ func TestMCPDefersToDaemon(t *testing.T) {
 		t.Errorf("list_sessions was not answered through the daemon; daemon stderr:\n%s", d.stderr)
 	}
 
-	// The daemon goes away: the MCP server takes over within mcpTakeover.
+	// The daemon goes away: the MCP server takes over within mcpserver.Takeover.
 	d.stop(t)
 	m.ok(t, "log_exchange", map[string]any{"session_id": "d1", "user": "second", "ai": "indexed by the MCP server"}, nil)
-	eventually(t, 3*mcpTakeover+5*time.Second, "the MCP server takes over indexing", func() bool { return m.exchanges(t, "d1") == 2 })
+	eventually(t, 3*mcpserver.Takeover+5*time.Second, "the MCP server takes over indexing", func() bool { return m.exchanges(t, "d1") == 2 })
 	if !strings.Contains(m.stderr.String(), "indexing in-process") {
 		t.Errorf("no takeover in the MCP server's log:\n%s", m.stderr)
 	}
@@ -490,7 +491,7 @@ func TestMCPChainLinks(t *testing.T) {
 	m.ok(t, "log_exchange", map[string]any{"session_id": "A", "user": "which queue library?",
 		"ai": "Decision: we use the durable queue in SQLite (table jobs), not Redis, to keep one dependency."}, nil)
 	m.ok(t, "log_exchange", map[string]any{"session_id": "A", "user": "add retries", "ai": "Retries added with backoff."}, nil)
-	var out logExchangeOut
+	var out mcpserver.LogOut
 	m.ok(t, "log_context_reset", map[string]any{"session_id": "A", "reason": "compacted"}, &out)
 	if out.ID == "" || out.SessionID != "A" || len(out.Timestamp) != len("2026-01-02T15:04:05Z") {
 		t.Errorf("log_context_reset answered %+v", out)

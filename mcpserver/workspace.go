@@ -1,4 +1,4 @@
-package main
+package mcpserver
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/praxis-os/continuity/engine"
-	wspace "github.com/praxis-os/continuity/workspace"
+	"github.com/praxis-os/continuity/workspace"
 )
 
 // The MCP server's workspace. An MCP entry registered once for every
@@ -26,41 +26,41 @@ import (
 // nothing is created (writes are refused, saying why), unless a
 // .praxis-os is already there.
 
-// mcpRootsWait bounds the wait for the client's roots, and a tool
+// rootsWait bounds the wait for the client's roots, and a tool
 // call's wait for the workspace.
-const mcpRootsWait = 5 * time.Second
+const rootsWait = 5 * time.Second
 
-// mcpWorkspace is the workspace the MCP server serves, known at once or
+// served is the workspace the MCP server serves, known at once or
 // once the client said its roots.
-type mcpWorkspace struct {
+type served struct {
 	log    *slog.Logger
-	client func(paths) *engine.Client
-	start  func(paths) // starts in-process indexing of a workspace
+	client func(workspace.Layout) *engine.Client
+	start  func(workspace.Layout) // starts in-process indexing of a workspace
 
 	once  sync.Once
 	ready chan struct{}
-	p     paths
+	p     workspace.Layout
 	c     *engine.Client
 }
 
-func newMCPWorkspace(log *slog.Logger, client func(paths) *engine.Client, start func(paths)) *mcpWorkspace {
-	return &mcpWorkspace{log: log, client: client, start: start, ready: make(chan struct{})}
+func newServed(log *slog.Logger, client func(workspace.Layout) *engine.Client, start func(workspace.Layout)) *served {
+	return &served{log: log, client: client, start: start, ready: make(chan struct{})}
 }
 
 // decide settles the workspace (the first call only) and starts indexing
 // it, unless it is a broad folder without a .praxis-os: nothing is
 // created there.
-func (w *mcpWorkspace) decide(p paths, how string) {
+func (w *served) decide(p workspace.Layout, how string) {
 	w.once.Do(func() {
 		// Tool calls wait for the first attempt to index, as they do
 		// when the workspace is known at the start.
 		defer close(w.ready)
 		w.p, w.c = p, w.client(p)
-		if err := p.layout().CheckCreate(); err != nil {
+		if err := p.CheckCreate(); err != nil {
 			w.log.Warn("mcp: no workspace: nothing is indexed or logged", "why", err)
 			return
 		}
-		w.log.Info("mcp: serving the workspace", "workspace", p.root, "from", how)
+		w.log.Info("mcp: serving the workspace", "workspace", p.Root, "from", how)
 		w.start(p)
 	})
 }
@@ -68,31 +68,31 @@ func (w *mcpWorkspace) decide(p paths, how string) {
 // get is the workspace, once decided. A session of a protocol version
 // without roots (2026-07-28 and later: no initialize handshake) gets the
 // fallback at once; one that says its roots gets them within
-// mcpRootsWait of its initialization.
-func (w *mcpWorkspace) get(ctx context.Context, ss *mcp.ServerSession, fallback paths) (paths, *engine.Client, error) {
+// rootsWait of its initialization.
+func (w *served) get(ctx context.Context, ss *mcp.ServerSession, fallback workspace.Layout) (workspace.Layout, *engine.Client, error) {
 	select {
 	case <-w.ready:
 		return w.p, w.c, nil
 	default:
 	}
-	if v := protocolVersion(ss); v == "" || v >= mcpNoRoots {
+	if v := protocolVersion(ss); v == "" || v >= noRoots {
 		w.decide(fallback, fmt.Sprintf("the folder it started in (the client's protocol version %q has no roots)", v))
 	}
-	t := time.NewTimer(2 * mcpRootsWait)
+	t := time.NewTimer(2 * rootsWait)
 	defer t.Stop()
 	select {
 	case <-w.ready:
 		return w.p, w.c, nil
 	case <-ctx.Done():
-		return paths{}, nil, ctx.Err()
+		return workspace.Layout{}, nil, ctx.Err()
 	case <-t.C:
-		return paths{}, nil, errors.New("no workspace yet: the client has not said its roots; add --root PROJECT to the MCP entry's args")
+		return workspace.Layout{}, nil, errors.New("no workspace yet: the client has not said its roots; add --root PROJECT to the MCP entry's args")
 	}
 }
 
-// mcpNoRoots is the first protocol version without roots (nor the
+// noRoots is the first protocol version without roots (nor the
 // initialize handshake that announces them).
-const mcpNoRoots = "2026-07-28"
+const noRoots = "2026-07-28"
 
 // protocolVersion is the session's protocol version, "" when unknown.
 func protocolVersion(ss *mcp.ServerSession) string {
@@ -108,7 +108,7 @@ func protocolVersion(ss *mcp.ServerSession) string {
 // initialized is the server's InitializedHandler: when the workspace is
 // not decided (a broad folder), it asks the client's roots, in the
 // background (the client answers on the same stream).
-func (w *mcpWorkspace) initialized(fallback paths) func(context.Context, *mcp.InitializedRequest) {
+func (w *served) initialized(fallback workspace.Layout) func(context.Context, *mcp.InitializedRequest) {
 	return func(_ context.Context, req *mcp.InitializedRequest) {
 		select {
 		case <-w.ready:
@@ -116,7 +116,7 @@ func (w *mcpWorkspace) initialized(fallback paths) func(context.Context, *mcp.In
 		default:
 		}
 		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), mcpRootsWait)
+			ctx, cancel := context.WithTimeout(context.Background(), rootsWait)
 			defer cancel()
 			res, err := req.Session.ListRoots(ctx, nil)
 			if err != nil {
@@ -126,8 +126,8 @@ func (w *mcpWorkspace) initialized(fallback paths) func(context.Context, *mcp.In
 			}
 			for _, r := range res.Roots {
 				if dir, ok := rootDir(r.URI); ok {
-					if root := wspace.Find(dir); !wspace.Broad(root) {
-						w.decide(pathsAt(root, false), fmt.Sprintf("the client's root %s", r.URI))
+					if root := workspace.Find(dir); !workspace.Broad(root) {
+						w.decide(workspace.At(root), fmt.Sprintf("the client's root %s", r.URI))
 						return
 					}
 				}

@@ -1,0 +1,51 @@
+package mcpserver
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/praxis-os/continuity/engine"
+)
+
+// The engine's errors name the tools' arguments and list_sessions; other
+// errors pass as they are (a hint naming the server's own --root stays).
+func TestError(t *testing.T) {
+	_, err := engine.ParseTime("since", "yday")
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{err, `argument since "yday": want an RFC 3339 time`},
+		{fmt.Errorf("search: %w", engine.UnknownSession("nope")), `search: unknown session "nope" (see list_sessions)`},
+		{&engine.Error{Code: engine.CodeEmptyWindow, Field: "since", Value: "b", Other: "until", OtherValue: "a"}, "argument since b is not before argument until a"},
+		{&engine.Error{Code: engine.CodeBadValue, Field: "limit", Value: "500", Hint: "want 1 to 200"}, "limit 500: want 1 to 200"},
+		{errors.New("give --root PROJECT"), "give --root PROJECT"},
+	} {
+		if got := Error(c.err); got == nil || !strings.HasPrefix(got.Error(), c.want) {
+			t.Errorf("Error(%v) = %v, want %q...", c.err, got, c.want)
+		}
+	}
+	if Error(nil) != nil {
+		t.Errorf("Error(nil) is not nil")
+	}
+}
+
+// No regexp reads error text here any more: the engine's errors are
+// structured (issue 29).
+func TestNoRegexp(t *testing.T) {
+	files, _ := os.ReadDir(".")
+	for _, f := range files {
+		if strings.HasSuffix(f.Name(), ".go") && !strings.HasSuffix(f.Name(), "_test.go") {
+			data, err := os.ReadFile(f.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(data), `"regexp"`) {
+				t.Errorf("%s imports regexp", f.Name())
+			}
+		}
+	}
+}
