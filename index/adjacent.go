@@ -32,12 +32,15 @@ func (db *DB) Adjacent(ctx context.Context, rows []int64) (map[int64]Adjacency, 
 		for i, r := range chunk {
 			args[i] = r
 		}
+		// ts bounded on its own (p.ts <= e.ts) so that the index on
+		// (session_id, ts) seeks to the exchange instead of reading the
+		// whole session.
 		q := `SELECT e.id,
 			coalesce((SELECT p.id FROM events p INDEXED BY events_session_ts
-				WHERE p.session_id = e.session_id AND p.type = 'exchange' AND (p.ts < e.ts OR (p.ts = e.ts AND p.id < e.id))
+				WHERE p.session_id = e.session_id AND p.ts <= e.ts AND p.type = 'exchange' AND (p.ts < e.ts OR p.id < e.id)
 				ORDER BY p.ts DESC, p.id DESC LIMIT 1), 0),
 			coalesce((SELECT n.id FROM events n INDEXED BY events_session_ts
-				WHERE n.session_id = e.session_id AND n.type = 'exchange' AND (n.ts > e.ts OR (n.ts = e.ts AND n.id > e.id))
+				WHERE n.session_id = e.session_id AND n.ts >= e.ts AND n.type = 'exchange' AND (n.ts > e.ts OR n.id > e.id)
 				ORDER BY n.ts, n.id LIMIT 1), 0)
 			FROM events e WHERE e.id IN (?` + strings.Repeat(",?", len(chunk)-1) + `)
 			AND e.type = 'exchange' AND coalesce(e.session_id, '') != ''`

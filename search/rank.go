@@ -182,6 +182,9 @@ func (s *Searcher) results(ctx context.Context, fetch func(context.Context, []in
 	markSupersessions(hits[:min(len(hits), supersessionSpan)])
 	orderHits(hits)
 	hits = collapseIdentical(hits)
+	if !open && r.weakInterleave {
+		hits = interleaveByMeaning(hits)
+	}
 	out := make([]Result, 0, min(r.limit, len(hits)))
 	for _, h := range hits {
 		score := roundScore(h.c.rel)
