@@ -218,11 +218,12 @@ type Options struct {
 	// under it: words that match weakly do not bury a strong match by
 	// meaning, words that match well keep their order (issue 32 item 2).
 	VectorFloorBelow float64
-	// WeakInterleave, when the gate closes (no result reaches the floor:
-	// the weak matches are shown), alternates the closest by meaning
-	// (cosine) with the best by score, so that a match by meaning alone
-	// is not buried under weak word overlap (fusion.go); for evaluation.
-	WeakInterleave bool
+	// WeakScoreOrder keeps the weak matches of a query whose gate closed
+	// (no result reaches the floor) in the order of their scores, as
+	// before issue 32; by default the closest by meaning (cosine) and the
+	// best by score alternate, so that a match by meaning alone is not
+	// buried under weak word overlap (fusion.go). For evaluation.
+	WeakScoreOrder bool
 	// LengthAvg is the words of an average exchange for the length
 	// normalisation of the lexical strength in scores (score.go); 0 means
 	// the default, negative turns the normalisation off.
@@ -450,7 +451,7 @@ func (o Options) withDefaults() Options {
 	}
 	d.VectorFloor = o.VectorFloor
 	d.VectorFloorBelow = o.VectorFloorBelow
-	d.WeakInterleave = o.WeakInterleave
+	d.WeakScoreOrder = o.WeakScoreOrder
 	if o.LengthAvg != 0 {
 		d.LengthAvg = o.LengthAvg
 	}
@@ -669,7 +670,7 @@ type ranking struct {
 	// vfloorBelow: vfloor applies only when the best lexical strength of
 	// the scored candidates is under it (0: always).
 	vfloorBelow float64
-	// weakInterleave: Options.WeakInterleave, in hybrid mode.
+	// weakInterleave: in hybrid mode, unless Options.WeakScoreOrder.
 	weakInterleave bool
 	ln             lengthNorm
 	// nbLex and nbVec weigh the neighbour field (neighbours.go), adj the
@@ -758,7 +759,7 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 	r := &ranking{cands: cands, near: near, lts: lex.lts, ids: lex.ids, gate: gate, each: each, limit: limit,
 		span: span, timeOutside: s.opts.TimeOutside, vshare: vshare, vpow: vpow, vfloor: vfloor, adj: adj, vfloorBelow: s.opts.VectorFloorBelow}
 	r.nbLex, r.nbVec = s.neighbourWeights(q.Mode)
-	r.weakInterleave = q.Mode == ModeHybrid && s.opts.WeakInterleave
+	r.weakInterleave = q.Mode == ModeHybrid && !s.opts.WeakScoreOrder
 	if s.opts.LengthAvg > 0 {
 		r.ln = lengthNorm{b: lengthB, avg: s.opts.LengthAvg}
 	}

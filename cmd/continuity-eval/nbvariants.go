@@ -56,15 +56,9 @@ func neighbourVariant(name string) (variant, bool) {
 			return variant{Name: fmt.Sprintf("hybrid, nb %s/%s, vfloor %s<%s", parts[1], parts[2], parts[3], parts[4]), Mode: search.ModeHybrid,
 				Options: search.Options{NeighbourLexical: l, NeighbourVector: v, VectorFloor: f, VectorFloorBelow: t}}, true
 		}
-	case name == "weakil":
-		return variant{Name: "hybrid, weak matches interleaved", Mode: search.ModeHybrid, Options: search.Options{WeakInterleave: true}}, true
-	case parts[0] == "nbwil" && len(parts) == 3:
-		l, ok1 := w(parts[1])
-		v, ok2 := w(parts[2])
-		if ok1 && ok2 {
-			return variant{Name: fmt.Sprintf("hybrid, nb %s/%s, weak interleaved", parts[1], parts[2]), Mode: search.ModeHybrid,
-				Options: search.Options{NeighbourLexical: l, NeighbourVector: v, WeakInterleave: true}}, true
-		}
+	case name == "weakscore":
+		// Before issue 32: weak matches in the order of their scores.
+		return variant{Name: "hybrid, weak matches by score", Mode: search.ModeHybrid, Options: search.Options{WeakScoreOrder: true}}, true
 	case parts[0] == "nbbm25" && len(parts) == 2:
 		if l, ok := w(parts[1]); ok {
 			return variant{Name: "bm25, neighbours " + parts[1], Mode: search.ModeLexical, Options: search.Options{NeighbourLexical: l}}, true
