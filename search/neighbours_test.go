@@ -69,3 +69,37 @@ func TestNeighbourContext(t *testing.T) {
 		t.Errorf("after an exchange came between q and d: %v; want m, q's neighbour now, found", ids(res))
 	}
 }
+
+// TestNeighboursFromEnv: $CONTINUITY_SEARCH_NEIGHBOURS turns the field on
+// for searchers whose options leave it alone, and a bad value is an error.
+func TestNeighboursFromEnv(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct {
+		env    string
+		opts   Options
+		lw, vw float64
+		bad    bool
+	}{
+		{"", Options{}, DefaultNeighbourLexical, DefaultNeighbourVector, false},
+		{"0.3", Options{}, 0.3, 0.3, false},
+		{"0.5,0", Options{}, 0.5, -1, false},
+		{"0.5", Options{NeighbourLexical: 0.2}, 0.2, DefaultNeighbourVector, false},
+		{"2", Options{}, 0, 0, true},
+		{"a,b", Options{}, 0, 0, true},
+	} {
+		t.Setenv(EnvNeighbours, tc.env)
+		s, err := New(Config{DB: f.db, Options: tc.opts})
+		if tc.bad {
+			if err == nil {
+				t.Errorf("%q: no error", tc.env)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", tc.env, err)
+		}
+		if s.opts.NeighbourLexical != tc.lw || s.opts.NeighbourVector != tc.vw {
+			t.Errorf("%q %+v: weights %v/%v, want %v/%v", tc.env, tc.opts, s.opts.NeighbourLexical, s.opts.NeighbourVector, tc.lw, tc.vw)
+		}
+	}
+}

@@ -519,7 +519,11 @@ func New(cfg Config) (*Searcher, error) {
 	if cfg.DB == nil {
 		return nil, errors.New("search: no index")
 	}
-	s := &Searcher{db: cfg.DB, emb: cfg.Embedder, space: cfg.Vectors, more: cfg.More, lex: cfg.Lexicon, opts: cfg.Options.withDefaults(), log: cfg.Logger}
+	opts, err := withNeighboursFromEnv(cfg.Options)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	s := &Searcher{db: cfg.DB, emb: cfg.Embedder, space: cfg.Vectors, more: cfg.More, lex: cfg.Lexicon, opts: opts.withDefaults(), log: cfg.Logger}
 	s.vw = s.opts.vectorWeight(cfg.Embedder)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
