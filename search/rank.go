@@ -112,20 +112,36 @@ func (s *Searcher) scoreCandidates(ctx context.Context, fetch func(context.Conte
 			continue // deleted since
 		}
 		c.ts = e.Timestamp.UnixNano()
+		if !r.timeOnly && (c.hasLex || c.inIdent || c.inContext) {
+			c.lexical = lexicalScore(r.lts, r.ids, e.User, searchableAI(e), r.ln)
+		}
+		hits = append(hits, &hit{c: c, e: e})
+	}
+	if !r.timeOnly {
+		s.neighbourStrengths(ctx, r, hits)
+	}
+	vfloor := r.vfloor
+	if vfloor > 0 && r.vfloorBelow > 0 {
+		for _, h := range hits {
+			if max(h.c.lexical, h.c.nbLexical) >= r.vfloorBelow {
+				vfloor = 0
+				break
+			}
+		}
+	}
+	for _, h := range hits {
+		c := h.c
 		switch {
 		case r.timeOnly:
 			c.rel = 1
 		default:
-			if c.hasLex || c.inIdent {
-				c.lexical = lexicalScore(r.lts, r.ids, e.User, searchableAI(e), r.ln)
-			}
-			c.rel = relevance(c.lexical, r.vshare*math.Pow(c.semantic, r.vpow))
-			if r.vfloor > 0 {
-				c.rel = max(c.rel, r.vfloor*c.semantic)
+			sem := max(c.semantic, c.nbSemantic)
+			c.rel = relevance(max(c.lexical, c.nbLexical), r.vshare*math.Pow(sem, r.vpow))
+			if vfloor > 0 {
+				c.rel = max(c.rel, vfloor*sem)
 			}
 			c.rel *= r.timeFit(c.ts)
 		}
-		hits = append(hits, &hit{c: c, e: e})
 	}
 	return hits, nil
 }
@@ -166,6 +182,9 @@ func (s *Searcher) results(ctx context.Context, fetch func(context.Context, []in
 	markSupersessions(hits[:min(len(hits), supersessionSpan)])
 	orderHits(hits)
 	hits = collapseIdentical(hits)
+	if !open && r.weakInterleave {
+		hits = interleaveByMeaning(hits)
+	}
 	out := make([]Result, 0, min(r.limit, len(hits)))
 	for _, h := range hits {
 		score := roundScore(h.c.rel)

@@ -251,6 +251,17 @@ type Options struct {
 	// buries it); for evaluation (issue 32: a fusion that never loses to
 	// its parts), off by default.
 	VectorFloor float64
+	// VectorFloorBelow, when positive, applies VectorFloor only to
+	// queries whose best lexical strength among the scored candidates is
+	// under it: words that match weakly do not bury a strong match by
+	// meaning, words that match well keep their order (issue 32 item 2).
+	VectorFloorBelow float64
+	// WeakScoreOrder keeps the weak matches of a query whose gate closed
+	// (no result reaches the floor) in the order of their scores, as
+	// before issue 32; by default the closest by meaning (cosine) and the
+	// best by score alternate, so that a match by meaning alone is not
+	// buried under weak word overlap (fusion.go). For evaluation.
+	WeakScoreOrder bool
 	// LengthAvg is the words of an average exchange for the length
 	// normalisation of the lexical strength in scores (score.go); 0 means
 	// the default, negative turns the normalisation off.
@@ -280,6 +291,11 @@ type Options struct {
 	// in most exchanges costs the most time while its IDF ranks nothing.
 	// 0 means the default (DefaultMaxTermShare); negative keeps all.
 	MaxTermShare float64
+	// NeighbourLexical and NeighbourVector weigh an exchange's neighbours
+	// in its session as a field of its own (neighbours.go): its lexical
+	// and semantic strengths are at least these shares of its neighbours'.
+	// 0 means the defaults (DefaultNeighbourLexical, ...), negative off.
+	NeighbourLexical, NeighbourVector float64
 }
 
 // DefaultMaxTermShare: terms in more than this share of exchanges are left
@@ -304,6 +320,9 @@ var DefaultOptions = Options{
 	VectorPower:   DefaultVectorPower,
 	LengthAvg:     lengthAvg,
 	MinScore:      DefaultMinScore,
+
+	NeighbourLexical: DefaultNeighbourLexical,
+	NeighbourVector:  DefaultNeighbourVector,
 }
 
 // lexicalMatch is the BM25 query for text: the index terms of its words
@@ -480,11 +499,19 @@ func (o Options) withDefaults() Options {
 		d.VectorPower = o.VectorPower
 	}
 	d.VectorFloor = o.VectorFloor
+	d.VectorFloorBelow = o.VectorFloorBelow
+	d.WeakScoreOrder = o.WeakScoreOrder
 	if o.LengthAvg != 0 {
 		d.LengthAvg = o.LengthAvg
 	}
 	d.CohortMargin = o.CohortMargin
 	d.Expansion = o.Expansion
+	if o.NeighbourLexical != 0 {
+		d.NeighbourLexical = o.NeighbourLexical
+	}
+	if o.NeighbourVector != 0 {
+		d.NeighbourVector = o.NeighbourVector
+	}
 	return d
 }
 
@@ -543,7 +570,11 @@ func New(cfg Config) (*Searcher, error) {
 	if cfg.DB == nil {
 		return nil, errors.New("search: no index")
 	}
-	s := &Searcher{db: cfg.DB, emb: cfg.Embedder, space: cfg.Vectors, more: cfg.More, lex: cfg.Lexicon, opts: cfg.Options.withDefaults(), log: cfg.Logger}
+	opts, err := withNeighboursFromEnv(cfg.Options)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	s := &Searcher{db: cfg.DB, emb: cfg.Embedder, space: cfg.Vectors, more: cfg.More, lex: cfg.Lexicon, opts: opts.withDefaults(), log: cfg.Logger}
 	s.vw = s.opts.vectorWeight(cfg.Embedder)
 	s.fts = &ftsLexical{db: cfg.DB, df: &s.df}
 	if s.log == nil {
@@ -566,7 +597,11 @@ type candidate struct {
 	// inIdent: the identifier list holds it (it may hold one of the
 	// query's identifiers whole: ident.go).
 	inIdent bool
-	ts      int64 // its timestamp, unix nanoseconds (read when scored)
+	// inContext: a neighbour list holds it (neighbours.go); nbLexical
+	// and nbSemantic are its neighbour field's strengths, weighted.
+	inContext             bool
+	nbLexical, nbSemantic float64
+	ts                    int64 // its timestamp, unix nanoseconds (read when scored)
 }
 
 // ranked is one retriever's candidate list, best first, and its weight in
@@ -579,6 +614,8 @@ type ranked struct {
 	// ident: the identifier list (its BM25 scores are of another query:
 	// only its ranks count).
 	ident bool
+	// context: a neighbour list (neighbours.go): only its ranks count.
+	context bool
 }
 
 func lexicalList(hs []index.LexicalHit, weight float64) ranked {
@@ -688,7 +725,16 @@ type ranking struct {
 	// vfloor: in hybrid mode, a result scores at least vfloor·V
 	// (Options.VectorFloor; 0: no such floor).
 	vfloor float64
-	ln     lengthNorm
+	// vfloorBelow: vfloor applies only when the best lexical strength of
+	// the scored candidates is under it (0: always).
+	vfloorBelow float64
+	// weakInterleave: in hybrid mode, unless Options.WeakScoreOrder.
+	weakInterleave bool
+	ln             lengthNorm
+	// nbLex and nbVec weigh the neighbour field (neighbours.go), adj the
+	// adjacency read so far.
+	nbLex, nbVec float64
+	adj          map[int64]index.Adjacency
 }
 
 // rank runs both sides of q and fuses them; nil when nothing can match.
@@ -762,13 +808,16 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 		return nil, fmt.Errorf("search: %w", lex.err)
 	}
 	gate, each := s.floors(q)
-	cands, near := s.fuseAndScore(ctx, lex, vec, each)
+	nbLists, adj := s.neighbourLists(ctx, q, f, lex, vec)
+	cands, near := s.fuseAndScore(ctx, lex, vec, each, nbLists...)
 	vshare, vpow, vfloor := 1.0, 1.0, 0.0
 	if q.Mode == ModeHybrid {
 		vshare, vpow, vfloor = s.opts.VectorShare, s.opts.VectorPower, s.opts.VectorFloor
 	}
 	r := &ranking{cands: cands, near: near, lts: lex.lts, ids: lex.ids, gate: gate, each: each, limit: limit,
-		span: span, timeOutside: s.opts.TimeOutside, vshare: vshare, vpow: vpow, vfloor: vfloor}
+		span: span, timeOutside: s.opts.TimeOutside, vshare: vshare, vpow: vpow, vfloor: vfloor, adj: adj, vfloorBelow: s.opts.VectorFloorBelow}
+	r.nbLex, r.nbVec = s.neighbourWeights(q.Mode)
+	r.weakInterleave = q.Mode == ModeHybrid && !s.opts.WeakScoreOrder
 	if s.opts.LengthAvg > 0 {
 		r.ln = lengthNorm{b: lengthB, avg: s.opts.LengthAvg}
 	}
@@ -899,13 +948,13 @@ func (s *Searcher) withoutTimePhrase(ctx context.Context, q Query, ls []index.Le
 // Options.TimeWeight) and scores the candidates, dropping those that
 // cannot reach the floor each; near are the closest of those dropped that
 // relate to the query at all (see score).
-func (s *Searcher) fuseAndScore(ctx context.Context, lex lexAnswer, vec vecAnswer, each float64) (cands, near []*candidate) {
+func (s *Searcher) fuseAndScore(ctx context.Context, lex lexAnswer, vec vecAnswer, each float64, extra ...ranked) (cands, near []*candidate) {
 	o := s.opts
-	cands = s.fuse(
+	cands = s.fuse(append([]ranked{
 		lexicalList(lex.hits, o.LexicalWeight), vectorList(vec.hits, s.vw),
 		lexicalList(lex.inSpan, o.LexicalWeight*o.TimeWeight), vectorList(vec.inSpan, s.vw*o.TimeWeight),
 		identList(lex.idHits, o.LexicalWeight),
-	)
+	}, extra...)...)
 	cal := calibrationFor(s.emb)
 	if s.opts.CohortMargin > 0 && vec.qv != nil {
 		if top, ok := s.cohortTop(ctx, vec.qv); ok {
@@ -943,7 +992,7 @@ func (s *Searcher) score(cands []*candidate, floor float64, cal calibration) (ou
 		}
 		c.rel = relevance(0, c.semantic)
 		switch {
-		case c.hasLex || c.inIdent || c.rel >= floor:
+		case c.hasLex || c.inIdent || c.inContext || c.rel >= floor:
 			out = append(out, c)
 		case cal.related > 0 && c.hasVec && c.cos >= cal.related:
 			near = append(near, c)
@@ -1186,6 +1235,8 @@ func (s *Searcher) fuse(lists ...ranked) []*candidate {
 				c.cos, c.hasVec = l.scores[i], true
 			case l.ident:
 				c.inIdent = true
+			case l.context:
+				c.inContext = true
 			default:
 				c.lex, c.hasLex = l.scores[i], true
 			}

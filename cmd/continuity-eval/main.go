@@ -105,7 +105,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	set := fs.String("set", setLongMemEval, "which questions: "+setLongMemEval+" (a LongMemEval-format dataset, --data), "+setCoding+
 		" (hand-written questions about the real coding-agent transcripts of --data, default $"+EnvTranscripts+", else "+defaultTranscripts+") or "+
-		setAnswers+" (questions whose evidence is in the agent's answer, not the prompt: parts "+strings.Join(answerParts, ", ")+")")
+		setAnswers+" (questions whose evidence is in the agent's answer, not the prompt: parts "+strings.Join(answerParts, ", ")+") or "+
+		setDevs+" (the developers' set, compiled in: agent sessions whose decisions are in the answers, often one exchange after the question)")
 	data := fs.String("data", "", "dataset folder (default $"+EnvData+", else "+defaultData+"; with --set "+setCoding+" or "+setAnswers+": the transcripts folder)")
 	showEvidence := fs.Bool("show-evidence", false, "with --set "+setCoding+" or "+setAnswers+": list each question's evidence exchanges as found in the imported transcripts (and, for "+setAnswers+", the answer-side check of each), then stop (to check the set)")
 	questionsFile := fs.String("questions", "", "with --set "+setCoding+": the question file (default: the one compiled in, testdata/coding-questions.jsonl); with --set "+setAnswers+": its transcripts part (default testdata/answer-questions.jsonl)")
@@ -159,8 +160,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		c.data = cmp.Or(c.data, os.Getenv(EnvTranscripts), defaultTranscripts)
 	case setAnswers:
 		*lmeData = answersDataDefaults(c, *lmeData)
+	case setDevs:
+		if *questionsFile != "" || c.data != "" {
+			return fmt.Errorf("--questions and --data are not for --set %s (compiled in)", setDevs)
+		}
 	default:
-		return fmt.Errorf("unknown --set %q (want %s, %s or %s)", c.set, setLongMemEval, setCoding, setAnswers)
+		return fmt.Errorf("unknown --set %q (want %s, %s, %s or %s)", c.set, setLongMemEval, setCoding, setAnswers, setDevs)
 	}
 	typeList := splitList(*types)
 	var err error
@@ -197,6 +202,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	switch c.set {
+	case setDevs:
+		return runDevs(ctx, c, t, *split, typeList, *limit)
 	case setCoding:
 		return runCoding(ctx, c, t, *questionsFile, *split, typeList, *limit)
 	case setAnswers:

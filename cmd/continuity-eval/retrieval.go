@@ -85,6 +85,9 @@ func selectVariants(list string) ([]variant, error) {
 		}
 		v, ok := extraVariants[n]
 		if !ok {
+			v, ok = neighbourVariant(n)
+		}
+		if !ok {
 			var names []string
 			for k := range extraVariants {
 				names = append(names, k)
