@@ -318,7 +318,7 @@ func (cb *commitBatch) storeLine(i int) error {
 	}
 
 	cb.counts.redactions += int64(pl.redacted)
-	rowID, inserted, err := cb.insertEvent(cb.gen, l, ev, id, pl.raw, cb.nowNano)
+	rowID, inserted, err := cb.insertEvent(cb.gen, l, ev, id, pl.stored, cb.nowNano)
 	if err != nil {
 		return fmt.Errorf("line %d: %w", l.Number, err)
 	}
@@ -518,8 +518,9 @@ func (cb *commitBatch) notInserted(l *watcher.Line, ev *logformat.Event, id line
 	var gen, start, line int64
 	var file string
 	var first []byte
-	switch err := cb.tx.QueryRowContext(cb.ctx, `SELECT e.generation, e.start_offset, coalesce(g.path, e.file), e.line, e.raw
-		FROM events e LEFT JOIN generations g ON g.id = e.generation WHERE e.event_id = ?`, id.id).Scan(&gen, &start, &file, &line, &first); {
+	var user, ai sql.NullString
+	switch err := cb.tx.QueryRowContext(cb.ctx, `SELECT e.generation, e.start_offset, coalesce(g.path, e.file), e.line, e.raw, e.user, e.ai
+		FROM events e LEFT JOIN generations g ON g.id = e.generation WHERE e.event_id = ?`, id.id).Scan(&gen, &start, &file, &line, &first, &user, &ai); {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil // another line at this position: a replay
 	case err != nil:
@@ -536,6 +537,10 @@ func (cb *commitBatch) notInserted(l *watcher.Line, ev *logformat.Event, id line
 			cb.nowNano, id.key)
 	}
 	eid := excerpt([]byte(ev.ID))
+	first, err := unpackLine(first, user, ai)
+	if err != nil {
+		return fmt.Errorf("event %s: %w", id.id, err)
+	}
 	if bytes.Equal(logformat.LineContent(first), logformat.LineContent(raw)) {
 		return cb.reject(cb.gen, l, KindDuplicate, fmt.Sprintf(
 			"duplicate of %s:%d (same id %q, same content): a replay or a copy of the log, indexed once", file, line, eid), cb.nowNano)
@@ -953,7 +958,8 @@ func jsonOrNil(v []string) (any, error) {
 type preparedLine struct {
 	ev       logformat.Event
 	err      error  // the line is invalid: a reject
-	raw      []byte // the line to store, redacted
+	raw      []byte // the line, redacted
+	stored   []byte // what the raw column stores: raw, packed (packLine)
 	redacted int    // secrets redacted
 }
 
@@ -991,6 +997,7 @@ func (db *DB) prepareLines(b watcher.Batch, stored int64, kept map[int64]bool, n
 		}
 		if pl.err == nil {
 			pl.raw, pl.redacted = db.redactEvent(&pl.ev, l.Data)
+			pl.stored = packLine(pl.raw, pl.ev.User, pl.ev.AI, nil)
 		}
 	}
 	if len(b.Lines) < prepPipelineMin {
