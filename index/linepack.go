@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -71,13 +72,22 @@ var packStyles = [...]byte{
 // of header).
 const packMinText = 16
 
-// appendJSONString appends s as a JSON string in style.
+// appendJSONString appends s as a JSON string in style. Runs of bytes
+// written as they are are copied at once.
 func appendJSONString(dst []byte, s string, style byte) []byte {
 	const hex = "0123456789abcdef"
+	dst = slices.Grow(dst, len(s)+2)
 	dst = append(dst, '"')
+	html := style&styleHTML != 0
+	asIs := 0 // start of the run of bytes not yet copied
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && (!html || (c != '<' && c != '>' && c != '&')) {
+				i++
+				continue
+			}
+			dst = append(dst, s[asIs:i]...)
 			switch {
 			case c == '"' || c == '\\':
 				dst = append(dst, '\\', c)
@@ -91,17 +101,21 @@ func appendJSONString(dst []byte, s string, style byte) []byte {
 				dst = append(dst, '\\', 'b')
 			case c == '\f' && style&styleShortBF != 0:
 				dst = append(dst, '\\', 'f')
-			case c < 0x20 || (style&styleHTML != 0 && (c == '<' || c == '>' || c == '&')):
+			default: // a control character, or <, >, & in styleHTML
 				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				dst = append(dst, c)
 			}
 			i++
+			asIs = i
+			continue
+		}
+		if style&(styleASCII|styleLineSep) == 0 {
+			i++ // a UTF-8 byte, written as it is
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case style&styleASCII != 0:
+			dst = append(dst, s[asIs:i]...)
 			if r >= 0x10000 {
 				r -= 0x10000
 				dst = appendU(dst, 0xd800+(r>>10))
@@ -109,13 +123,15 @@ func appendJSONString(dst []byte, s string, style byte) []byte {
 			} else {
 				dst = appendU(dst, r)
 			}
-		case style&styleLineSep != 0 && (r == '\u2028' || r == '\u2029'):
+			asIs = i + size
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, s[asIs:i]...)
 			dst = appendU(dst, r)
-		default:
-			dst = append(dst, s[i:i+size]...)
+			asIs = i + size
 		}
 		i += size
 	}
+	dst = append(dst, s[asIs:]...)
 	return append(dst, '"')
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func nullStr(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
@@ -77,6 +78,13 @@ func FuzzPackLine(f *testing.F) {
 	f.Add(`{"type":"exchange","user":`, "a long enough user text", `,"ai":`, "and an answer to it, <long>", `}`, byte(0))
 	f.Add(`{"user": `, "caf\u00e9 \u2028 text\b", `, "ai":`, "🙂 \x01 answer & more", ` }`, byte(3))
 	f.Fuzz(func(t *testing.T, a, user, b, ai, c string, style byte) {
+		// Go's json.Marshal is one of the styles, to the byte.
+		if utf8.ValidString(user) {
+			want, _ := json.Marshal(user)
+			if got := appendJSONString(nil, user, packStyles[1]); string(got) != string(want) {
+				t.Fatalf("Go style of %q: %s, json.Marshal %s", user, got, want)
+			}
+		}
 		st := packStyles[int(style)%len(packStyles)]
 		line := a + string(appendJSONString(nil, user, st)) + b + string(appendJSONString(nil, ai, packStyles[int(style/4)%len(packStyles)])) + c
 		packed := packLine([]byte(line), user, ai, nil)
