@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -161,11 +162,19 @@ func packLine(line []byte, user, ai string, buf []byte) []byte {
 	var cuts [2]packCut
 	n := 0
 	var enc [2][]byte
+	lc := -1 // lineChars(line), when a text needs it
 	for f, text := range [2]string{user, ai} {
 		if len(text) < packMinText || !utf8.ValidString(text) {
 			continue
 		}
+		tc := textChars(text)
+		if tc != 0 && lc < 0 {
+			lc = lineChars(line)
+		}
 		for _, st := range packStyles {
+			if tc != 0 && !styleCanMatch(st, tc, lc) {
+				continue
+			}
 			e := appendJSONString(enc[f][:0], text, st)
 			enc[f] = e
 			at := packFind(line, e, cuts[:n])
@@ -196,6 +205,62 @@ func packLine(line []byte, user, ai string, buf []byte) []byte {
 		prev = c.at + c.n
 	}
 	return append(out, line[prev:]...)
+}
+
+// Characters the styles write differently, as found in a line or text.
+const (
+	charsHTML   = 1 << iota // '<', '>' or '&'
+	charsHigh               // a byte of a non-ASCII character
+	charsEscape             // the two bytes \u
+)
+
+func lineChars(b []byte) (c int) {
+	var or byte
+	for _, x := range b {
+		or |= x
+	}
+	if or >= utf8.RuneSelf {
+		c |= charsHigh
+	}
+	if bytes.ContainsAny(b, "<>&") {
+		c |= charsHTML
+	}
+	if bytes.Contains(b, []byte(`\u`)) {
+		c |= charsEscape
+	}
+	return c
+}
+
+func textChars(s string) (c int) {
+	var or byte
+	for i := 0; i < len(s); i++ {
+		or |= s[i]
+	}
+	if or >= utf8.RuneSelf {
+		c |= charsHigh
+	}
+	if strings.ContainsAny(s, "<>&") {
+		c |= charsHTML
+	}
+	return c
+}
+
+// styleCanMatch is false when a text with the characters tc cannot be
+// found in a line with lc written in style st: st would write a '<' or a
+// non-ASCII character as \uXXXX and the line has no \u, or as itself and
+// the line has none. It spares encoding a long text in every style.
+func styleCanMatch(st byte, tc, lc int) bool {
+	if tc&charsHTML != 0 {
+		if st&styleHTML != 0 && lc&charsEscape == 0 || st&styleHTML == 0 && lc&charsHTML == 0 {
+			return false
+		}
+	}
+	if tc&charsHigh != 0 {
+		if st&styleASCII != 0 && lc&charsEscape == 0 || st&styleASCII == 0 && lc&charsHigh == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // packFind is where e occurs in line without overlapping cuts, or -1.

@@ -171,3 +171,22 @@ func mustRawLines(t *testing.T, db *DB) []RawEvent {
 	}
 	return r
 }
+
+// BenchmarkPackLine packs LongMemEval-like lines (json.Marshal's style:
+// HTML escapes, a curly apostrophe) of about 2 KB.
+func BenchmarkPackLine(b *testing.B) {
+	user := strings.Repeat("I’m planning a trip & want <ideas> for the museum visit. ", 8)
+	ai := strings.Repeat("Sure — here are a few ideas for your visit: the café opens at nine, tickets cost €12. ", 18)
+	line, err := json.Marshal(map[string]string{"type": "exchange", "session_id": "s1", "user": user, "ai": ai})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(line)))
+	var buf []byte
+	for b.Loop() {
+		buf = packLine(line, user, ai, buf)
+		if buf[0] != packMagic || buf[1] != 2 {
+			b.Fatal("not packed")
+		}
+	}
+}
