@@ -966,11 +966,12 @@ type preparedLine struct {
 // linePrep prepares the lines of one batch, in order, on a goroutine of
 // its own; line(i) waits for line i.
 type linePrep struct {
-	lines []preparedLine
-	done  chan int // indexes of prepared lines, in order
-	quit  chan struct{}
-	wg    sync.WaitGroup
-	next  int // lines received from done
+	lines  []preparedLine
+	done   []chan int // per worker w, the indexes of its prepared lines (w, w+W, ...), in order
+	nextOf []int      // per worker, the next index line expects from it
+	quit   chan struct{}
+	wg     sync.WaitGroup
+	next   int // lines prepared in place (no workers)
 }
 
 // prepPipelineMin is the smallest batch prepared on another goroutine:
@@ -1007,33 +1008,23 @@ func (db *DB) prepareLines(b watcher.Batch, stored int64, kept map[int64]bool, n
 		p.next = len(b.Lines)
 		return p
 	}
-	p.done = make(chan int, len(b.Lines))
-	p.quit = make(chan struct{})
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		defer close(p.done)
-		for i := range b.Lines {
-			select {
-			case <-p.quit:
-				return
-			default:
-			}
-			prepare(i)
-			p.done <- i
-		}
-	}()
+	p.startWorkers(len(b.Lines), prepare)
 	return p
 }
 
 // line returns line i prepared, waiting for it; lines are asked for in
 // increasing order.
 func (p *linePrep) line(i int) *preparedLine {
-	for p.next <= i {
-		if _, ok := <-p.done; !ok {
+	if p.done == nil {
+		return &p.lines[i] // prepared in place
+	}
+	w := i % len(p.done)
+	for p.nextOf[w] <= i {
+		v, ok := <-p.done[w]
+		if !ok {
 			break // only after stop
 		}
-		p.next++
+		p.nextOf[w] = v + len(p.done)
 	}
 	return &p.lines[i]
 }
