@@ -318,7 +318,7 @@ func (cb *commitBatch) storeLine(i int) error {
 	}
 
 	cb.counts.redactions += int64(pl.redacted)
-	rowID, inserted, err := cb.insertEvent(cb.gen, l, ev, id, pl.raw, cb.nowNano)
+	rowID, inserted, err := cb.insertEvent(cb.gen, l, ev, id, pl.stored, cb.nowNano)
 	if err != nil {
 		return fmt.Errorf("line %d: %w", l.Number, err)
 	}
@@ -518,8 +518,9 @@ func (cb *commitBatch) notInserted(l *watcher.Line, ev *logformat.Event, id line
 	var gen, start, line int64
 	var file string
 	var first []byte
-	switch err := cb.tx.QueryRowContext(cb.ctx, `SELECT e.generation, e.start_offset, coalesce(g.path, e.file), e.line, e.raw
-		FROM events e LEFT JOIN generations g ON g.id = e.generation WHERE e.event_id = ?`, id.id).Scan(&gen, &start, &file, &line, &first); {
+	var user, ai sql.NullString
+	switch err := cb.tx.QueryRowContext(cb.ctx, `SELECT e.generation, e.start_offset, coalesce(g.path, e.file), e.line, e.raw, e.user, e.ai
+		FROM events e LEFT JOIN generations g ON g.id = e.generation WHERE e.event_id = ?`, id.id).Scan(&gen, &start, &file, &line, &first, &user, &ai); {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil // another line at this position: a replay
 	case err != nil:
@@ -536,6 +537,10 @@ func (cb *commitBatch) notInserted(l *watcher.Line, ev *logformat.Event, id line
 			cb.nowNano, id.key)
 	}
 	eid := excerpt([]byte(ev.ID))
+	first, err := unpackLine(first, user, ai)
+	if err != nil {
+		return fmt.Errorf("event %s: %w", id.id, err)
+	}
 	if bytes.Equal(logformat.LineContent(first), logformat.LineContent(raw)) {
 		return cb.reject(cb.gen, l, KindDuplicate, fmt.Sprintf(
 			"duplicate of %s:%d (same id %q, same content): a replay or a copy of the log, indexed once", file, line, eid), cb.nowNano)
@@ -953,18 +958,20 @@ func jsonOrNil(v []string) (any, error) {
 type preparedLine struct {
 	ev       logformat.Event
 	err      error  // the line is invalid: a reject
-	raw      []byte // the line to store, redacted
+	raw      []byte // the line, redacted
+	stored   []byte // what the raw column stores: raw, packed (packLine)
 	redacted int    // secrets redacted
 }
 
 // linePrep prepares the lines of one batch, in order, on a goroutine of
 // its own; line(i) waits for line i.
 type linePrep struct {
-	lines []preparedLine
-	done  chan int // indexes of prepared lines, in order
-	quit  chan struct{}
-	wg    sync.WaitGroup
-	next  int // lines received from done
+	lines  []preparedLine
+	done   []chan int // per worker w, the indexes of its prepared lines (w, w+W, ...), in order
+	nextOf []int      // per worker, the next index line expects from it
+	quit   chan struct{}
+	wg     sync.WaitGroup
+	next   int // lines prepared in place (no workers)
 }
 
 // prepPipelineMin is the smallest batch prepared on another goroutine:
@@ -991,6 +998,7 @@ func (db *DB) prepareLines(b watcher.Batch, stored int64, kept map[int64]bool, n
 		}
 		if pl.err == nil {
 			pl.raw, pl.redacted = db.redactEvent(&pl.ev, l.Data)
+			pl.stored = packLine(pl.raw, pl.ev.User, pl.ev.AI, nil)
 		}
 	}
 	if len(b.Lines) < prepPipelineMin {
@@ -1000,33 +1008,23 @@ func (db *DB) prepareLines(b watcher.Batch, stored int64, kept map[int64]bool, n
 		p.next = len(b.Lines)
 		return p
 	}
-	p.done = make(chan int, len(b.Lines))
-	p.quit = make(chan struct{})
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		defer close(p.done)
-		for i := range b.Lines {
-			select {
-			case <-p.quit:
-				return
-			default:
-			}
-			prepare(i)
-			p.done <- i
-		}
-	}()
+	p.startWorkers(len(b.Lines), prepare)
 	return p
 }
 
 // line returns line i prepared, waiting for it; lines are asked for in
 // increasing order.
 func (p *linePrep) line(i int) *preparedLine {
-	for p.next <= i {
-		if _, ok := <-p.done; !ok {
+	if p.done == nil {
+		return &p.lines[i] // prepared in place
+	}
+	w := i % len(p.done)
+	for p.nextOf[w] <= i {
+		v, ok := <-p.done[w]
+		if !ok {
 			break // only after stop
 		}
-		p.next++
+		p.nextOf[w] = v + len(p.done)
 	}
 	return &p.lines[i]
 }

@@ -192,15 +192,20 @@ func (db *DB) storedLines(ctx context.Context, gen int64) ([]storedLine, error) 
 		storedLine
 	}
 	var evs, rjs []at
-	err := eachRow(ctx, db.r, `SELECT id, start_offset, end_offset, line, raw, coalesce(producer_id, ''), type, coalesce(session_id, ''), ts, ts_inferred
+	err := eachRow(ctx, db.r, `SELECT id, start_offset, end_offset, line, raw, coalesce(producer_id, ''), type, coalesce(session_id, ''), ts, ts_inferred, user, ai
 		FROM events WHERE generation = ? ORDER BY start_offset`, func(rows *sql.Rows) error {
 		var a at
 		var raw []byte
 		var typ, session string
 		var ts int64
 		var inferred bool
-		if err := rows.Scan(&a.row, &a.start, &a.end, &a.num, &raw, &a.id, &typ, &session, &ts, &inferred); err != nil {
+		var user, ai sql.NullString
+		if err := rows.Scan(&a.row, &a.start, &a.end, &a.num, &raw, &a.id, &typ, &session, &ts, &inferred, &user, &ai); err != nil {
 			return err
+		}
+		raw, err := unpackLine(raw, user, ai)
+		if err != nil {
+			return fmt.Errorf("event row %d: %w", a.row, err)
 		}
 		a.event, a.known = true, true
 		a.key = storedKey(&watcher.Line{}, raw)

@@ -56,6 +56,13 @@ func scanEvent(rows *sql.Rows) (Event, error) {
 		&e.Reason, &e.PreviousSession, &e.NewSession, &files, &metadata, &unknown, &e.Raw, &ingested); err != nil {
 		return Event{}, err
 	}
+	if len(e.Raw) > 0 {
+		line, err := unpackLine(e.Raw, sql.NullString{String: e.User, Valid: true}, sql.NullString{String: e.AI, Valid: true})
+		if err != nil {
+			return Event{}, fmt.Errorf("event %s: %w", e.EventID, err)
+		}
+		e.Raw = line
+	}
 	e.Row = e.ID
 	e.Timestamp = time.Unix(0, ts).UTC()
 	e.IngestedAt = time.Unix(0, ingested).UTC()
@@ -203,7 +210,7 @@ type RawEvent struct {
 // and offset. It is meant for tests that check each line is stored once,
 // byte for byte.
 func (db *DB) RawLines(ctx context.Context) ([]RawEvent, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT generation, start_offset, end_offset, line, file, event_id, raw
+	rows, err := db.r.QueryContext(ctx, `SELECT generation, start_offset, end_offset, line, file, event_id, raw, user, ai
 		FROM events ORDER BY generation, start_offset`)
 	if err != nil {
 		return nil, fmt.Errorf("index: raw lines: %w", err)
@@ -212,8 +219,13 @@ func (db *DB) RawLines(ctx context.Context) ([]RawEvent, error) {
 	var out []RawEvent
 	for rows.Next() {
 		var r RawEvent
-		if err := rows.Scan(&r.Generation, &r.Start, &r.End, &r.Line, &r.File, &r.EventID, &r.Raw); err != nil {
+		var user, ai sql.NullString
+		if err := rows.Scan(&r.Generation, &r.Start, &r.End, &r.Line, &r.File, &r.EventID, &r.Raw, &user, &ai); err != nil {
 			return nil, fmt.Errorf("index: raw lines: %w", err)
+		}
+		var err error
+		if r.Raw, err = unpackLine(r.Raw, user, ai); err != nil {
+			return nil, fmt.Errorf("index: raw lines: event %s: %w", r.EventID, err)
 		}
 		out = append(out, r)
 	}

@@ -13,17 +13,23 @@ import (
 func idsOf(t *testing.T, db *DB) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	rows, err := db.w.Query(`SELECT event_id, raw FROM events`)
+	rows, err := db.w.Query(`SELECT event_id, raw, user, ai FROM events`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var id, raw string
-		if err := rows.Scan(&id, &raw); err != nil {
+		var id string
+		var raw []byte
+		var user, ai sql.NullString
+		if err := rows.Scan(&id, &raw, &user, &ai); err != nil {
 			t.Fatal(err)
 		}
-		out[id] = raw
+		line, err := unpackLine(raw, user, ai)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[id] = string(line)
 	}
 	return out
 }

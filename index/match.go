@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -41,7 +42,7 @@ func (db *DB) MatchLines(ctx context.Context, gen int64, lines []watcher.Line) (
 	at := map[int64][]stored{}
 	lo, hi := lines[0].Start, lines[len(lines)-1].Start
 	const gens = `(SELECT id FROM generations WHERE id = ? OR path = ?)`
-	rows, err := db.r.QueryContext(ctx, `SELECT start_offset, end_offset, raw FROM events
+	rows, err := db.r.QueryContext(ctx, `SELECT start_offset, end_offset, raw, user, ai FROM events
 		WHERE generation IN `+gens+` AND start_offset BETWEEN ? AND ?`, gen, path, lo, hi)
 	if err != nil {
 		return 0, false, err
@@ -49,7 +50,12 @@ func (db *DB) MatchLines(ctx context.Context, gen int64, lines []watcher.Line) (
 	for rows.Next() {
 		var start int64
 		s := stored{isEvent: true}
-		if err := rows.Scan(&start, &s.end, &s.raw); err != nil {
+		var user, ai sql.NullString
+		if err := rows.Scan(&start, &s.end, &s.raw, &user, &ai); err != nil {
+			rows.Close()
+			return 0, false, err
+		}
+		if s.raw, err = unpackLine(s.raw, user, ai); err != nil {
 			rows.Close()
 			return 0, false, err
 		}

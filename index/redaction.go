@@ -91,8 +91,11 @@ func (db *DB) redactStored(ctx context.Context) (err error) {
 	if done >= storedRedactionVersion {
 		return nil
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT id, raw, files FROM events
-		WHERE instr(raw, CAST('\/' AS BLOB)) > 0 OR instr(raw, CAST('\u00' AS BLOB)) > 0 OR files IS NOT NULL`)
+	// A packed line (linepack.go) is rendered first: its texts' escapes
+	// are not in the column.
+	rows, err := tx.QueryContext(ctx, `SELECT id, raw, files, user, ai FROM events
+		WHERE instr(raw, CAST('\/' AS BLOB)) > 0 OR instr(raw, CAST('\u00' AS BLOB)) > 0 OR files IS NOT NULL
+			OR substr(raw, 1, 1) = x'01'`)
 	if err != nil {
 		return err
 	}
@@ -106,10 +109,14 @@ func (db *DB) redactStored(ctx context.Context) (err error) {
 	for rows.Next() {
 		var id int64
 		var raw []byte
-		var files sql.NullString
-		if err := rows.Scan(&id, &raw, &files); err != nil {
+		var files, user, ai sql.NullString
+		if err := rows.Scan(&id, &raw, &files, &user, &ai); err != nil {
 			rows.Close()
 			return err
+		}
+		if raw, err = unpackLine(raw, user, ai); err != nil {
+			rows.Close()
+			return fmt.Errorf("event row %d: %w", id, err)
 		}
 		f := fix{id: id, raw: raw}
 		if files.Valid {

@@ -77,10 +77,15 @@ func TestRedactStored(t *testing.T) {
 func rawOf(t *testing.T, db *DB, producerID string) string {
 	t.Helper()
 	var raw []byte
-	if err := db.w.QueryRow(`SELECT raw FROM events WHERE producer_id = ?`, producerID).Scan(&raw); err != nil {
+	var user, ai sql.NullString
+	if err := db.w.QueryRow(`SELECT raw, user, ai FROM events WHERE producer_id = ?`, producerID).Scan(&raw, &user, &ai); err != nil {
 		t.Fatal(err)
 	}
-	return string(raw)
+	line, err := unpackLine(raw, user, ai)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(line)
 }
 
 func counter(t *testing.T, db *DB, name string) int64 {

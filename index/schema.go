@@ -353,6 +353,11 @@ CREATE TABLE vectors (
 	PRIMARY KEY (event, embedder)
 );
 `,
+	// 11: an exchange's raw line without the texts its user and ai
+	// columns hold (linepack.go): they are put back when the line is
+	// read. packStoredLines (migrationSteps) packs the lines stored
+	// before; there is no SQL to run.
+	`SELECT 1;`,
 }
 
 // migrationSteps are the steps of a migration done in Go, in the same
@@ -365,6 +370,7 @@ var migrationSteps = map[int]struct {
 }{
 	9:  {before: deriveEventIDs},
 	10: {after: migrateVectorsInt8, vacuum: true},
+	11: {after: packStoredLines, vacuum: true},
 }
 
 // deriveEventIDs gives each stored event without a producer id its

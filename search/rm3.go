@@ -30,7 +30,7 @@ func (s *Searcher) expand(ctx context.Context, terms []analyze.Term, hits []inde
 	for i, h := range hits {
 		rows[i] = h.Row
 	}
-	evs, err := s.db.EventsByRows(ctx, rows)
+	evs, err := s.db.EventsByRowsWithoutRaw(ctx, rows) // only the texts are read
 	if err != nil {
 		return ""
 	}

@@ -5,7 +5,7 @@
 //	go run -tags sqlite_fts5 ./cmd/continuity-bench ingest  [--lines 100000] [--data short,longmemeval] [--runs 3] [--embed]
 //	go run -tags sqlite_fts5 ./cmd/continuity-bench latency [--lines 1000]
 //	go run -tags sqlite_fts5 ./cmd/continuity-bench idle    [--seconds 10]
-//	go run -tags sqlite_fts5 ./cmd/continuity-bench query   [--lines 10000] [--vectors seed|embed] [--workspace DIR] [--queries 200]
+//	go run -tags sqlite_fts5 ./cmd/continuity-bench query   [--lines 10000] [--vectors seed|embed] [--text longmemeval|coding] [--workspace DIR] [--queries 200]
 //	go run -tags sqlite_fts5 ./cmd/continuity-bench embed   [--cores N] [--hf-model NAME|DIR] [--skip uselite,hf,js,queries] [--short N] [--long N]
 //
 // embed measures the in-process embedders (package embed/embedbench): short
@@ -46,7 +46,8 @@ func main() {
 	runs := fs.Int("runs", 1, "ingest: rounds of (naive loaders, ingest), each with its own ratios")
 	compare := fs.String("compare", "", "ingest: a second continuity binary (say, main's) measured in the same rounds as --bin, on its own copy of the logs, the two in alternating order; ratios of --bin to it are printed")
 	embed := fs.Bool("embed", false, "ingest: also time computing the vectors with the default embedder")
-	vectors := fs.String("vectors", vectorsSeed, "query: how exchanges get their vectors: seed (each distinct text embedded once, through the embedding cache shared with continuity-eval, and stored under the daemon's space identity) or embed (ingest embeds every exchange with the model, ~100/s)")
+	vectors := fs.String("vectors", vectorsSeed, "query: how exchanges get their vectors: seed (each distinct text embedded once, through the embedding cache shared with continuity-eval, and stored under the daemon's space identity) or embed (ingest embeds every exchange with the model, ~100/s) or hashed (vectors of the daemon's identity and size from a hash of each text: for disk figures, never quality)")
+	text := fs.String("text", textLongMemEval, "query: the exchanges' texts: longmemeval (the LongMemEval conversations, 2.1 KB lines) or coding (synthetic coding-agent exchanges with a code block, 0.9 KB lines)")
 	prepareOnly := fs.Bool("prepare", false, "query: prepare the --workspace (logs, ingest, vectors) and stop, to measure it later")
 	queries := fs.Int("queries", 200, "query: how many queries per measured case (each search mode, each resume case)")
 	workspace := fs.String("workspace", "", "query: the workspace to use and keep (default: a temporary one); one a previous query run prepared is measured again without ingesting or seeding (the 1M run takes a while to prepare)")
@@ -100,9 +101,16 @@ func main() {
 	case "latency":
 		err = benchLatency(ctx, *bin, tmp, cmp.Or(max(*lines, 0), 1000))
 	case "query":
-		if *vectors != vectorsSeed && *vectors != vectorsEmbed {
-			fatal(fmt.Errorf("--vectors %q: want %s or %s", *vectors, vectorsSeed, vectorsEmbed))
+		if *vectors == vectorsHashed {
+			seedHashed, *vectors = true, vectorsSeed
 		}
+		if *vectors != vectorsSeed && *vectors != vectorsEmbed {
+			fatal(fmt.Errorf("--vectors %q: want %s, %s or %s", *vectors, vectorsSeed, vectorsEmbed, vectorsHashed))
+		}
+		if *text != textLongMemEval && *text != textCoding {
+			fatal(fmt.Errorf("--text %q: want %s or %s", *text, textLongMemEval, textCoding))
+		}
+		queryText = *text
 		ws := *workspace
 		if ws == "" {
 			ws = filepath.Join(tmp, "ws")

@@ -113,6 +113,9 @@ func writeResumeLogs(logs string, n int) (int64, error) {
 				}
 			}
 			user, ai := longExchange(gen, corp, next)
+			if queryText == textCoding {
+				user, ai = codingExchange(gen, next)
+			}
 			ev := map[string]any{"type": "exchange", "session_id": s.id, "id": fmt.Sprintf("b-%d", next),
 				"timestamp": ts(i + 1), "user": user, "ai": ai}
 			if next%3 == 0 {

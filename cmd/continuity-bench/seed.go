@@ -56,6 +56,9 @@ func seedVectors(ctx context.Context, ws string, progress io.Writer) (seedReport
 	if _, err := embed.Resolve(ctx, e); err != nil {
 		return rep, err
 	}
+	if seedHashed {
+		return seedHashedVectors(ctx, ws, e)
+	}
 	if embedcache.Disabled() {
 		return rep, fmt.Errorf("seeding vectors needs the embedding cache (%s=off)", embedcache.EnvDir)
 	}

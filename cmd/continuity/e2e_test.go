@@ -15,6 +15,8 @@ import (
 	"time"
 
 	_ "github.com/mattn/go-sqlite3"
+
+	"github.com/praxis-os/continuity/index"
 )
 
 // storedLines reads every indexed event's raw line, by producer id.
@@ -25,7 +27,7 @@ func storedLines(t *testing.T, root string) map[string][]string {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.Query(`SELECT coalesce(producer_id, event_id), raw FROM events`)
+	rows, err := db.Query(`SELECT coalesce(producer_id, event_id), raw, user, ai FROM events`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +36,12 @@ func storedLines(t *testing.T, root string) map[string][]string {
 	for rows.Next() {
 		var id string
 		var raw []byte
-		if err := rows.Scan(&id, &raw); err != nil {
+		var user, ai sql.NullString
+		if err := rows.Scan(&id, &raw, &user, &ai); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := index.StoredLine(raw, user, ai)
+		if err != nil {
 			t.Fatal(err)
 		}
 		out[id] = append(out[id], string(raw))

@@ -59,12 +59,17 @@ func TestSecretsRedactedBeforeStorage(t *testing.T) {
 			want, _ := redact.Redact(ex[n])
 			var row int64
 			var user, ai, raw string
-			var vec []byte
+			var vec, packed []byte
 			err := db.QueryRow(`SELECT e.id, e.user, e.ai, e.raw, v.vec FROM events e JOIN vectors v ON v.event = e.id
-			WHERE e.producer_id = ?`, prefix+n).Scan(&row, &user, &ai, &raw, &vec)
+			WHERE e.producer_id = ?`, prefix+n).Scan(&row, &user, &ai, &packed, &vec)
 			if err != nil {
 				t.Fatalf("%s%s: %v", prefix, n, err)
 			}
+			line, err := index.StoredLine(packed, sql.NullString{String: user, Valid: true}, sql.NullString{String: ai, Valid: true})
+			if err != nil {
+				t.Fatalf("%s%s: %v", prefix, n, err)
+			}
+			raw = string(line)
 			// (An escaped line may be redacted by another rule that matches
 			// the same secret: "Bearer x" where "\u0041uthorization" hides the
 			// header rule.)
