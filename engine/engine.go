@@ -35,6 +35,7 @@ import (
 	"github.com/praxis-os/continuity/resume"
 	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/server"
+	"github.com/praxis-os/continuity/share"
 	"github.com/praxis-os/continuity/vectors"
 	"github.com/praxis-os/continuity/watcher"
 	"github.com/praxis-os/continuity/workspace"
@@ -65,6 +66,9 @@ type Options struct {
 	// Search tunes the ranking (evaluation; the zero value is the
 	// product's).
 	Search search.Options
+	// Share, when set, shares the workspace's memory with a team
+	// (share.go).
+	Share *Share
 	// Retain, when positive, makes Run forget the sessions whose latest
 	// event is older than it, at start and then periodically
 	// (retention.go).
@@ -105,6 +109,9 @@ type Engine struct {
 	work  *vectors.Worker
 	rej   *rejectLog
 	views []follow.View
+	// Team memory (Options.Share): the publisher is one of the views.
+	pub *share.Publisher
+	sub *share.Subscriber
 
 	q *queries
 
@@ -166,6 +173,9 @@ func (e *Engine) assemble() error {
 	}
 	e.rej = newRejectLog(e.db, e.log)
 	e.views = []follow.View{e.fti, e.lex, e.work, e.rej}
+	if err := e.assembleShare(); err != nil {
+		return err
+	}
 	space := func() *vectors.Space { return e.work.Space() }
 	if e.q, err = newQueries(e.db, e.opts.Embedder, space, e.lex, e.opts.Search, e.log); err != nil {
 		return err
@@ -304,6 +314,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	if e.srv != nil {
 		runs = append(runs, e.srv.Serve)
+	}
+	if e.sub != nil {
+		runs = append(runs, e.sub.Run)
 	}
 	if e.opts.Import != nil {
 		runs = append(runs, e.opts.Import.Run)

@@ -18,6 +18,7 @@ import (
 	"github.com/praxis-os/continuity/logformat"
 	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/server"
+	"github.com/praxis-os/continuity/share"
 	"github.com/praxis-os/continuity/vectors"
 )
 
@@ -61,6 +62,9 @@ type StatusReport struct {
 	// Import: the agents whose transcripts the daemon follows (daemon
 	// --import); null when no daemon answers or it follows none.
 	Import  *importer.FollowReport `json:"import"`
+	// Share: team memory (daemon --share): what is shipped, the backlog
+	// (events, age), what was pulled; null when no daemon shares.
+	Share *share.Report `json:"share,omitempty"`
 	Files   []FileStatus           `json:"files"`
 	Skipped []index.SkippedFile    `json:"skipped_files"`
 	// Edits: the logs edited in place whose index followed the edit,
@@ -235,6 +239,10 @@ func (c *Client) Status(ctx context.Context) (StatusReport, error) {
 		var imp importer.FollowReport
 		if c.viewReport(ctx, "import", &imp) == nil && len(imp.Agents) > 0 {
 			r.Import = &imp
+		}
+		var sh share.Report
+		if c.viewReport(ctx, "share", &sh) == nil && sh.Team != "" {
+			r.Share = &sh
 		}
 	}
 	if r.SyncCopies, err = syncCopies(ctx, c.ws.Logs, db); err != nil {
