@@ -437,7 +437,7 @@ func (p *Publisher) pushForget(ctx context.Context, c *pgx.Conn, session string)
 }
 
 // ErrNotYours refuses the forget of a teammate's session.
-var ErrNotYours = errors.New("a teammate's session")
+var ErrNotYours = errors.New("refused")
 
 // CheckForget says whether this member may forget the session: a session
 // pulled from a teammate may be forgotten only by its owner (on their

@@ -244,7 +244,60 @@ func ExecURL(tb testing.TB, u, sql string, args ...any) {
 func UserURL(u, name, password string) string {
 	pu, _ := url.Parse(u)
 	pu.User = url.UserPassword(name, password)
+	if password == "" {
+		pu.User = url.User(name)
+	}
 	return pu.String()
+}
+
+// QueryInt runs a query returning one integer on the connection of u.
+func QueryInt(tb testing.TB, u, sql string, args ...any) int64 {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, u)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var n int64
+	if err := c.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+		tb.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+// Strings runs a query returning text rows (every column of every row).
+func Strings(tb testing.TB, u, sql string, args ...any) []string {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, u)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer c.Close(ctx)
+	rows, err := c.Query(ctx, sql, args...)
+	if err != nil {
+		tb.Fatalf("%s: %v", sql, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, v := range vals {
+			if v != nil {
+				out = append(out, fmt.Sprint(v))
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return out
 }
 
 // Name returns a unique lower-case name with the prefix (roles are shared
