@@ -53,11 +53,12 @@ Team memory on PostgreSQL (docs/share.md). Subcommands:
                                 the marks
 
 Then run 'continuity daemon --share URL --team TEAM' in each workspace.`
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintln(e.stdout, "Usage: continuity share SUBCOMMAND [flags]\n"+usage)
-		return nil
+	sub := "SUBCOMMAND"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		sub, args = args[0], args[1:]
+	} else if len(args) == 0 {
+		args = []string{"--help"}
 	}
-	sub, args := args[0], args[1:]
 	fs := newFlags(e, "share "+sub+" [flags]", usage)
 	db := fs.String("db", os.Getenv("CONTINUITY_SHARE"), "the team's database `URL` (env CONTINUITY_SHARE); the password from PGPASSFILE or PGPASSWORD")
 	team := fs.String("team", os.Getenv("CONTINUITY_TEAM"), "the `TEAM` (env CONTINUITY_TEAM)")

@@ -150,8 +150,20 @@ func (s *Server) ctl(args ...string) error {
 	if s.data == "" || s.bin == "" {
 		return fmt.Errorf("this PostgreSQL cannot be restarted by the tests (set CONTINUITY_TEST_PGDATA and CONTINUITY_TEST_PGBIN)")
 	}
-	out, err := s.command(filepath.Join(s.bin, "pg_ctl"), append([]string{"-D", s.data}, args...)...).CombinedOutput()
+	// The output goes to a file, not a pipe: the server pg_ctl starts
+	// keeps the descriptors open, and reading a pipe to its end would
+	// wait for the server to stop.
+	f, err := os.CreateTemp("", "pg_ctl-*.log")
 	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	_ = f.Chmod(0o666)
+	cmd := s.command(filepath.Join(s.bin, "pg_ctl"), append([]string{"-D", s.data}, args...)...)
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Run(); err != nil {
+		out, _ := os.ReadFile(f.Name())
 		return fmt.Errorf("pg_ctl %s: %v: %s", strings.Join(args, " "), err, out)
 	}
 	return nil
@@ -180,7 +192,18 @@ func (s *Server) StopServer(tb testing.TB) {
 // StartServer starts it again after StopServer.
 func (s *Server) StartServer(tb testing.TB) {
 	tb.Helper()
-	if err := s.ctl("start", "-w", "-t", "60"); err != nil {
+	// pg_ctl start does not reuse the options of the last start (restart
+	// does): they are in postmaster.opts.
+	opts, err := os.ReadFile(filepath.Join(s.data, "postmaster.opts"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	o := strings.TrimSpace(string(opts))
+	if i := strings.Index(o, " "); i >= 0 {
+		o = o[i+1:] // the binary
+	}
+	o = strings.Replace(o, `"-D" "`+s.data+`"`, "", 1)
+	if err := s.ctl("start", "-w", "-t", "60", "-o", o); err != nil {
 		tb.Fatal(err)
 	}
 }
