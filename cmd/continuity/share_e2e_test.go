@@ -211,6 +211,33 @@ func TestShareTeamMemory(t *testing.T) {
 		}
 	}
 
+	// An edit in place ships as such: a removed line leaves bob's index,
+	// a changed one is replaced.
+	editLine := func(ts, user, ai string) string {
+		b, _ := json.Marshal(map[string]string{"type": "exchange", "session_id": "s-edit", "timestamp": ts, "user": user, "ai": ai})
+		return string(b) + "\n"
+	}
+	l1 := editLine("2026-11-01T10:00:00Z", "edit one", "kept line")
+	l2 := editLine("2026-11-01T10:01:00Z", "edit two", "removed line")
+	a.ws.appendRaw("edit~laptop.jsonl", []byte(l1+l2+editLine("2026-11-01T10:02:00Z", "edit three", "the old answer about caching")))
+	editUsers := func() string {
+		var us []string
+		for _, e := range b.events() {
+			if e.Session == "s-edit" {
+				us = append(us, e.User)
+			}
+		}
+		sort.Strings(us)
+		return strings.Join(us, "|")
+	}
+	poll(t, 30*time.Second, "bob pulls the lines to edit", func() bool { return editUsers() == "edit one|edit three|edit two" })
+	writeViaTemp(t, a.ws.logs, "edit~laptop.jsonl", []byte(l1+editLine("2026-11-01T10:02:00Z", "edit three, revised", "the new answer about caching")), false)
+	poll(t, 30*time.Second, "the edit reaches bob", func() bool { return editUsers() == "edit one|edit three, revised" })
+	want += 2
+	if n := sharetest.QueryInt(t, db, `SELECT count(*) FROM continuity_events WHERE session = 's-edit'`); n != 2 {
+		t.Errorf("PostgreSQL holds %d rows of the edited session, want 2", n)
+	}
+
 	// bob cannot forget alice's session.
 	out, errs, code := b.ws.cliEnv(b.env, "forget", "--session", "s-dec", "--yes")
 	if code == 0 || !strings.Contains(errs, "only its owner or a team admin") || !strings.Contains(errs, a.user) {
@@ -286,6 +313,10 @@ func TestShareFailures(t *testing.T) {
 	})
 	if sh := a.ws.statusEnv(a.env).Share; strings.Contains(sh.LastError, "pw-") {
 		t.Errorf("the error shows the password: %s", sh.LastError)
+	}
+	doc, _, _ := a.ws.cliEnv(a.env, "doctor")
+	if !strings.Contains(doc, "team memory") || !strings.Contains(doc, "500 events not shipped yet") || !strings.Contains(doc, a.user+"@127.0.0.1") {
+		t.Errorf("doctor does not show the backlog and the server:\n%s", doc)
 	}
 	a.kill9(false)
 	srv.StartServer(t)
