@@ -61,12 +61,12 @@ type StatusReport struct {
 	BM25 *BM25Status `json:"bm25"`
 	// Import: the agents whose transcripts the daemon follows (daemon
 	// --import); null when no daemon answers or it follows none.
-	Import  *importer.FollowReport `json:"import"`
+	Import *importer.FollowReport `json:"import"`
 	// Share: team memory (daemon --share): what is shipped, the backlog
 	// (events, age), what was pulled; null when no daemon shares.
-	Share *share.Report `json:"share,omitempty"`
-	Files   []FileStatus           `json:"files"`
-	Skipped []index.SkippedFile    `json:"skipped_files"`
+	Share   *share.Report       `json:"share,omitempty"`
+	Files   []FileStatus        `json:"files"`
+	Skipped []index.SkippedFile `json:"skipped_files"`
 	// Edits: the logs edited in place whose index followed the edit,
 	// per file; EditTotals sums them.
 	Edits      []EditStatus `json:"edits"`
