@@ -339,6 +339,9 @@ func (p *Publisher) ship(ctx context.Context, c *pgx.Conn, origin string, expect
 	if tag.RowsAffected() != 1 {
 		return ErrFenced
 	}
+	if err := notify(ctx, tx, p.cfg.Team); err != nil {
+		return p.conn.fail("ship: notify", err)
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return p.conn.fail("ship: commit", err)
 	}
@@ -392,6 +395,9 @@ func (p *Publisher) pushRemovals(ctx context.Context, c *pgx.Conn, origin string
 		p.cfg.Team, origin, rows); err != nil {
 		return p.conn.fail("record removed lines", err)
 	}
+	if err := notify(ctx, tx, p.cfg.Team); err != nil {
+		return p.conn.fail("record removed lines", err)
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return p.conn.fail("record removed lines", err)
 	}
@@ -427,6 +433,9 @@ func (p *Publisher) pushForget(ctx context.Context, c *pgx.Conn, session string)
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO continuity_removals (team, scope, session) VALUES ($1, $2, $3)
 		ON CONFLICT DO NOTHING`, p.cfg.Team, p.cfg.Scope, session); err != nil {
+		return p.conn.fail("record a forget", err)
+	}
+	if err := notify(ctx, tx, p.cfg.Team); err != nil {
 		return p.conn.fail("record a forget", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -486,4 +495,14 @@ func (p *Publisher) Attach(s *Subscriber) {
 	p.mu.Lock()
 	p.sub = s
 	p.mu.Unlock()
+}
+
+// notifyChannel is where a commit of rows is announced (the team as the
+// payload), delivered when the transaction commits: subscribers pull at
+// once rather than at their next poll.
+const notifyChannel = "continuity_share"
+
+func notify(ctx context.Context, tx pgx.Tx, team string) error {
+	_, err := tx.Exec(ctx, `SELECT pg_notify('`+notifyChannel+`', $1)`, team)
+	return err
 }

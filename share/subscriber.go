@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/praxis-os/continuity/follow"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/logformat"
@@ -49,7 +50,11 @@ func NewSubscriber(cfg Config, hooks Hooks) *Subscriber {
 // Run pulls until ctx ends.
 func (s *Subscriber) Run(ctx context.Context) error {
 	defer s.conn.close()
-	return follow.Loop(ctx, nil, follow.Policy{
+	kick := follow.NewKick()
+	done := make(chan struct{})
+	defer func() { <-done }()
+	go func() { defer close(done); s.listen(ctx, kick) }()
+	return follow.Loop(ctx, kick, follow.Policy{
 		IdlePoll: s.cfg.Poll, MinBackoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second, Jitter: 0.2,
 		OnError: func(err error, retry time.Duration, attempt int) {
 			s.mu.Lock()
@@ -264,4 +269,28 @@ func (s *Subscriber) applyRemovals(ctx context.Context, c *pgx.Conn) error {
 		return s.cfg.DB.SetMeta(ctx, key, strconv.FormatInt(cp, 10))
 	}
 	return nil
+}
+
+// listen wakes the pull loop when a teammate's daemon commits rows
+// (LISTEN on its own connection); the loop's poll is the safety net while
+// it is not connected.
+func (s *Subscriber) listen(ctx context.Context, kick follow.Kick) {
+	for ctx.Err() == nil {
+		l := newPGConn(s.cfg.URL)
+		c, err := l.get(ctx)
+		if err == nil {
+			_, err = c.Exec(ctx, "LISTEN "+notifyChannel)
+		}
+		for err == nil {
+			var n *pgconn.Notification
+			if n, err = c.WaitForNotification(ctx); err == nil && n.Payload == s.cfg.Team {
+				kick.Notify()
+			}
+		}
+		l.close()
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * time.Second):
+		}
+	}
 }
