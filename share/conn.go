@@ -3,6 +3,7 @@ package share
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -75,4 +76,19 @@ func (p *pgConn) server() string {
 		return "PostgreSQL (URL not valid)"
 	}
 	return Server(p.cfg)
+}
+
+// URLHasPassword reports whether a database URL (or key=value string)
+// carries a password.
+func URLHasPassword(url string) bool {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return false
+	}
+	// ParseConfig also reads PGPASSWORD and ~/.pgpass: compare with the
+	// URL without them.
+	if cfg.Password == "" {
+		return false
+	}
+	return strings.Contains(url, cfg.Password) && (strings.Contains(url, ":"+cfg.Password+"@") || strings.Contains(url, "password="))
 }

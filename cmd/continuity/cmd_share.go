@@ -29,6 +29,9 @@ func (s *shareFlags) options() (*engine.Share, error) {
 	case s.team == "":
 		return nil, usageError("--share needs --team TEAM (or CONTINUITY_TEAM)")
 	}
+	if share.URLHasPassword(s.url) && s.url != os.Getenv("CONTINUITY_SHARE") { // on the command line
+		return nil, usageError("--share: the URL holds a password, which every user of this machine can read in the process list: leave it out and put it in ~/.pgpass (PGPASSFILE) or PGPASSWORD")
+	}
 	return &engine.Share{URL: s.url, Team: s.team, Scope: s.scope}, nil
 }
 
