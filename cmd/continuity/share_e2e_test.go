@@ -265,9 +265,11 @@ func TestShareTeamMemory(t *testing.T) {
 }
 
 // TestShareFailures: alice ships while her daemon is killed -9 mid-batch
-// (twice), while PostgreSQL restarts (pg_ctl restart) and while it is
-// down (the backlog shown by status, the error naming the server): every
-// event reaches the database and bob's index exactly once.
+// (twice), while PostgreSQL restarts (pg_ctl restart), while the server
+// kills her connections, and while it is down (the backlog shown by
+// status and doctor, the error naming the server, a forget made then):
+// every event reaches the database and bob's index exactly once, the
+// forgotten session nowhere.
 func TestShareFailures(t *testing.T) {
 	srv, db := newTeamDB(t)
 	if !srv.CanRestart() {
@@ -303,6 +305,11 @@ func TestShareFailures(t *testing.T) {
 	poll(t, 60*time.Second, "shipping of round 2 started", func() bool { return shipped() > 1500 })
 	srv.Restart(t)
 	batch(3, 500)
+	// Connections killed by the server, before their COMMIT or after.
+	for range 10 {
+		sharetest.QueryInt(t, db, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = $1`, a.user)
+		time.Sleep(30 * time.Millisecond)
+	}
 	// The database down: the events wait, status says so.
 	poll(t, 120*time.Second, "rounds 1-3 shipped", func() bool { return shipped() == int64(total) })
 	srv.StopServer(t)
@@ -318,6 +325,8 @@ func TestShareFailures(t *testing.T) {
 	if !strings.Contains(doc, "team memory") || !strings.Contains(doc, "500 events not shipped yet") || !strings.Contains(doc, a.user+"@127.0.0.1") {
 		t.Errorf("doctor does not show the backlog and the server:\n%s", doc)
 	}
+	// A forget made while the database is down travels when it is back.
+	a.cli("forget", "--session", "s-1", "--yes")
 	a.kill9(false)
 	srv.StartServer(t)
 	a.start()
@@ -325,13 +334,14 @@ func TestShareFailures(t *testing.T) {
 	a.kill9(false) // again, mid-batch
 	a.start()
 
-	poll(t, 180*time.Second, "every event shipped", func() bool { return shipped() == int64(total) })
+	total -= 1500 // s-1, forgotten
+	poll(t, 180*time.Second, "every event shipped, the forget carried out", func() bool { return shipped() == int64(total) })
 	if n := sharetest.QueryInt(t, db, `SELECT count(DISTINCT id) FROM continuity_events WHERE author = $1`, a.user); n != int64(total) {
 		t.Errorf("%d distinct ids shipped, want %d", n, total)
 	}
-	poll(t, 180*time.Second, "bob pulled every event", func() bool { n, _ := b.pulled(); return n >= total })
-	if n, ids := b.pulled(); n != total || ids != total {
-		t.Errorf("bob holds %d events (%d ids), want %d", n, ids, total)
+	poll(t, 180*time.Second, "bob pulled every event and the forget", func() bool { n, _ := b.pulled(); return n == total })
+	if n, ids := b.pulled(); n != total || ids != total || b.knows("s-1") {
+		t.Errorf("bob holds %d events (%d ids), s-1 known: %v; want %d", n, ids, b.knows("s-1"), total)
 	}
 	// alice's own index: each line once.
 	if st := a.ws.statusEnv(a.env); st.Events != int64(total) {
