@@ -25,11 +25,11 @@ func (d *doctor) checkShare(ctx context.Context) {
 	if d.c.viewReport(ctx, "share", &r) != nil || r.Team == "" {
 		return
 	}
-	msg := fmt.Sprintf("team %s, scope %s, on %s: %d events not shipped yet", r.Team, r.Scope, r.Server, r.Backlog)
+	msg := fmt.Sprintf("team %s, scope %s, on %s: %d %s not shipped yet", r.Team, r.Scope, r.Server, r.Backlog, plural(int(r.Backlog), "event", "events"))
 	if r.Backlog > 0 && r.BacklogAge != "" {
 		msg += ", the oldest " + r.BacklogAge + " old"
 	}
-	msg += fmt.Sprintf("; %d teammates' events pulled since the daemon started", r.Pulled)
+	msg += fmt.Sprintf("; %d %s of teammates pulled since the daemon started", r.Pulled, plural(int(r.Pulled), "event", "events"))
 	age, _ := time.ParseDuration(r.BacklogAge)
 	switch {
 	case r.LastError != "" || r.PullError != "":

@@ -344,7 +344,7 @@ func describe(cfg *pgx.ConnConfig, what string, err error) error {
 	if err == nil {
 		return nil
 	}
-	msg := err.Error()
+	msg := strings.Join(strings.Fields(err.Error()), " ") // pgx's messages span lines
 	if cfg != nil && cfg.Password != "" {
 		msg = strings.ReplaceAll(msg, cfg.Password, "xxxxx")
 	}

@@ -82,7 +82,11 @@ func (st TeamStatus) String() string {
 		fmt.Fprintf(&b, "team %s: %s (%s)\n", m.Team, m.User, role)
 	}
 	for _, o := range st.Origins {
-		fmt.Fprintf(&b, "  %s %s@%s [%s]: %d events, last shipped %s\n", o.Team, o.Owner, o.Machine, o.Scope, o.Events, o.Updated.UTC().Format(time.RFC3339))
+		unit := "events"
+		if o.Events == 1 {
+			unit = "event"
+		}
+		fmt.Fprintf(&b, "  %s %s@%s [%s]: %d %s shipped, updated %s\n", o.Team, o.Owner, o.Machine, o.Scope, o.Events, unit, o.Updated.UTC().Format(time.RFC3339))
 	}
 	return b.String()
 }

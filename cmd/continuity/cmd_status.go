@@ -91,12 +91,12 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 	printFollowed(w, r.Import)
 	if sh := r.Share; sh != nil {
 		fmt.Fprintf(w, "team memory	team %s, scope %s, on %s\n", sh.Team, sh.Scope, sh.Server)
-		backlog := fmt.Sprintf("%d events not shipped yet", sh.Backlog)
+		backlog := fmt.Sprintf("%d %s not shipped yet", sh.Backlog, plural(int(sh.Backlog), "event", "events"))
 		if sh.Backlog > 0 && sh.BacklogAge != "" {
 			backlog += ", the oldest " + sh.BacklogAge + " old"
 		}
 		fmt.Fprintf(w, "  shipping\t%s; %d shipped since the daemon started\n", backlog, sh.ShippedNow)
-		fmt.Fprintf(w, "  pulled\t%d teammates' events since the daemon started\n", sh.Pulled)
+		fmt.Fprintf(w, "  pulled\t%d %s of teammates since the daemon started\n", sh.Pulled, plural(int(sh.Pulled), "event", "events"))
 		if sh.LastError != "" {
 			fmt.Fprintf(w, "  last error\t%s\n", sh.LastError)
 		}
