@@ -65,7 +65,7 @@ func (e *Engine) Forget(ctx context.Context, req ForgetRequest) (ForgetResponse,
 	if err != nil || !known {
 		return resp, err
 	}
-	if err := e.checkShareForget(ctx, sessions); err != nil {
+	if err := e.checkShareForget(ctx, req, sessions); err != nil {
 		return resp, server.BadRequest(err)
 	}
 	at := time.Now()

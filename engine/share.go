@@ -83,9 +83,11 @@ func (e *Engine) removeRows(ctx context.Context, rows []int64, what string) {
 }
 
 // checkShareForget refuses the forget of a teammate's session (only its
-// owner or a team admin may).
-func (e *Engine) checkShareForget(ctx context.Context, sessions []string) error {
-	if e.pub == nil {
+// owner or a team admin may). Retention (req.Before: forget --older-than,
+// daemon --retain) forgets teammates' old sessions here only: it keeps
+// this machine's cache, never the team's memory.
+func (e *Engine) checkShareForget(ctx context.Context, req ForgetRequest, sessions []string) error {
+	if e.pub == nil || req.Session == "" {
 		return nil
 	}
 	for _, s := range sessions {

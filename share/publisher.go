@@ -84,13 +84,16 @@ type Publisher struct {
 	pushed   map[string]int64 // forgets recorded in PostgreSQL (session: at)
 	origin   string
 	sub      *Subscriber
+	// adminOK are the teammates' sessions a team admin asked to forget
+	// (CheckForget): their forget is recorded for the team.
+	adminOK map[string]bool
 }
 
 // NewPublisher returns the publisher of cfg.
 func NewPublisher(cfg Config) *Publisher {
 	cfg.defaults()
 	return &Publisher{cfg: cfg, kick: follow.NewKick(), red: redact.FromEnv(), conn: newPGConn(cfg.URL),
-		pushed: map[string]int64{}}
+		pushed: map[string]int64{}, adminOK: map[string]bool{}}
 }
 
 // Name is the view's name.
@@ -419,8 +422,11 @@ func (p *Publisher) pushForget(ctx context.Context, c *pgx.Conn, session string)
 		p.cfg.Team, p.cfg.Scope, session).Scan(&recorded, &others, &admin); err != nil {
 		return p.conn.fail("record a forget", err)
 	}
-	if recorded || others && !admin {
-		return nil
+	p.mu.Lock()
+	asAdmin := p.adminOK[session]
+	p.mu.Unlock()
+	if recorded || others && !(admin && asAdmin) {
+		return nil // a teammate's session forgotten here only (retention)
 	}
 	tx, err := c.Begin(ctx)
 	if err != nil {
@@ -471,6 +477,10 @@ func (p *Publisher) CheckForget(ctx context.Context, session string) error {
 		return p.conn.fail("check the forget", err)
 	}
 	if admin {
+		// The forget that follows is the team's: recorded in PostgreSQL.
+		p.mu.Lock()
+		p.adminOK[session] = true
+		p.mu.Unlock()
 		return nil
 	}
 	if owner == "" {
@@ -478,16 +488,6 @@ func (p *Publisher) CheckForget(ctx context.Context, session string) error {
 	}
 	return fmt.Errorf("%w: session %s belongs to %s of team %s: only its owner or a team admin can forget it (it stays in your index as theirs)",
 		ErrNotYours, session, owner, p.cfg.Team)
-}
-
-// ForgetAsAdmin records a forget of a teammate's session by a team admin
-// in PostgreSQL (the admin's own index forgets it as any session).
-func (p *Publisher) ForgetAsAdmin(ctx context.Context, session string) error {
-	c, err := p.conn.get(ctx)
-	if err != nil {
-		return err
-	}
-	return p.pushForget(ctx, c, session)
 }
 
 // Attach makes the publisher's report include the subscriber's figures.

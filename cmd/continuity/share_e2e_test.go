@@ -127,16 +127,19 @@ func poll(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 // carol; the redaction examples reach the database redacted, a private
 // session never, no column holds a raw line; bob cannot forget alice's
 // session; alice's forget reaches the database and bob's index, also
-// after bob's index is rebuilt.
+// after bob's index is rebuilt; an edit in place travels; a team admin's
+// forget of alice's session reaches everyone.
 func TestShareTeamMemory(t *testing.T) {
 	_, db := newTeamDB(t)
 	a := newMate(t, db, "t1", "alice", "laptop", false)
 	b := newMate(t, db, "t1", "bob", "desk", false)
 	c := newMate(t, db, "t2", "carol", "box", false)
+	d := newMate(t, db, "t1", "dana", "lead", true) // a team admin
 	a.cli("share", "private", "s-private")
 	a.start()
 	b.start()
 	c.start()
+	d.start()
 
 	examples := redact.Examples()
 	names := make([]string, 0, len(examples))
@@ -262,6 +265,16 @@ func TestShareTeamMemory(t *testing.T) {
 	if n, ids := b.pulled(); n != want-1 || ids != want-1 || b.knows("s-dec") {
 		t.Errorf("after bob's rebuild: %d events (%d ids), s-dec known: %v; want %d", n, ids, b.knows("s-dec"), want-1)
 	}
+
+	// A team admin may forget a teammate's session: for the whole team.
+	a.echoJSON("notes~laptop.jsonl", "s-adm", "a decision to withdraw", "withdrawn by the lead")
+	poll(t, 30*time.Second, "bob and dana pull s-adm", func() bool { return b.knows("s-adm") && d.knows("s-adm") })
+	d.cli("forget", "--session", "s-adm", "--yes")
+	poll(t, 30*time.Second, "the admin's forget reaches alice and bob", func() bool { return !a.knows("s-adm") && !b.knows("s-adm") })
+	if n := sharetest.QueryInt(t, db, `SELECT count(*) FROM continuity_events WHERE session = 's-adm'`); n != 0 {
+		t.Errorf("%d rows of the session the admin forgot left in PostgreSQL", n)
+	}
+
 }
 
 // TestShareFailures: alice ships while her daemon is killed -9 mid-batch
@@ -347,4 +360,5 @@ func TestShareFailures(t *testing.T) {
 	if st := a.ws.statusEnv(a.env); st.Events != int64(total) {
 		t.Errorf("alice's index holds %d events, want %d", st.Events, total)
 	}
+
 }
