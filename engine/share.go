@@ -18,6 +18,9 @@ type Share struct {
 	// Scope is the repository: "" takes the normalised git remote of the
 	// workspace (share.ScopeOf).
 	Scope string
+	// Warning, when set, is logged at start (a password on the command
+	// line).
+	Warning string
 }
 
 // assembleShare adds the publisher to the views and makes the
@@ -33,6 +36,9 @@ func (e *Engine) assembleShare() error {
 		if scope, err = share.ScopeOf(e.ws.Root); err != nil {
 			return err
 		}
+	}
+	if o.Warning != "" {
+		e.log.Warn("team memory: " + o.Warning)
 	}
 	cfg := share.Config{URL: o.URL, Team: o.Team, Scope: scope, Machine: logformat.MachineName(),
 		Logs: e.ws.Logs, DB: e.db, Logger: e.log.With("team", o.Team)}

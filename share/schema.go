@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 
+	"github.com/jackc/pgpassfile"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -374,4 +378,52 @@ func redactURLError(err error, url string) string {
 		}
 	}
 	return msg
+}
+
+// MemberPassword finds the password of a new member's login role user,
+// never on the command line: file (a 0600 file), else
+// CONTINUITY_MEMBER_PASSWORD, else the entry for user in the password file
+// (PGPASSFILE, else ~/.pgpass) matching the database of url, else
+// PGPASSWORD when url carries the owner's own password (so that
+// PGPASSWORD is not the owner's). It says where the password came from;
+// "" and "" when there is none.
+func MemberPassword(url, user, file string) (password, source string, err error) {
+	if file != "" {
+		fi, err := os.Stat(file)
+		if err != nil {
+			return "", "", err
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			return "", "", fmt.Errorf("--password-file %s is readable by others (%s): chmod 600 it", file, fi.Mode().Perm())
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", "", err
+		}
+		return strings.TrimRight(string(b), "\r\n"), file, nil
+	}
+	if pw := os.Getenv("CONTINUITY_MEMBER_PASSWORD"); pw != "" {
+		return pw, "CONTINUITY_MEMBER_PASSWORD", nil
+	}
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return "", "", fmt.Errorf("share: the database URL is not valid: %s", redactURLError(err, url))
+	}
+	passfile := os.Getenv("PGPASSFILE")
+	if passfile == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			passfile = filepath.Join(home, ".pgpass")
+		}
+	}
+	if passfile != "" {
+		if pf, err := pgpassfile.ReadPassfile(passfile); err == nil {
+			if pw := pf.FindPassword(cfg.Host, strconv.Itoa(int(cfg.Port)), cfg.Database, user); pw != "" {
+				return pw, passfile, nil
+			}
+		}
+	}
+	if pw := os.Getenv("PGPASSWORD"); pw != "" && URLHasPassword(url) {
+		return pw, "PGPASSWORD", nil
+	}
+	return "", "", nil
 }

@@ -29,10 +29,11 @@ func (s *shareFlags) options() (*engine.Share, error) {
 	case s.team == "":
 		return nil, usageError("--share needs --team TEAM (or CONTINUITY_TEAM)")
 	}
+	sh := &engine.Share{URL: s.url, Team: s.team, Scope: s.scope}
 	if share.URLHasPassword(s.url) && s.url != os.Getenv("CONTINUITY_SHARE") { // on the command line
-		return nil, usageError("--share: the URL holds a password, which every user of this machine can read in the process list: leave it out and put it in ~/.pgpass (PGPASSFILE) or PGPASSWORD")
+		sh.Warning = "the --share URL holds a password, which every user of this machine can read in the process list: leave it out and put it in ~/.pgpass (PGPASSFILE) or PGPASSWORD"
 	}
-	return &engine.Share{URL: s.url, Team: s.team, Scope: s.scope}, nil
+	return sh, nil
 }
 
 func runShare(ctx context.Context, e *env, args []string) error {
@@ -42,11 +43,14 @@ Team memory on PostgreSQL (docs/share.md). Subcommands:
   init --db URL                 create or upgrade the schema (idempotent); run it
                                 as the database's owner
   add-member --db URL --team TEAM --user NAME [--admin] [--password-file FILE]
-                                create the login role NAME if missing (its
-                                password from --password-file, a 0600 file, or
-                                CONTINUITY_MEMBER_PASSWORD; never the command
-                                line) and add it to TEAM (created if missing);
-                                --admin lets it forget any session of the team
+                                create the login role NAME if missing and add it
+                                to TEAM (created if missing); its password from
+                                --password-file (a 0600 file), else
+                                CONTINUITY_MEMBER_PASSWORD, else NAME's entry in
+                                PGPASSFILE (~/.pgpass), else PGPASSWORD when the
+                                URL holds the owner's own; never the command
+                                line; --admin lets it forget any session of the
+                                team
   remove-member --db URL --team TEAM --user NAME
                                 take NAME out of TEAM
   status --db URL [--team TEAM] what this role sees: teams, members, origins and
@@ -93,7 +97,7 @@ Then run 'continuity daemon --share URL --team TEAM' in each workspace.`
 		if err := needDB(); err != nil {
 			return err
 		}
-		pw, err := memberPassword(*pwFile)
+		pw, source, err := share.MemberPassword(*db, *user, *pwFile)
 		if err != nil {
 			return err
 		}
@@ -105,7 +109,7 @@ Then run 'continuity daemon --share URL --team TEAM' in each workspace.`
 		case res.RoleCreated && pw == "":
 			fmt.Fprintf(e.stdout, "created the login role %s without a password: set one (ALTER ROLE) before it logs in over TCP\n", *user)
 		case res.RoleCreated:
-			fmt.Fprintf(e.stdout, "created the login role %s\n", *user)
+			fmt.Fprintf(e.stdout, "created the login role %s (its password from %s)\n", *user, source)
 		}
 		if res.TeamCreated {
 			fmt.Fprintf(e.stdout, "created the team %s\n", *team)
@@ -176,24 +180,4 @@ Then run 'continuity daemon --share URL --team TEAM' in each workspace.`
 		return nil
 	}
 	return usageError("share: unknown subcommand %q (init, add-member, remove-member, status, private)", sub)
-}
-
-// memberPassword reads the new member's password from a 0600 file or the
-// environment.
-func memberPassword(file string) (string, error) {
-	if file == "" {
-		return os.Getenv("CONTINUITY_MEMBER_PASSWORD"), nil
-	}
-	fi, err := os.Stat(file)
-	if err != nil {
-		return "", err
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return "", fmt.Errorf("--password-file %s is readable by others (%s): chmod 600 it", file, fi.Mode().Perm())
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimRight(string(b), "\r\n"), nil
 }
