@@ -2,6 +2,9 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/praxis-os/continuity/follow"
@@ -93,7 +96,27 @@ func (e *Engine) removeRows(ctx context.Context, rows []int64, what string) {
 // daemon --retain) forgets teammates' old sessions here only: it keeps
 // this machine's cache, never the team's memory.
 func (e *Engine) checkShareForget(ctx context.Context, req ForgetRequest, sessions []string) error {
-	if e.pub == nil || req.Session == "" {
+	if req.Session == "" {
+		return nil
+	}
+	if e.pub == nil {
+		// No daemon sharing (a forget without one): the index still
+		// knows a teammate's session by where its events came from.
+		for _, s := range sessions {
+			shared, own, err := e.db.SessionShared(ctx, s)
+			if err != nil || !shared || own {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			whose := "a teammate"
+			if evs, err := e.db.EventsBySession(ctx, s); err == nil && len(evs) > 0 {
+				whose = strings.TrimPrefix(path.Dir(evs[0].File), index.SharedPrefix)
+			}
+			return fmt.Errorf("%w: session %s was shared by %s: only its owner or a team admin can forget it (a team admin: with the daemon running with --share)",
+				share.ErrNotYours, s, whose)
+		}
 		return nil
 	}
 	for _, s := range sessions {

@@ -249,6 +249,16 @@ func TestShareTeamMemory(t *testing.T) {
 	if !b.knows("s-dec") {
 		t.Fatal("the refused forget removed the session from bob's index")
 	}
+	// Nor without his daemon (the forget then opens the index itself).
+	b.kill9(false)
+	out, errs, code = b.ws.cliEnv(b.env, "forget", "--session", "s-dec", "--yes")
+	if code == 0 || !strings.Contains(errs, "only its owner or a team admin") || !strings.Contains(errs, a.user+"@laptop") {
+		t.Fatalf("bob's forget of alice's session without a daemon: exit %d: %s %s", code, out, errs)
+	}
+	b.start()
+	if !b.knows("s-dec") {
+		t.Fatal("the refused forget removed the session from bob's index")
+	}
 
 	// alice's forget travels: the database, bob's index, bob's rebuild.
 	a.cli("forget", "--session", "s-dec", "--yes")
