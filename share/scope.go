@@ -3,18 +3,27 @@ package share
 import (
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 )
 
 // ScopeOf is the scope of the workspace at root: the normalised URL of its
 // git remote "origin" (host/path, without scheme, user, port and ".git",
 // lower-case host), so that every clone of one repository has the same.
+//
+// A repository without a remote is named by its first commit
+// ("git:<hash>"), which every clone and copy of it shares.
 func ScopeOf(root string) (string, error) {
 	out, err := exec.Command("git", "-C", root, "remote", "get-url", "origin").Output()
-	if err != nil {
-		return "", fmt.Errorf("share: %s has no git remote \"origin\" to name the repository its memory is shared for: give a name with --scope", root)
+	if err == nil && strings.TrimSpace(string(out)) != "" {
+		return NormalizeRemote(strings.TrimSpace(string(out))), nil
 	}
-	return NormalizeRemote(strings.TrimSpace(string(out))), nil
+	out, err = exec.Command("git", "-C", root, "rev-list", "--max-parents=0", "HEAD").Output()
+	if roots := strings.Fields(string(out)); err == nil && len(roots) > 0 {
+		slices.Sort(roots)
+		return "git:" + roots[0], nil
+	}
+	return "", fmt.Errorf("share: %s has no git remote \"origin\" nor commit to name the repository its memory is shared for: give a name with --scope", root)
 }
 
 // NormalizeRemote turns the forms of one remote into one name:

@@ -3,6 +3,8 @@ package share_test
 import (
 	"context"
 	"errors"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -147,5 +149,37 @@ func TestErrorsNameServer(t *testing.T) {
 	msg := err.Error()
 	if strings.Contains(msg, "s3cret-pw") || !strings.Contains(msg, "someone@127.0.0.1:1/teamdb") || !strings.Contains(msg, "reachable") {
 		t.Errorf("error: %s", msg)
+	}
+}
+
+func TestScopeOf(t *testing.T) {
+	git := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(cmd.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	src := t.TempDir()
+	if _, err := share.ScopeOf(src); err == nil || !strings.Contains(err.Error(), "--scope") {
+		t.Errorf("no repository: %v", err)
+	}
+	git(src, "init", "-q")
+	git(src, "commit", "-q", "--allow-empty", "-m", "first")
+	clone := filepath.Join(t.TempDir(), "clone")
+	git(src, "clone", "-q", src, clone)
+	s1, err1 := share.ScopeOf(src)
+	if err1 != nil || !strings.HasPrefix(s1, "git:") {
+		t.Fatalf("a repository without a remote: %q %v", s1, err1)
+	}
+	s2, err2 := share.ScopeOf(clone)
+	if err2 != nil || s2 != share.NormalizeRemote(src) {
+		t.Errorf("a clone: %q %v, want its remote", s2, err2)
+	}
+	git(clone, "remote", "add", "upstream", "x")
+	git(clone, "remote", "remove", "origin")
+	if s3, _ := share.ScopeOf(clone); s3 != s1 {
+		t.Errorf("a clone without its remote: %q, want the first commit's %q", s3, s1)
 	}
 }

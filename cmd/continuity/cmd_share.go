@@ -17,7 +17,7 @@ type shareFlags struct{ url, team, scope string }
 func (s *shareFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.url, "share", os.Getenv("CONTINUITY_SHARE"), "share this workspace's memory with a team on the PostgreSQL at this `URL` (postgres://USER@HOST/DB; the password from PGPASSFILE or PGPASSWORD, never the URL); needs --team (env CONTINUITY_SHARE)")
 	fs.StringVar(&s.team, "team", os.Getenv("CONTINUITY_TEAM"), "the `TEAM` whose memory --share shares (env CONTINUITY_TEAM)")
-	fs.StringVar(&s.scope, "scope", os.Getenv("CONTINUITY_SCOPE"), "the repository whose teammates' memory is pulled (default: the normalised git remote \"origin\"; env CONTINUITY_SCOPE)")
+	fs.StringVar(&s.scope, "scope", os.Getenv("CONTINUITY_SCOPE"), "the repository whose teammates' memory is pulled (default: the normalised git remote \"origin\", else the first commit; env CONTINUITY_SCOPE)")
 }
 
 func (s *shareFlags) options() (*engine.Share, error) {
