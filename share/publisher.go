@@ -463,10 +463,15 @@ func (p *Publisher) CheckForget(ctx context.Context, session string) error {
 	if err != nil || !shared || own {
 		return err
 	}
-	c, err := p.conn.get(ctx)
+	// A connection of its own: the shipping loop's is not to be shared
+	// between goroutines.
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	c, err := connect(cctx, p.cfg.URL)
 	if err != nil {
 		return fmt.Errorf("%w: session %s was shared by a teammate, and the team's database cannot be asked whether you are a team admin: %v", ErrNotYours, session, err)
 	}
+	defer c.Close(context.WithoutCancel(ctx))
 	var owner, machine string
 	var admin bool
 	err = c.QueryRow(ctx, `SELECT coalesce((SELECT author || ' (machine ' || machine || ')' FROM continuity_events
@@ -474,7 +479,7 @@ func (p *Publisher) CheckForget(ctx context.Context, session string) error {
 		EXISTS (SELECT 1 FROM continuity_members WHERE team = $1 AND role_name = current_user AND admin)`,
 		p.cfg.Team, p.cfg.Scope, session).Scan(&owner, &machine, &admin)
 	if err != nil {
-		return p.conn.fail("check the forget", err)
+		return describe(c.Config(), "check the forget", err)
 	}
 	if admin {
 		// The forget that follows is the team's: recorded in PostgreSQL.
