@@ -142,6 +142,7 @@ func (d *doctor) run(ctx context.Context) {
 	d.checkClock(ctx)
 	d.checkEmbedder(ctx)
 	d.checkRetention()
+	d.checkShare(ctx)
 }
 
 func (d *doctor) checkLogsFolder() {

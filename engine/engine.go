@@ -38,6 +38,7 @@ import (
 	"github.com/praxis-os/continuity/resume"
 	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/server"
+	"github.com/praxis-os/continuity/share"
 	"github.com/praxis-os/continuity/vectors"
 	"github.com/praxis-os/continuity/watcher"
 	"github.com/praxis-os/continuity/workspace"
@@ -68,6 +69,9 @@ type Options struct {
 	// Search tunes the ranking (evaluation; the zero value is the
 	// product's).
 	Search search.Options
+	// Share, when set, shares the workspace's memory with a team
+	// (share.go).
+	Share *Share
 	// Retain, when positive, makes Run forget the sessions whose latest
 	// event is older than it, at start and then periodically
 	// (retention.go).
@@ -109,6 +113,10 @@ type Engine struct {
 	embedding *vectors.Worker   // the embedding worker and its vector space
 	rejectLog *rejectlog.Log    // rejected lines, to the daemon's log
 	views     []follow.View     // all of them, in the order they run
+	// Team memory (Options.Share): the publisher is one of the views
+	// (assembleShare), the subscriber pulls into the index.
+	pub *share.Publisher
+	sub *share.Subscriber
 
 	// queries answers the calls on the index (search, resume, sessions),
 	// under every interface.
@@ -274,6 +282,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	if e.srv != nil {
 		runs = append(runs, e.srv.Serve)
+	}
+	if e.sub != nil {
+		runs = append(runs, e.sub.Run)
 	}
 	if e.opts.Import != nil {
 		runs = append(runs, e.opts.Import.Run)

@@ -66,6 +66,9 @@ func (e *Engine) Forget(ctx context.Context, req ForgetRequest) (ForgetResponse,
 	if err != nil || !known {
 		return resp, err
 	}
+	if err := e.checkShareForget(ctx, req, sessions); err != nil {
+		return resp, server.BadRequest(err)
+	}
 	at := time.Now()
 	var tombs []logformat.Tombstone
 	for _, s := range sessions {

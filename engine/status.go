@@ -19,6 +19,7 @@ import (
 	"github.com/praxis-os/continuity/internal/words"
 	"github.com/praxis-os/continuity/logformat"
 	"github.com/praxis-os/continuity/server"
+	"github.com/praxis-os/continuity/share"
 	"github.com/praxis-os/continuity/vectors"
 )
 
@@ -61,9 +62,12 @@ type StatusReport struct {
 	BM25 *BM25Status `json:"bm25"`
 	// Import: the agents whose transcripts the daemon follows (daemon
 	// --import); null when no daemon answers or it follows none.
-	Import  *importer.LiveReport `json:"import"`
-	Files   []FileStatus         `json:"files"`
-	Skipped []index.SkippedFile  `json:"skipped_files"`
+	Import *importer.LiveReport `json:"import"`
+	// Share: team memory (daemon --share): what is shipped, the backlog
+	// (events, age), what was pulled; null when no daemon shares.
+	Share   *share.Report       `json:"share,omitempty"`
+	Files   []FileStatus        `json:"files"`
+	Skipped []index.SkippedFile `json:"skipped_files"`
 	// Edits: the logs edited in place whose index followed the edit,
 	// per file; EditTotals sums them.
 	Edits      []EditStatus `json:"edits"`
@@ -236,6 +240,10 @@ func (c *Client) Status(ctx context.Context) (StatusReport, error) {
 		var imp importer.LiveReport
 		if c.viewReport(ctx, "import", &imp) == nil && len(imp.Agents) > 0 {
 			r.Import = &imp
+		}
+		var sh share.Report
+		if c.viewReport(ctx, "share", &sh) == nil && sh.Team != "" {
+			r.Share = &sh
 		}
 	}
 	if r.SyncCopies, err = syncCopies(ctx, c.ws.Logs, db); err != nil {

@@ -5,7 +5,8 @@ package engine
 // The index's events table is the source of truth; everything else the
 // engine keeps follows it as a follow.View (package follow; the views
 // live side by side under follow/: fulltext, lexicon, rejectlog; the
-// embedding worker is vectors.Worker). This file is where they are built
+// embedding worker is vectors.Worker; the team publisher is
+// share.Publisher, beside the store it feeds). This file is where they are built
 // and listed. To add a view (a publisher of the events to a team store,
 // say):
 //
@@ -47,7 +48,9 @@ func (e *Engine) assembleViews() error {
 	}
 	e.rejectLog = rejectlog.New(e.db, e.log)
 	e.views = []follow.View{e.fullText, e.bm25, e.embedding, e.rejectLog}
-	return nil
+	// Team memory: the publisher follows the events table like the
+	// others (engine/share.go, package share).
+	return e.assembleShare()
 }
 
 // notifyViews tells every view that events were committed.

@@ -19,7 +19,7 @@ func (db *DB) Generations(ctx context.Context) ([]watcher.Generation, error) {
 		// The writer's own connection: what it just committed is visible.
 		q = db.w
 	}
-	rows, err := q.QueryContext(ctx, `SELECT `+generationColumns+` FROM generations WHERE ended = 0 ORDER BY id`)
+	rows, err := q.QueryContext(ctx, `SELECT `+generationColumns+` FROM generations WHERE ended = 0 AND instr(path, '/') = 0 ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("index: list generations: %w", err)
 	}

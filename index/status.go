@@ -175,7 +175,7 @@ func (db *DB) Status(ctx context.Context) (st Status, err error) {
 	}); err != nil {
 		return Status{}, err
 	}
-	if err := eachRow(ctx, tx, `SELECT path, id, "offset", line, gone, dev, ino FROM generations WHERE ended = 0 ORDER BY path, id`, func(rows *sql.Rows) error {
+	if err := eachRow(ctx, tx, `SELECT path, id, "offset", line, gone, dev, ino FROM generations WHERE ended = 0 AND instr(path, '/') = 0 ORDER BY path, id`, func(rows *sql.Rows) error {
 		var f FileStatus
 		var dev, ino int64
 		if err := rows.Scan(&f.Path, &f.Generation, &f.Offset, &f.Line, &f.Gone, &dev, &ino); err != nil {

@@ -149,6 +149,8 @@ import keeps its old lines out; the log files stay. Unset: nothing expires.`)
 	withUI := fs.Bool("ui", false, "also serve the web viewer (see 'continuity ui --help')")
 	var uf uiFlags
 	uf.register(fs, "ui-")
+	var sf shareFlags
+	sf.register(fs)
 	if _, err := parse(e, fs, args); err != nil {
 		return err
 	}
@@ -171,6 +173,9 @@ import keeps its old lines out; the log files stay. Unset: nothing expires.`)
 	}
 	log := e.logger(level)
 	opts := wf.options(log, emb)
+	if opts.Share, err = sf.options(); err != nil {
+		return err
+	}
 	if len(agents) > 0 {
 		opts.Import = &importer.LiveImport{Agents: agents, Workspace: p.root, Dirs: wspace.Worktrees(p.root)[1:], Logs: p.logs,
 			Home: importer.DefaultHome(*agentHome), Poll: *importPoll, Quiet: *importQuiet, Log: log}

@@ -90,6 +90,21 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 	}
 	fmt.Fprintf(w, "bm25 engine\t%s\n", lexiconLine(r.BM25, r.Daemon.Running))
 	printFollowed(w, r.Import)
+	if sh := r.Share; sh != nil {
+		fmt.Fprintf(w, "team memory	team %s, scope %s, on %s\n", sh.Team, sh.Scope, sh.Server)
+		backlog := fmt.Sprintf("%d %s not shipped yet", sh.Backlog, words.Plural(int(sh.Backlog), "event", "events"))
+		if sh.Backlog > 0 && sh.BacklogAge != "" {
+			backlog += ", the oldest " + sh.BacklogAge + " old"
+		}
+		fmt.Fprintf(w, "  shipping\t%s; %d shipped since the daemon started\n", backlog, sh.ShippedNow)
+		fmt.Fprintf(w, "  pulled\t%d %s of teammates since the daemon started\n", sh.Pulled, words.Plural(int(sh.Pulled), "event", "events"))
+		if sh.LastError != "" {
+			fmt.Fprintf(w, "  last error\t%s\n", sh.LastError)
+		}
+		if sh.PullError != "" {
+			fmt.Fprintf(w, "  pull error\t%s\n", sh.PullError)
+		}
+	}
 	fmt.Fprintf(w, "embedder\t%s\n", embedderLine(r))
 	if i := r.EmbedderInfo; i != nil && i.Note != "" {
 		fmt.Fprintf(w, "  note\t%s\n", i.Note)

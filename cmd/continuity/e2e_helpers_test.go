@@ -4,6 +4,7 @@ import (
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/engine"
 	"github.com/praxis-os/continuity/logformat"
+	"github.com/praxis-os/continuity/share/sharetest"
 
 	"bytes"
 	"encoding/json"
@@ -62,6 +63,7 @@ func TestMain(m *testing.M) {
 		}
 	}
 	code := m.Run()
+	sharetest.Stop() // the PostgreSQL of the team memory tests, if they started one
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

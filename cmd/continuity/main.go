@@ -44,6 +44,7 @@ func init() {
 		{"doctor", "check the workspace, the daemon, the index and the embedder; say what to fix", runDoctor},
 		{"embed", "print the vectors (and token ids) an embedder gives texts, without a daemon or index", runEmbed},
 		{"model", "download (pull), install, list and remove the models of the hf embedder", runModel},
+		{"share", "team memory on PostgreSQL: init the schema, add and remove members, status, private sessions", runShare},
 		{"ui", "serve a local web viewer: sessions, chains, search, resume preview, health, forget", runUI},
 		{"mcp", "serve the memory to an agent as an MCP server on stdio (tools: log, search, resume, sessions)", runMCP},
 		{"version", "print the version, the build's revision and Go release, and the default embedder", runVersion},
