@@ -98,7 +98,7 @@ func TestEmbedTexts(t *testing.T) {
 		{TextPromptAnswer, e("", ""), []string{"", ""}},
 		{TextAI, e("why?", " because "), []string{"because"}},
 	} {
-		if got := embedTexts(tt.recipe, tt.ev, ""); !slices.Equal(got, tt.want) {
+		if got := EmbedTexts(tt.recipe, tt.ev, ""); !slices.Equal(got, tt.want) {
 			t.Errorf("%s %q/%q: %q, want %q", tt.recipe, tt.ev.User, tt.ev.AI, got, tt.want)
 		}
 		if n := len(tt.want); n != VectorsPer(tt.recipe) {

@@ -42,7 +42,7 @@ const (
 	// two. The default: agents' decisions, fixes and root causes are in
 	// their answers, often to a prompt that says little ("go on", "status
 	// update please"), while a long answer embedded with the prompt would
-	// drown the prompt's words (see embedTexts).
+	// drown the prompt's words (see EmbedTexts).
 	TextPromptAnswer = "user|ai"
 	// DefaultText is the recipe of an embedder that does not choose one.
 	DefaultText = TextPromptAnswer
@@ -96,7 +96,10 @@ func (r recipeEmbedder) TextRecipe() string { return r.recipe }
 // Unwrap is the embedder given a recipe (embed.Describe looks through it).
 func (r recipeEmbedder) Unwrap() embed.Embedder { return r.Embedder }
 
-func recipeOf(e embed.Embedder) string {
+// RecipeOf is e's text recipe (TextRecipe), DefaultText when it does not
+// choose one. Exported for the embedding worker (follow/embedding), which
+// embeds each exchange by its embedder's recipe.
+func RecipeOf(e embed.Embedder) string {
 	if r, ok := e.(TextRecipe); ok {
 		return r.TextRecipe()
 	}
@@ -106,7 +109,7 @@ func recipeOf(e embed.Embedder) string {
 // SpaceIdentity is the identity under which the vectors of e are stored
 // and searched: e's identity (provider, model, dimension) and the text
 // recipe, e.g. "uselite:use-lite-en-0.2.0-f16:512#user".
-func SpaceIdentity(e embed.Embedder) string { return e.Identity() + "#" + recipeOf(e) }
+func SpaceIdentity(e embed.Embedder) string { return e.Identity() + "#" + RecipeOf(e) }
 
 // KnownSpaceIdentity is SpaceIdentity(e) when it is known without asking
 // a server: always for the embedders in the binary, for remote ones once
@@ -118,9 +121,12 @@ func KnownSpaceIdentity(e embed.Embedder) (string, bool) {
 	return SpaceIdentity(e), true
 }
 
-// embedTexts is what is embedded of an exchange under recipe: one text per
+// EmbedTexts is what is embedded of an exchange under recipe: one text per
 // vector (VectorsPer); "" for a vector that is zero (not embedded), except
-// the first, which is embedded whatever it is, as it always was.
+// the first, which is embedded whatever it is, as it always was. prev is
+// the user's text of the session's previous exchange (TextUserPrev only).
+// Exported for the embedding worker (follow/embedding); the recipes stay
+// here, beside the space identity that names them.
 //
 // TextPromptAnswer, the default: the prompt as TextUser, and the answer on
 // its own. On the answer-side set (continuity-eval --set answers: the
@@ -128,7 +134,7 @@ func KnownSpaceIdentity(e embed.Embedder) (string, bool) {
 // evidence that the prompt vector alone never ranks (docs/performance.md, "Figures
 // behind design choices"), with the coding and dev sets' held-out halves
 // unchanged for hybrid search.
-func embedTexts(recipe string, e index.Event, prev string) []string {
+func EmbedTexts(recipe string, e index.Event, prev string) []string {
 	if recipe != TextPromptAnswer {
 		return []string{embedText(recipe, e, prev)}
 	}

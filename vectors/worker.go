@@ -296,30 +296,30 @@ func (w *Worker) once(ctx context.Context) (n int, err error) {
 	if err != nil {
 		return 0, fmt.Errorf("vectors: read %d exchanges to embed: %w", len(rows), err)
 	}
-	recipe := recipeOf(w.emb)
+	recipe := RecipeOf(w.emb)
 	var prev map[int64]string
 	if recipe == TextUserPrev {
 		if prev, err = w.db.PreviousUserTexts(ctx, rows); err != nil {
 			return 0, fmt.Errorf("vectors: read the context of %d exchanges to embed: %w", len(rows), err)
 		}
 	}
-	// Each exchange's texts (embedTexts), the non-empty ones embedded
+	// Each exchange's texts (EmbedTexts), the non-empty ones embedded
 	// in one call; slot k of exchange i is vector i·per+k.
 	per := VectorsPer(recipe)
 	var texts []string
 	var slots []int // the slot of each text
-	docs := make([]vectorDoc, 0, per*len(rows))
+	docs := make([]Entry, 0, per*len(rows))
 	for _, r := range rows {
 		e, ok := evs[r]
 		if !ok {
 			continue // deleted since PendingEmbeddings
 		}
-		for k, t := range embedTexts(recipe, e, prev[r]) {
+		for k, t := range EmbedTexts(recipe, e, prev[r]) {
 			if k == 0 || t != "" {
 				texts = append(texts, truncate(t, w.cfg.MaxTextBytes))
 				slots = append(slots, len(docs))
 			}
-			docs = append(docs, vectorDoc{row: r, session: e.SessionID, ts: e.Timestamp.UnixNano(), slot: k})
+			docs = append(docs, Entry{Row: r, Session: e.SessionID, TS: e.Timestamp.UnixNano(), Slot: k})
 		}
 	}
 	if len(docs) == 0 {
@@ -332,7 +332,7 @@ func (w *Worker) once(ctx context.Context) (n int, err error) {
 	}
 	w.observeRate(len(docs)/per, time.Since(start))
 	for i, v := range vecs {
-		docs[slots[i]].vec = v
+		docs[slots[i]].Vec = v
 	}
 	// What the index stores of an exchange: its vectors one after the
 	// other (zeros for a slot without text).
@@ -342,13 +342,13 @@ func (w *Worker) once(ctx context.Context) (n int, err error) {
 	for i := 0; i < len(docs); i += per {
 		blob := make([]float32, per*dim)
 		for k := range per {
-			if d := &docs[i+k]; d.vec == nil {
-				d.vec = blob[k*dim : (k+1)*dim] // zero: similar to nothing
+			if d := &docs[i+k]; d.Vec == nil {
+				d.Vec = blob[k*dim : (k+1)*dim] // zero: similar to nothing
 			} else {
-				copy(blob[k*dim:], d.vec)
+				copy(blob[k*dim:], d.Vec)
 			}
 		}
-		rows = append(rows, docs[i].row)
+		rows = append(rows, docs[i].Row)
 		stored = append(stored, blob)
 	}
 	if err := w.db.StoreVectors(ctx, id, rows, stored); err != nil {
@@ -359,7 +359,7 @@ func (w *Worker) once(ctx context.Context) (n int, err error) {
 	w.pending.Store(max(0, w.pending.Load()-int64(len(items))))
 	// Stored: a failure to add them to the in-memory space only delays
 	// their search to the next start (Load).
-	if err := v.add(docs); err != nil {
+	if err := v.Add(docs); err != nil {
 		w.log.Error("vectors stored but not searchable until restart", "err", err)
 	}
 	return len(items), nil
@@ -387,7 +387,7 @@ func (w *Worker) prepare(ctx context.Context) (*Space, error) {
 	}
 	id := SpaceIdentity(w.emb)
 	start := time.Now()
-	v, err := load(ctx, w.db, id, w.log)
+	v, err := LoadLogged(ctx, w.db, id, w.log)
 	if err != nil {
 		return nil, err
 	}
