@@ -30,6 +30,7 @@ import (
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/follow"
+	"github.com/praxis-os/continuity/follow/embedding"
 	"github.com/praxis-os/continuity/follow/fulltext"
 	"github.com/praxis-os/continuity/follow/lexicon"
 	"github.com/praxis-os/continuity/follow/rejectlog"
@@ -106,7 +107,7 @@ type Engine struct {
 	// through all of them.
 	fullText  *fulltext.Indexer // FTS5 (fulltext.db)
 	bm25      *lexicon.Engine   // the bm25 engine, in memory
-	embedding *vectors.Worker   // the embedding worker and its vector space
+	embedding *embedding.Worker // the embedding worker and its vector space
 	rejectLog *rejectlog.Log    // rejected lines, to the daemon's log
 	views     []follow.View     // all of them, in the order they run
 
@@ -234,7 +235,7 @@ func (e *Engine) DB() *index.DB { return e.db }
 
 // Worker is the vectors view (the embedding worker), for the evaluation
 // and benchmark tools.
-func (e *Engine) Worker() *vectors.Worker { return e.embedding }
+func (e *Engine) Worker() *embedding.Worker { return e.embedding }
 
 // Searcher returns a searcher over the engine's index and vectors with
 // the given options, and more vector spaces (evaluation).

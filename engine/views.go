@@ -5,7 +5,7 @@ package engine
 // The index's events table is the source of truth; everything else the
 // engine keeps follows it as a follow.View (package follow; the views
 // live side by side under follow/: fulltext, lexicon, rejectlog; the
-// embedding worker is vectors.Worker). This file is where they are built
+// embedding worker is embedding.Worker). This file is where they are built
 // and listed. To add a view (a publisher of the events to a team store,
 // say):
 //
@@ -23,10 +23,10 @@ import (
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/follow"
+	"github.com/praxis-os/continuity/follow/embedding"
 	"github.com/praxis-os/continuity/follow/fulltext"
 	"github.com/praxis-os/continuity/follow/lexicon"
 	"github.com/praxis-os/continuity/follow/rejectlog"
-	"github.com/praxis-os/continuity/vectors"
 	"github.com/praxis-os/continuity/watcher"
 )
 
@@ -78,6 +78,6 @@ func (e *Engine) edited(ed watcher.Edit) {
 
 // newWorker is the vectors view for emb (nil: a worker that only
 // forgets, until Embed gets an embedder).
-func (e *Engine) newWorker(emb embed.Embedder) (*vectors.Worker, error) {
-	return vectors.NewWorker(vectors.WorkerConfig{DB: e.db, Embedder: emb, BatchSize: e.opts.EmbedBatch, Logger: e.log})
+func (e *Engine) newWorker(emb embed.Embedder) (*embedding.Worker, error) {
+	return embedding.NewWorker(embedding.WorkerConfig{DB: e.db, Embedder: emb, BatchSize: e.opts.EmbedBatch, Logger: e.log})
 }

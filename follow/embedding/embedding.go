@@ -1,4 +1,4 @@
-package vectors
+package embedding
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/follow"
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/vectors"
 )
 
 // Worker defaults.
@@ -72,7 +73,7 @@ type Worker struct {
 	log *slog.Logger
 
 	wake  follow.Kick
-	space atomic.Pointer[Space] // nil until the identity is known and loaded
+	space atomic.Pointer[vectors.Space] // nil until the identity is known and loaded
 
 	step    sync.Mutex    // one batch at a time (Run and Drain may overlap)
 	pending atomic.Int64  // exchanges without a vector; -1 until counted
@@ -112,7 +113,7 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 // Space returns the current vector space, nil until the embedder's
 // identity is known and its stored vectors are loaded. It is meant for
 // search.Config.Vectors.
-func (w *Worker) Space() *Space { return w.space.Load() }
+func (w *Worker) Space() *vectors.Space { return w.space.Load() }
 
 // Embedder is the worker's embedder; nil for a worker that only forgets.
 func (w *Worker) Embedder() embed.Embedder { return w.emb }
@@ -193,7 +194,7 @@ func (w *Worker) Remove(ctx context.Context, r follow.Removal) error {
 		}
 		v.RemoveRows(r.Rows)
 	}
-	return RemoveSnapshots(w.db)
+	return vectors.RemoveSnapshots(w.db)
 }
 
 // Progress is the worker's progress as a running daemon tells it
@@ -227,7 +228,7 @@ func (w *Worker) Report(context.Context) any {
 	if w.emb != nil {
 		d := embed.Describe(w.emb)
 		p.Embedder = &d
-		p.Space, _ = KnownSpaceIdentity(w.emb)
+		p.Space, _ = vectors.KnownSpaceIdentity(w.emb)
 	}
 	return p
 }
@@ -296,30 +297,30 @@ func (w *Worker) once(ctx context.Context) (n int, err error) {
 	if err != nil {
 		return 0, fmt.Errorf("vectors: read %d exchanges to embed: %w", len(rows), err)
 	}
-	recipe := RecipeOf(w.emb)
+	recipe := vectors.RecipeOf(w.emb)
 	var prev map[int64]string
-	if recipe == TextUserPrev {
+	if recipe == vectors.TextUserPrev {
 		if prev, err = w.db.PreviousUserTexts(ctx, rows); err != nil {
 			return 0, fmt.Errorf("vectors: read the context of %d exchanges to embed: %w", len(rows), err)
 		}
 	}
 	// Each exchange's texts (EmbedTexts), the non-empty ones embedded
 	// in one call; slot k of exchange i is vector i·per+k.
-	per := VectorsPer(recipe)
+	per := vectors.VectorsPer(recipe)
 	var texts []string
 	var slots []int // the slot of each text
-	docs := make([]Entry, 0, per*len(rows))
+	docs := make([]vectors.Entry, 0, per*len(rows))
 	for _, r := range rows {
 		e, ok := evs[r]
 		if !ok {
 			continue // deleted since PendingEmbeddings
 		}
-		for k, t := range EmbedTexts(recipe, e, prev[r]) {
+		for k, t := range vectors.EmbedTexts(recipe, e, prev[r]) {
 			if k == 0 || t != "" {
 				texts = append(texts, truncate(t, w.cfg.MaxTextBytes))
 				slots = append(slots, len(docs))
 			}
-			docs = append(docs, Entry{Row: r, Session: e.SessionID, TS: e.Timestamp.UnixNano(), Slot: k})
+			docs = append(docs, vectors.Entry{Row: r, Session: e.SessionID, TS: e.Timestamp.UnixNano(), Slot: k})
 		}
 	}
 	if len(docs) == 0 {
@@ -381,13 +382,13 @@ func (w *Worker) observeRate(n int, d time.Duration) {
 // prepare resolves the embedder's identity (a remote embedder may need to
 // reach its server to learn its dimension), loads the stored vectors of
 // that identity and counts what is pending.
-func (w *Worker) prepare(ctx context.Context) (*Space, error) {
+func (w *Worker) prepare(ctx context.Context) (*vectors.Space, error) {
 	if _, err := embed.Resolve(ctx, w.emb); err != nil {
 		return nil, fmt.Errorf("vectors: embedder identity: %w", err)
 	}
-	id := SpaceIdentity(w.emb)
+	id := vectors.SpaceIdentity(w.emb)
 	start := time.Now()
-	v, err := LoadLogged(ctx, w.db, id, w.log)
+	v, err := vectors.LoadLogged(ctx, w.db, id, w.log)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package vectors
+package embedding
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/internal/indextest"
+	"github.com/praxis-os/continuity/vectors"
 )
 
 // flaky is an embedder that fails while failures > 0 (one failure per
@@ -43,7 +44,7 @@ func (f *flaky) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 
 func pending(t *testing.T, w *Worker) int64 {
 	t.Helper()
-	n, err := w.db.CountPending(ctx, SpaceIdentity(w.emb))
+	n, err := w.db.CountPending(ctx, vectors.SpaceIdentity(w.emb))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestWorkerDrainAndLoad(t *testing.T) {
 		t.Errorf("%d pending after Drain", n)
 	}
 	// A restart rebuilds the same space from the table, embedding nothing.
-	v, err := Load(ctx, f.DB, SpaceIdentity(e))
+	v, err := vectors.Load(ctx, f.DB, vectors.SpaceIdentity(e))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,11 +84,11 @@ func TestWorkerDrainAndLoad(t *testing.T) {
 		t.Errorf("Load: %d vectors, want 8", v.Len())
 	}
 	q, _ := e.Embed(ctx, []string{"pods crashing"})
-	a, err := v.Query(ctx, q[0], 3, Filter{})
+	a, err := v.Query(ctx, q[0], 3, vectors.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := w.Space().Query(ctx, q[0], 3, Filter{})
+	b, err := w.Space().Query(ctx, q[0], 3, vectors.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,10 +279,10 @@ func TestTextRecipes(t *testing.T) {
 		recipe string
 		want   []string
 	}{
-		{TextUser, []string{"deploy it", "is it up?", "other session", "the answer alone"}},
-		{TextUserAI, []string{"deploy it\n\ndeployed", "is it up?\n\nyes", "other session\n\nok", "the answer alone"}},
-		{TextUserDate, []string{"Saturday 1 March 2025: deploy it", "Saturday 1 March 2025: is it up?", "Saturday 1 March 2025: other session", "Saturday 1 March 2025: the answer alone"}},
-		{TextUserPrev, []string{"deploy it", "deploy it\n\nis it up?", "other session", "is it up?\n\nthe answer alone"}},
+		{vectors.TextUser, []string{"deploy it", "is it up?", "other session", "the answer alone"}},
+		{vectors.TextUserAI, []string{"deploy it\n\ndeployed", "is it up?\n\nyes", "other session\n\nok", "the answer alone"}},
+		{vectors.TextUserDate, []string{"Saturday 1 March 2025: deploy it", "Saturday 1 March 2025: is it up?", "Saturday 1 March 2025: other session", "Saturday 1 March 2025: the answer alone"}},
+		{vectors.TextUserPrev, []string{"deploy it", "deploy it\n\nis it up?", "other session", "is it up?\n\nthe answer alone"}},
 	} {
 		t.Run(tc.recipe, func(t *testing.T) {
 			f := indextest.New(t)
@@ -292,7 +293,7 @@ func TestTextRecipes(t *testing.T) {
 				indextest.Exchange("d", "s1", indextest.At(3), "", "the answer alone"),
 			)
 			rec := &recordingEmbedder{Embedder: indextest.Hash(t, 64)}
-			e, err := WithTextRecipe(rec, tc.recipe)
+			e, err := vectors.WithTextRecipe(rec, tc.recipe)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -301,12 +302,12 @@ func TestTextRecipes(t *testing.T) {
 			if want := sorted(tc.want); !slices.Equal(got, want) {
 				t.Errorf("embedded %q, want %q", got, want)
 			}
-			if !strings.HasSuffix(SpaceIdentity(e), "#"+tc.recipe) {
-				t.Errorf("space identity %s does not name the recipe", SpaceIdentity(e))
+			if !strings.HasSuffix(vectors.SpaceIdentity(e), "#"+tc.recipe) {
+				t.Errorf("space identity %s does not name the recipe", vectors.SpaceIdentity(e))
 			}
 		})
 	}
-	if _, err := WithTextRecipe(indextest.Hash(t, 64), "user+everything"); err == nil {
+	if _, err := vectors.WithTextRecipe(indextest.Hash(t, 64), "user+everything"); err == nil {
 		t.Error("unknown recipe accepted")
 	}
 }
