@@ -79,5 +79,5 @@ func (e *Engine) edited(ed watcher.Edit) {
 // newWorker is the vectors view for emb (nil: a worker that only
 // forgets, until Embed gets an embedder).
 func (e *Engine) newWorker(emb embed.Embedder) (*embedding.Worker, error) {
-	return embedding.NewWorker(embedding.WorkerConfig{DB: e.db, Embedder: emb, BatchSize: e.opts.EmbedBatch, Logger: e.log})
+	return embedding.New(embedding.Config{DB: e.db, Embedder: emb, BatchSize: e.opts.EmbedBatch, Logger: e.log})
 }

@@ -291,7 +291,7 @@ func hybridSearcher(b *testing.B, db *index.DB, provider string) *search.Searche
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, err := embedding.NewWorker(embedding.WorkerConfig{DB: db, Embedder: emb, BatchSize: 512})
+	w, err := embedding.New(embedding.Config{DB: db, Embedder: emb, BatchSize: 512})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -455,7 +455,7 @@ func TestCacheSamePacksSearchRanker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wk, err := embedding.NewWorker(embedding.WorkerConfig{DB: w.db, Embedder: emb})
+	wk, err := embedding.New(embedding.Config{DB: w.db, Embedder: emb})
 	if err != nil {
 		t.Fatal(err)
 	}

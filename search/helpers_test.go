@@ -44,7 +44,7 @@ func kubeLog(f *fixture) { indextest.KubeLog(f.Fixture) }
 // drain embeds everything pending with e and returns the worker.
 func drain(t testing.TB, db *index.DB, e embed.Embedder) *embedding.Worker {
 	t.Helper()
-	w, err := embedding.NewWorker(embedding.WorkerConfig{DB: db, Embedder: e})
+	w, err := embedding.New(embedding.Config{DB: db, Embedder: e})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -186,7 +186,7 @@ func TestSearchWithoutVectors(t *testing.T) {
 	}
 
 	switched := builtin(t, 128)
-	partial, err := embedding.NewWorker(embedding.WorkerConfig{DB: f.db, Embedder: switched, BatchSize: 2})
+	partial, err := embedding.New(embedding.Config{DB: f.db, Embedder: switched, BatchSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

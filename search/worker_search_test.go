@@ -77,7 +77,7 @@ func TestSearchUnresolvedEmbedder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := embedding.NewWorker(embedding.WorkerConfig{DB: f.db, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+	w, err := embedding.New(embedding.Config{DB: f.db, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

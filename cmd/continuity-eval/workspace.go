@@ -74,7 +74,7 @@ func buildWorkspace(ctx context.Context, emb embed.Embedder, what string, fill f
 		return nil, fmt.Errorf("embed %s: %w", what, err)
 	}
 	for _, e := range moreSpaces {
-		w, err := embedding.NewWorker(embedding.WorkerConfig{DB: ws.db, Embedder: e, BatchSize: 256})
+		w, err := embedding.New(embedding.Config{DB: ws.db, Embedder: e, BatchSize: 256})
 		if err != nil {
 			return nil, err
 		}

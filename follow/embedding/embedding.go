@@ -30,8 +30,8 @@ const (
 	drainAttempts = 4
 )
 
-// WorkerConfig sets up a Worker.
-type WorkerConfig struct {
+// Config sets up a Worker.
+type Config struct {
 	DB *index.DB
 	// Embedder embeds the exchanges. A worker without one embeds nothing
 	// (its steps fail with ErrNoEmbedder) but forgets: a process that
@@ -69,7 +69,7 @@ var _ follow.View = (*Worker)(nil)
 type Worker struct {
 	db  *index.DB
 	emb embed.Embedder
-	cfg WorkerConfig
+	cfg Config
 	log *slog.Logger
 
 	wake  follow.Kick
@@ -82,8 +82,8 @@ type Worker struct {
 	lastErr atomic.Pointer[string]
 }
 
-// NewWorker returns a worker; call Run (daemon) or Drain (one-shot).
-func NewWorker(cfg WorkerConfig) (*Worker, error) {
+// New returns a worker; call Run (daemon) or Drain (one-shot).
+func New(cfg Config) (*Worker, error) {
 	if cfg.DB == nil {
 		return nil, errors.New("vectors: worker needs an index")
 	}
@@ -122,8 +122,8 @@ func (w *Worker) Embedder() embed.Embedder { return w.emb }
 // blocks; call it from the watcher's OnCommit.
 func (w *Worker) Notify() { w.wake.Notify() }
 
-// WorkerStatus is the embedding progress, for status displays.
-type WorkerStatus struct {
+// Status is the embedding progress, for status displays.
+type Status struct {
 	Identity string // "" until known
 	Ready    bool   // the vector space is loaded
 	Vectors  int    // searchable vectors in the space
@@ -137,7 +137,7 @@ type WorkerStatus struct {
 
 // ETA is how long the pending exchanges should take at the current rate,
 // 0 when nothing is pending or the rate is unknown.
-func (s WorkerStatus) ETA() time.Duration {
+func (s Status) ETA() time.Duration {
 	if s.Pending <= 0 || s.Rate <= 0 {
 		return 0
 	}
@@ -145,8 +145,8 @@ func (s WorkerStatus) ETA() time.Duration {
 }
 
 // Status reports the worker's progress.
-func (w *Worker) Status() WorkerStatus {
-	st := WorkerStatus{Pending: w.pending.Load(), Stored: w.stored.Load(), Rate: math.Float64frombits(w.rate.Load())}
+func (w *Worker) Status() Status {
+	st := Status{Pending: w.pending.Load(), Stored: w.stored.Load(), Rate: math.Float64frombits(w.rate.Load())}
 	if v := w.space.Load(); v != nil {
 		st.Identity, st.Ready, st.Vectors = v.Identity(), true, v.Len()
 	}

@@ -56,7 +56,7 @@ func TestWorkerDrainAndLoad(t *testing.T) {
 	indextest.KubeLog(f)
 	f.Commit(indextest.Exchange("empty", "x", indextest.At(80), "?!", ""), indextest.Exchange("orphan", "x", indextest.At(81), "", "An answer without a question about kubernetes."))
 	e := indextest.Hash(t, 64)
-	w, err := NewWorker(WorkerConfig{DB: f.DB, Embedder: e, BatchSize: 3})
+	w, err := New(Config{DB: f.DB, Embedder: e, BatchSize: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestWorkerEmbedderSwitch(t *testing.T) {
 		t.Errorf("new identity: %d pending", n)
 	}
 	// Switching back embeds nothing: the space is whole.
-	back, err := NewWorker(WorkerConfig{DB: f.DB, Embedder: indextest.Hash(t, 64)})
+	back, err := New(Config{DB: f.DB, Embedder: indextest.Hash(t, 64)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestWorkerRun(t *testing.T) {
 	f := indextest.New(t)
 	f.Commit(indextest.Exchange("e1", "s", indextest.At(0), "first question about rust lifetimes", "answer"))
 	e := &flaky{Embedder: indextest.Hash(t, 32), failures: 3}
-	w, err := NewWorker(WorkerConfig{DB: f.DB, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond, IdlePoll: time.Hour})
+	w, err := New(Config{DB: f.DB, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond, IdlePoll: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestWorkerRejectedText(t *testing.T) {
 	// fault: nothing is stored and Drain reports the error.
 	f2 := indextest.New(t)
 	f2.Commit(indextest.Exchange("p1", "s", indextest.At(0), "POISON one", ""), indextest.Exchange("p2", "s", indextest.At(1), "POISON two", ""))
-	w2, err := NewWorker(WorkerConfig{DB: f2.DB, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+	w2, err := New(Config{DB: f2.DB, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestWorkerUnresolvedEmbedder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := NewWorker(WorkerConfig{DB: f.DB, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+	w, err := New(Config{DB: f.DB, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +339,7 @@ func (a *alternating) Embed(ctx context.Context, texts []string) ([][]float32, e
 func TestWorkerStatusConsistent(t *testing.T) {
 	f := indextest.New(t)
 	e := &alternating{Embedder: indextest.Hash(t, 32)}
-	w, err := NewWorker(WorkerConfig{DB: f.DB, Embedder: e, BatchSize: 1})
+	w, err := New(Config{DB: f.DB, Embedder: e, BatchSize: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

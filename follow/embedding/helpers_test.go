@@ -14,7 +14,7 @@ var ctx = context.Background()
 // drain embeds everything pending with e and returns the worker.
 func drain(t testing.TB, db *index.DB, e embed.Embedder) *Worker {
 	t.Helper()
-	w, err := NewWorker(WorkerConfig{DB: db, Embedder: e})
+	w, err := New(Config{DB: db, Embedder: e})
 	if err != nil {
 		t.Fatal(err)
 	}

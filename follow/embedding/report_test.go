@@ -47,7 +47,7 @@ func TestReportNamesTheEmbedder(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			w, err := NewWorker(WorkerConfig{DB: f.DB, Embedder: c.e})
+			w, err := New(Config{DB: f.DB, Embedder: c.e})
 			if err != nil {
 				t.Fatal(err)
 			}
