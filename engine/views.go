@@ -4,9 +4,8 @@ package engine
 //
 // The index's events table is the source of truth; everything else the
 // engine keeps follows it as a follow.View (package follow; the views
-// live side by side under follow/: fulltext, lexicon, rejectlog; the
-// embedding worker is embedding.Worker). This file is where they are built
-// and listed. To add a view (a publisher of the events to a team store,
+// live side by side under follow/: fulltext, lexicon, rejectlog,
+// embedding). This file is where they are built and listed. To add a view (a publisher of the events to a team store,
 // say):
 //
 //  1. write it as a follow.View in a package of its own (under follow/,

@@ -1,3 +1,7 @@
+// Package embedding is the view that embeds the exchanges: the Worker
+// stores each exchange's vectors (by its embedder's text recipe, package
+// vectors) in the index's vectors table and adds them to the vector space
+// search reads.
 package embedding
 
 import (
