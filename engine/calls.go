@@ -20,8 +20,8 @@ import (
 // The queries continuity answers are calls: a name, a JSON request and a
 // JSON response, the daemon's wire format. The daemon serves them on its
 // socket (it holds the vector space in memory); without a daemon the
-// same handlers run in-process on a read-only index (Client), through
-// the same JSON round trip, so every interface gives the same answers.
+// same code runs in-process on a read-only index (Client), called
+// directly, without the JSON, so every interface gives the same answers.
 
 // Search defaults and bounds, for the interfaces' flags and arguments.
 const (
@@ -187,9 +187,10 @@ func newQueries(db *index.DB, emb embed.Embedder, space func() *vectors.Space, l
 // handler answers one call on q.
 type handler func(ctx context.Context, q *queries, req json.RawMessage) (any, error)
 
-// handlers are the calls any index answers, by name (forget, ping and
-// the views' status are the daemon's: Engine.register).
-var handlers = map[string]handler{
+// callsByName are the calls any index answers, each a handler by its
+// call's name (forget, ping and the views' status are the daemon's:
+// Engine.register).
+var callsByName = map[string]handler{
 	"search": func(ctx context.Context, q *queries, raw json.RawMessage) (any, error) {
 		var req SearchRequest
 		if err := json.Unmarshal(raw, &req); err != nil {
@@ -209,9 +210,9 @@ var handlers = map[string]handler{
 	},
 }
 
-// register makes srv answer every handler on q.
+// register makes srv answer every call of callsByName on q.
 func (q *queries) register(srv *server.Server) {
-	for name, h := range handlers {
+	for name, h := range callsByName {
 		srv.Handle(name, func(ctx context.Context, req json.RawMessage) (any, error) {
 			out, err := h(ctx, q, req)
 			return out, toWire(err)
