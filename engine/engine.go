@@ -111,9 +111,9 @@ type Engine struct {
 	rejectLog *rejectlog.Log    // rejected lines, to the daemon's log
 	views     []follow.View     // all of them, in the order they run
 
-	// queries answers the calls on the index (search, resume, sessions),
+	// answerer answers the calls on the index (search, resume, sessions),
 	// under every interface.
-	queries *queries
+	answerer *answerer
 
 	// onCommit, when set (CatchUp), hears each committed batch.
 	onCommit func(watcher.Batch)
@@ -165,14 +165,14 @@ func (e *Engine) assemble() error {
 		return err
 	}
 	space := func() *vectors.Space { return e.embedding.Space() }
-	if e.queries, err = newQueries(e.db, e.opts.Embedder, space, e.bm25, e.opts.Search, e.log); err != nil {
+	if e.answerer, err = newAnswerer(e.db, e.opts.Embedder, space, e.bm25, e.opts.Search, e.log); err != nil {
 		return err
 	}
-	e.queries.pending = e.awaitSearchable
+	e.answerer.pending = e.awaitSearchable
 	if e.opts.ResumeCache {
 		// Resume packs are asked again and again of the same chains: the
 		// daemon keeps what does not depend on the query (resume/cache.go).
-		e.queries.resumeCache = resume.NewCache(resume.CacheConfig{})
+		e.answerer.resumeCache = resume.NewCache(resume.CacheConfig{})
 	}
 	o := e.opts.Watch
 	wc := watcher.Config{Dir: e.ws.Logs, Logger: e.log, MaxLineBytes: o.MaxLineBytes, Rescan: o.Rescan, NoNotify: o.NoNotify,
@@ -340,7 +340,7 @@ func (e *Engine) guard(ctx context.Context) error {
 // writes only the index's one writer may do (forget), ping, and each
 // view's status.
 func (e *Engine) register(srv *server.Server) {
-	e.queries.register(srv)
+	e.answerer.register(srv)
 	srv.Handle("ping", func(context.Context, json.RawMessage) (any, error) {
 		return PingReply{PID: os.Getpid(), Version: Version}, nil
 	})

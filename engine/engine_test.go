@@ -134,7 +134,7 @@ func TestForgetGoesThroughEveryView(t *testing.T) {
 	if n, err := e.db.FullTextPending(ctx); err != nil || n != 0 {
 		t.Errorf("full-text index: %d pending after the forget, %v", n, err)
 	}
-	res, err := e.queries.search(ctx, SearchRequest{Query: "sqlite database locked", Mode: "bm25"})
+	res, err := e.answerer.search(ctx, SearchRequest{Query: "sqlite database locked", Mode: "bm25"})
 	if err != nil || len(res.Results) != 0 {
 		t.Errorf("search after the forget: %+v, %v", res.Results, err)
 	}
