@@ -20,8 +20,8 @@ import (
 // The queries continuity answers are calls: a name, a JSON request and a
 // JSON response, the daemon's wire format. The daemon serves them on its
 // socket (it holds the vector space in memory); without a daemon the
-// same handlers run in-process on a read-only index (Client), through
-// the same JSON round trip, so every interface gives the same answers.
+// same code runs in-process on a read-only index (Client), called
+// directly, without the JSON, so every interface gives the same answers.
 
 // Search defaults and bounds, for the interfaces' flags and arguments.
 const (
@@ -158,9 +158,9 @@ type SessionRow struct {
 	Agent string `json:"agent,omitempty"`
 }
 
-// queries answers the calls on one index: the daemon's (with its bm25
+// answerer answers the calls on one index: the daemon's (with its bm25
 // engine, live vector space and resume cache) or a one-off reader's.
-type queries struct {
+type answerer struct {
 	db       *index.DB
 	searcher *search.Searcher
 	// resumeCache keeps what resume needs between calls (chain links,
@@ -173,45 +173,46 @@ type queries struct {
 	pending func(ctx context.Context, mode search.Mode, what string) *Pending
 }
 
-// newQueries answers over db. space gives the current vector space (nil:
+// newAnswerer answers over db. space gives the current vector space (nil:
 // BM25 only); lex, in the daemon, the bm25 engine that answers BM25
 // queries of plain words when current (nil: FTS5 always).
-func newQueries(db *index.DB, emb embed.Embedder, space func() *vectors.Space, lex search.LexicalEngine, opts search.Options, log *slog.Logger) (*queries, error) {
+func newAnswerer(db *index.DB, emb embed.Embedder, space func() *vectors.Space, lex search.LexicalEngine, opts search.Options, log *slog.Logger) (*answerer, error) {
 	s, err := search.New(search.Config{DB: db, Embedder: emb, Vectors: space, Lexicon: lex, Options: opts, Logger: log})
 	if err != nil {
 		return nil, err
 	}
-	return &queries{db: db, searcher: s}, nil
+	return &answerer{db: db, searcher: s}, nil
 }
 
 // handler answers one call on q.
-type handler func(ctx context.Context, q *queries, req json.RawMessage) (any, error)
+type handler func(ctx context.Context, q *answerer, req json.RawMessage) (any, error)
 
-// handlers are the calls any index answers, by name (forget, ping and
-// the views' status are the daemon's: Engine.register).
-var handlers = map[string]handler{
-	"search": func(ctx context.Context, q *queries, raw json.RawMessage) (any, error) {
+// callsByName are the calls any index answers, each a handler by its
+// call's name (forget, ping and the views' status are the daemon's:
+// Engine.register).
+var callsByName = map[string]handler{
+	"search": func(ctx context.Context, q *answerer, raw json.RawMessage) (any, error) {
 		var req SearchRequest
 		if err := json.Unmarshal(raw, &req); err != nil {
 			return nil, badRequest(fmt.Sprintf("search request: %v", err))
 		}
 		return q.search(ctx, req)
 	},
-	"resume": func(ctx context.Context, q *queries, raw json.RawMessage) (any, error) {
+	"resume": func(ctx context.Context, q *answerer, raw json.RawMessage) (any, error) {
 		var req ResumeRequest
 		if err := json.Unmarshal(raw, &req); err != nil {
 			return nil, badRequest(fmt.Sprintf("resume request: %v", err))
 		}
 		return q.resume(ctx, req)
 	},
-	"sessions": func(ctx context.Context, q *queries, _ json.RawMessage) (any, error) {
+	"sessions": func(ctx context.Context, q *answerer, _ json.RawMessage) (any, error) {
 		return q.sessions(ctx)
 	},
 }
 
-// register makes srv answer every handler on q.
-func (q *queries) register(srv *server.Server) {
-	for name, h := range handlers {
+// register makes srv answer every call of callsByName on q.
+func (q *answerer) register(srv *server.Server) {
+	for name, h := range callsByName {
 		srv.Handle(name, func(ctx context.Context, req json.RawMessage) (any, error) {
 			out, err := h(ctx, q, req)
 			return out, toWire(err)
@@ -220,7 +221,7 @@ func (q *queries) register(srv *server.Server) {
 }
 
 // search answers a SearchRequest.
-func (q *queries) search(ctx context.Context, req SearchRequest) (SearchResponse, error) {
+func (q *answerer) search(ctx context.Context, req SearchRequest) (SearchResponse, error) {
 	sq, err := searchQuery(req)
 	if err != nil {
 		return SearchResponse{}, err
@@ -375,7 +376,7 @@ func ParseUntil(s string) (time.Time, error) {
 // daemon) for the lines just written to the logs, or says (a reader)
 // that some are not indexed: "the latest session" must be the one just
 // logged to (pack.Pending).
-func (q *queries) resume(ctx context.Context, req ResumeRequest) (ResumePack, error) {
+func (q *answerer) resume(ctx context.Context, req ResumeRequest) (ResumePack, error) {
 	var pending *Pending
 	if q.pending != nil {
 		mode := search.ModeLexical // no query: no vector is read
@@ -401,7 +402,7 @@ func (q *queries) resume(ctx context.Context, req ResumeRequest) (ResumePack, er
 	return ResumePack{*pack}, nil
 }
 
-func (q *queries) resumeSource() *resume.IndexSource {
+func (q *answerer) resumeSource() *resume.IndexSource {
 	return &resume.IndexSource{DB: q.db, Ranker: resume.SearchRanker(q.searcher), Cache: q.resumeCache}
 }
 
@@ -424,7 +425,7 @@ func unknownSession(ctx context.Context, db *index.DB, id string) error {
 }
 
 // sessions lists the sessions with their resume links, newest link first.
-func (q *queries) sessions(ctx context.Context) (SessionsResponse, error) {
+func (q *answerer) sessions(ctx context.Context) (SessionsResponse, error) {
 	rows, err := sessionRows(ctx, q.db)
 	return SessionsResponse{Sessions: rows}, err
 }

@@ -22,7 +22,7 @@ import (
 // Client asks a workspace's questions: of its daemon when one answers on
 // the socket (it holds the vector space in memory and keeps resume's
 // cache), else in this process, from the index opened read-only. Both
-// ways run the same code (queries); in this process it is called
+// ways run the same code (answerer); in this process it is called
 // directly, without the socket's JSON.
 //
 // Its errors that are the caller's mistake (an unknown session, a bad
@@ -81,7 +81,7 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (SearchResponse,
 		if p, ok := c.daemonEmbedder(ctx); ok && p.Space != id {
 			// The daemon's vectors are another embedder's: answering
 			// there would ignore the choice.
-			resp, err := answerLocal(ctx, c, func(q *queries) (SearchResponse, error) { return q.search(ctx, req) })
+			resp, err := answerLocal(ctx, c, func(q *answerer) (SearchResponse, error) { return q.search(ctx, req) })
 			if err != nil {
 				return resp, err
 			}
@@ -89,23 +89,23 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (SearchResponse,
 			return resp, nil
 		}
 	}
-	return call(ctx, c, "search", req, func(q *queries) (SearchResponse, error) { return q.search(ctx, req) })
+	return call(ctx, c, "search", req, func(q *answerer) (SearchResponse, error) { return q.search(ctx, req) })
 }
 
 // Resume builds a resume pack.
 func (c *Client) Resume(ctx context.Context, req ResumeRequest) (ResumePack, error) {
-	return call(ctx, c, "resume", req, func(q *queries) (ResumePack, error) { return q.resume(ctx, req) })
+	return call(ctx, c, "resume", req, func(q *answerer) (ResumePack, error) { return q.resume(ctx, req) })
 }
 
 // Sessions lists the workspace's sessions.
 func (c *Client) Sessions(ctx context.Context) (SessionsResponse, error) {
-	return call(ctx, c, "sessions", struct{}{}, func(q *queries) (SessionsResponse, error) { return q.sessions(ctx) })
+	return call(ctx, c, "sessions", struct{}{}, func(q *answerer) (SessionsResponse, error) { return q.sessions(ctx) })
 }
 
 // call answers the call name through the workspace's daemon when one
 // answers (req and the answer through the socket, as JSON), else answer
 // in-process on the index opened read-only, with the configured embedder.
-func call[T any](ctx context.Context, c *Client, name string, req any, answer func(*queries) (T, error)) (T, error) {
+func call[T any](ctx context.Context, c *Client, name string, req any, answer func(*answerer) (T, error)) (T, error) {
 	var resp T
 	err := c.route(ctx, name, req, &resp, true, func() (err error) {
 		resp, err = answerLocal(ctx, c, answer)
@@ -116,7 +116,7 @@ func call[T any](ctx context.Context, c *Client, name string, req any, answer fu
 
 // answerLocal runs answer in-process on the index opened read-only, with
 // the configured embedder.
-func answerLocal[T any](ctx context.Context, c *Client, answer func(*queries) (T, error)) (T, error) {
+func answerLocal[T any](ctx context.Context, c *Client, answer func(*answerer) (T, error)) (T, error) {
 	var zero T
 	db, err := openReader(c.ws)
 	if err != nil {
@@ -173,7 +173,7 @@ func (c *Client) route(ctx context.Context, name string, req, resp any, ping boo
 // is embedded; a remote embedder is only asked to embed the query, and
 // BM25 answers alone if it cannot). *loadErr is the load's error, once
 // the answer is made.
-func (c *Client) local(ctx context.Context, db *index.DB) (*queries, *error, error) {
+func (c *Client) local(ctx context.Context, db *index.DB) (*answerer, *error, error) {
 	emb, err := c.embedder()
 	if err != nil {
 		return nil, nil, err
@@ -191,7 +191,7 @@ func (c *Client) local(ctx context.Context, db *index.DB) (*queries, *error, err
 		})
 		return space
 	}
-	q, err := newQueries(db, emb, load, nil, search.Options{}, nil)
+	q, err := newAnswerer(db, emb, load, nil, search.Options{}, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -20,11 +20,11 @@ import (
 
 	"github.com/mattn/go-sqlite3"
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/follow/embedding"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/internal/words"
 	"github.com/praxis-os/continuity/logformat"
 	"github.com/praxis-os/continuity/server"
-	"github.com/praxis-os/continuity/vectors"
 	"github.com/praxis-os/continuity/workspace"
 )
 
@@ -677,7 +677,7 @@ func (d *doctor) checkEmbedder(ctx context.Context) {
 // (its last failure tells whether it reaches a remote one; the daemon
 // retries by itself), then warns when the environment chooses another
 // one.
-func (d *doctor) checkDaemonEmbedder(p vectors.Progress) {
+func (d *doctor) checkDaemonEmbedder(p embedding.Progress) {
 	const name = "embedder"
 	s := ofDaemon(p)
 	what := fmt.Sprintf("the daemon's %s embedder (%s)", cmp.Or(s.Provider, "unknown"), s.Name())

@@ -8,6 +8,7 @@ import (
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/embed/uselite"
+	"github.com/praxis-os/continuity/follow/embedding"
 	"github.com/praxis-os/continuity/vectors"
 )
 
@@ -52,8 +53,8 @@ type EmbedderStatus struct {
 // daemonEmbedder asks the running daemon which embedder it embeds with
 // and how far it is; false when no daemon answers quickly, or it has no
 // embedder (or is too old to say).
-func (c *Client) daemonEmbedder(ctx context.Context) (vectors.Progress, bool) {
-	var p vectors.Progress
+func (c *Client) daemonEmbedder(ctx context.Context) (embedding.Progress, bool) {
+	var p embedding.Progress
 	if c.viewReport(ctx, "embed", &p) != nil {
 		return p, false
 	}
@@ -78,7 +79,7 @@ func (c *Client) daemonEmbedder(ctx context.Context) (vectors.Progress, bool) {
 
 // ofDaemon is the EmbedderStatus of the daemon's embedder as p reports
 // it (daemonEmbedder).
-func ofDaemon(p vectors.Progress) EmbedderStatus {
+func ofDaemon(p embedding.Progress) EmbedderStatus {
 	s := EmbedderStatus{Source: EmbedderOfDaemon, Space: p.Space, Description: *p.Embedder, Ready: p.Ready, Stored: p.Stored, LastError: p.LastError}
 	if s.Remote {
 		switch {

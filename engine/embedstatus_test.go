@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/follow/embedding"
 	"github.com/praxis-os/continuity/server"
 	"github.com/praxis-os/continuity/vectors"
 )
@@ -40,7 +41,7 @@ func TestStatusDescribesTheDaemonsEmbedder(t *testing.T) {
 	go func() { done <- e.Run(rctx) }()
 	sc := server.NewClient(server.SocketPath(ws.Cache))
 	waitFor(t, "the daemon's vectors of the 10 exchanges", func() bool {
-		var p vectors.Progress
+		var p embedding.Progress
 		if sc.Call(ctx, "embed_status", struct{}{}, &p) != nil || p.Identity != hashSpace || p.Pending != 0 {
 			return false
 		}
@@ -176,14 +177,14 @@ func TestOfDaemon(t *testing.T) {
 	yes, no := true, false
 	cases := []struct {
 		name string
-		p    vectors.Progress
+		p    embedding.Progress
 		want *bool
 	}{
-		{"remote, failing", vectors.Progress{Embedder: remote, LastError: "connection refused"}, &no},
-		{"remote, embedded", vectors.Progress{Embedder: remote, Space: "ollama:m:8#user|ai", Stored: 3}, &yes},
-		{"remote, not called yet", vectors.Progress{Embedder: remote}, nil},
-		{"in the binary", vectors.Progress{Embedder: local, Stored: 3}, nil},
-		{"in the binary, failing", vectors.Progress{Embedder: local, LastError: "database is locked"}, nil},
+		{"remote, failing", embedding.Progress{Embedder: remote, LastError: "connection refused"}, &no},
+		{"remote, embedded", embedding.Progress{Embedder: remote, Space: "ollama:m:8#user|ai", Stored: 3}, &yes},
+		{"remote, not called yet", embedding.Progress{Embedder: remote}, nil},
+		{"in the binary", embedding.Progress{Embedder: local, Stored: 3}, nil},
+		{"in the binary, failing", embedding.Progress{Embedder: local, LastError: "database is locked"}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

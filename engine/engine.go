@@ -30,6 +30,7 @@ import (
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/follow"
+	"github.com/praxis-os/continuity/follow/embedding"
 	"github.com/praxis-os/continuity/follow/fulltext"
 	"github.com/praxis-os/continuity/follow/lexicon"
 	"github.com/praxis-os/continuity/follow/rejectlog"
@@ -110,7 +111,7 @@ type Engine struct {
 	// through all of them.
 	fullText  *fulltext.Indexer // FTS5 (fulltext.db)
 	bm25      *lexicon.Engine   // the bm25 engine, in memory
-	embedding *vectors.Worker   // the embedding worker and its vector space
+	embedding *embedding.Worker // the embedding worker and its vector space
 	rejectLog *rejectlog.Log    // rejected lines, to the daemon's log
 	views     []follow.View     // all of them, in the order they run
 	// Team memory (Options.Share): the publisher is one of the views
@@ -118,9 +119,9 @@ type Engine struct {
 	pub *share.Publisher
 	sub *share.Subscriber
 
-	// queries answers the calls on the index (search, resume, sessions),
+	// answerer answers the calls on the index (search, resume, sessions),
 	// under every interface.
-	queries *queries
+	answerer *answerer
 
 	// onCommit, when set (CatchUp), hears each committed batch.
 	onCommit func(watcher.Batch)
@@ -172,14 +173,14 @@ func (e *Engine) assemble() error {
 		return err
 	}
 	space := func() *vectors.Space { return e.embedding.Space() }
-	if e.queries, err = newQueries(e.db, e.opts.Embedder, space, e.bm25, e.opts.Search, e.log); err != nil {
+	if e.answerer, err = newAnswerer(e.db, e.opts.Embedder, space, e.bm25, e.opts.Search, e.log); err != nil {
 		return err
 	}
-	e.queries.pending = e.awaitSearchable
+	e.answerer.pending = e.awaitSearchable
 	if e.opts.ResumeCache {
 		// Resume packs are asked again and again of the same chains: the
 		// daemon keeps what does not depend on the query (resume/cache.go).
-		e.queries.resumeCache = resume.NewCache(resume.CacheConfig{})
+		e.answerer.resumeCache = resume.NewCache(resume.CacheConfig{})
 	}
 	o := e.opts.Watch
 	wc := watcher.Config{Dir: e.ws.Logs, Logger: e.log, MaxLineBytes: o.MaxLineBytes, Rescan: o.Rescan, NoNotify: o.NoNotify,
@@ -242,7 +243,7 @@ func (e *Engine) DB() *index.DB { return e.db }
 
 // Worker is the vectors view (the embedding worker), for the evaluation
 // and benchmark tools.
-func (e *Engine) Worker() *vectors.Worker { return e.embedding }
+func (e *Engine) Worker() *embedding.Worker { return e.embedding }
 
 // Searcher returns a searcher over the engine's index and vectors with
 // the given options, and more vector spaces (evaluation).
@@ -350,7 +351,7 @@ func (e *Engine) guard(ctx context.Context) error {
 // writes only the index's one writer may do (forget), ping, and each
 // view's status.
 func (e *Engine) register(srv *server.Server) {
-	e.queries.register(srv)
+	e.answerer.register(srv)
 	srv.Handle("ping", func(context.Context, json.RawMessage) (any, error) {
 		return PingReply{PID: os.Getpid(), Version: Version}, nil
 	})

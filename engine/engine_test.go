@@ -14,6 +14,7 @@ import (
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/follow"
+	"github.com/praxis-os/continuity/follow/embedding"
 	"github.com/praxis-os/continuity/follow/lexicon"
 	"github.com/praxis-os/continuity/follow/rejectlog"
 	"github.com/praxis-os/continuity/server"
@@ -133,7 +134,7 @@ func TestForgetGoesThroughEveryView(t *testing.T) {
 	if n, err := e.db.FullTextPending(ctx); err != nil || n != 0 {
 		t.Errorf("full-text index: %d pending after the forget, %v", n, err)
 	}
-	res, err := e.queries.search(ctx, SearchRequest{Query: "sqlite database locked", Mode: "bm25"})
+	res, err := e.answerer.search(ctx, SearchRequest{Query: "sqlite database locked", Mode: "bm25"})
 	if err != nil || len(res.Results) != 0 {
 		t.Errorf("search after the forget: %+v, %v", res.Results, err)
 	}
@@ -183,7 +184,7 @@ func TestClientLocalThenDaemon(t *testing.T) {
 			t.Errorf("%s_status: %v", v.Name(), err)
 		}
 	}
-	var prog vectors.Progress
+	var prog embedding.Progress
 	waitFor(t, "the daemon's vector space", func() bool {
 		return sc.Call(ctx, "embed_status", struct{}{}, &prog) == nil && prog.Identity != "" && prog.Pending == 0
 	})

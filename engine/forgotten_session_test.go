@@ -19,11 +19,11 @@ func TestForgottenSessionNamed(t *testing.T) {
 	}
 	calls := map[string]func(session string) error{
 		"search": func(s string) error {
-			_, err := e.queries.search(ctx, SearchRequest{Query: "pod restarts", Session: s})
+			_, err := e.answerer.search(ctx, SearchRequest{Query: "pod restarts", Session: s})
 			return err
 		},
 		"resume": func(s string) error {
-			_, err := e.queries.resume(ctx, ResumeRequest{Session: s})
+			_, err := e.answerer.resume(ctx, ResumeRequest{Session: s})
 			return err
 		},
 		"export": func(s string) error {

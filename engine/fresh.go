@@ -116,7 +116,7 @@ func (e *Engine) awaitSearchable(ctx context.Context, mode search.Mode, what str
 // vectorIdentity is the identity of the vector space a search of this
 // mode uses, "" when it uses none.
 func (e *Engine) vectorIdentity(mode search.Mode) string {
-	if mode == search.ModeLexical || e.queries.searcher.VectorsMissing() != "" {
+	if mode == search.ModeLexical || e.answerer.searcher.VectorsMissing() != "" {
 		return ""
 	}
 	if sp := e.embedding.Space(); sp != nil {

@@ -66,7 +66,7 @@ func TestSearchWindow(t *testing.T) {
 	defer e.Close()
 	search := func(query, since, until string) SearchResponse {
 		t.Helper()
-		resp, err := e.queries.search(ctx, SearchRequest{Query: query, Since: since, Until: until, Mode: "bm25"})
+		resp, err := e.answerer.search(ctx, SearchRequest{Query: query, Since: since, Until: until, Mode: "bm25"})
 		if err != nil {
 			t.Fatalf("search %q %s..%s: %v", query, since, until, err)
 		}
@@ -82,7 +82,7 @@ func TestSearchWindow(t *testing.T) {
 	if r := search("sqlite locked", "2026-01-02", "2026-01-02"); len(r.Results) != 0 || r.EmptyWindow != nil {
 		t.Errorf("words that match nothing in a window that holds exchanges: %+v; want no empty window", r)
 	}
-	if _, err := e.queries.search(ctx, SearchRequest{Query: "x", Since: "2026-01-03", Until: "2026-01-02"}); !IsBadRequest(err) {
+	if _, err := e.answerer.search(ctx, SearchRequest{Query: "x", Since: "2026-01-03", Until: "2026-01-02"}); !IsBadRequest(err) {
 		t.Errorf("since after until: %v; want a bad request", err)
 	}
 }

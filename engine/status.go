@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/praxis-os/continuity/follow/embedding"
 	"github.com/praxis-os/continuity/follow/lexicon"
 	"github.com/praxis-os/continuity/importer"
 	"github.com/praxis-os/continuity/index"
@@ -20,7 +21,6 @@ import (
 	"github.com/praxis-os/continuity/logformat"
 	"github.com/praxis-os/continuity/server"
 	"github.com/praxis-os/continuity/share"
-	"github.com/praxis-os/continuity/vectors"
 )
 
 // StatusReport is `continuity status`: whether a daemon runs, where the
@@ -263,7 +263,7 @@ func (c *Client) Status(ctx context.Context) (StatusReport, error) {
 // command's settings choose another; else the configured one (nothing
 // when it cannot be built).
 func (c *Client) embedStatus(ctx context.Context, db *index.DB, r *StatusReport) error {
-	var w vectors.Progress
+	var w embedding.Progress
 	daemon := false
 	if r.Daemon.Running {
 		w, daemon = c.daemonEmbedder(ctx)

@@ -4,10 +4,10 @@ package engine
 //
 // The index's events table is the source of truth; everything else the
 // engine keeps follows it as a follow.View (package follow; the views
-// live side by side under follow/: fulltext, lexicon, rejectlog; the
-// embedding worker is vectors.Worker; the team publisher is
-// share.Publisher, beside the store it feeds). This file is where they are built
-// and listed. To add a view (a publisher of the events to a team store,
+// live side by side under follow/: fulltext, lexicon, rejectlog,
+// embedding; the team publisher is share.Publisher, beside the store it
+// feeds). This file is where they are built and listed. To add a view (a
+// publisher of the events to a team store,
 // say):
 //
 //  1. write it as a follow.View in a package of its own (under follow/,
@@ -24,10 +24,10 @@ import (
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/follow"
+	"github.com/praxis-os/continuity/follow/embedding"
 	"github.com/praxis-os/continuity/follow/fulltext"
 	"github.com/praxis-os/continuity/follow/lexicon"
 	"github.com/praxis-os/continuity/follow/rejectlog"
-	"github.com/praxis-os/continuity/vectors"
 	"github.com/praxis-os/continuity/watcher"
 )
 
@@ -81,6 +81,6 @@ func (e *Engine) edited(ed watcher.Edit) {
 
 // newWorker is the vectors view for emb (nil: a worker that only
 // forgets, until Embed gets an embedder).
-func (e *Engine) newWorker(emb embed.Embedder) (*vectors.Worker, error) {
-	return vectors.NewWorker(vectors.WorkerConfig{DB: e.db, Embedder: emb, BatchSize: e.opts.EmbedBatch, Logger: e.log})
+func (e *Engine) newWorker(emb embed.Embedder) (*embedding.Worker, error) {
+	return embedding.New(embedding.Config{DB: e.db, Embedder: emb, BatchSize: e.opts.EmbedBatch, Logger: e.log})
 }

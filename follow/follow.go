@@ -3,7 +3,7 @@
 // The index's events table is continuity's source of truth; everything
 // else it keeps is derived from it and follows it: the FTS5 full-text
 // index (follow/fulltext), the bm25 engine (follow/lexicon), the vectors
-// (vectors.Worker) and the daemon's log of rejected lines
+// (follow/embedding) and the daemon's log of rejected lines
 // (follow/rejectlog), assembled by the engine in one place
 // (engine/views.go, which says how to add one). Each is
 // a View: told when events are committed (Notify), it takes them in one

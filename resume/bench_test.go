@@ -30,11 +30,11 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/follow/embedding"
 	"github.com/praxis-os/continuity/follow/lexicon"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/internal/shareddata"
 	"github.com/praxis-os/continuity/search"
-	"github.com/praxis-os/continuity/vectors"
 )
 
 func BenchmarkResume(b *testing.B) {
@@ -291,7 +291,7 @@ func hybridSearcher(b *testing.B, db *index.DB, provider string) *search.Searche
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, err := vectors.NewWorker(vectors.WorkerConfig{DB: db, Embedder: emb, BatchSize: 512})
+	w, err := embedding.New(embedding.Config{DB: db, Embedder: emb, BatchSize: 512})
 	if err != nil {
 		b.Fatal(err)
 	}

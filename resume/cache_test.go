@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/follow/embedding"
 	"github.com/praxis-os/continuity/follow/lexicon"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/search"
-	"github.com/praxis-os/continuity/vectors"
 	"github.com/praxis-os/continuity/watcher"
 )
 
@@ -455,7 +455,7 @@ func TestCacheSamePacksSearchRanker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wk, err := vectors.NewWorker(vectors.WorkerConfig{DB: w.db, Embedder: emb})
+	wk, err := embedding.New(embedding.Config{DB: w.db, Embedder: emb})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/follow/embedding"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/internal/indextest"
-	"github.com/praxis-os/continuity/vectors"
 )
 
 // The tests' index and lines (internal/indextest), under the short names
@@ -42,9 +42,9 @@ func (f *fixture) commit(lines ...string) { f.Commit(lines...) }
 func kubeLog(f *fixture) { indextest.KubeLog(f.Fixture) }
 
 // drain embeds everything pending with e and returns the worker.
-func drain(t testing.TB, db *index.DB, e embed.Embedder) *vectors.Worker {
+func drain(t testing.TB, db *index.DB, e embed.Embedder) *embedding.Worker {
 	t.Helper()
-	w, err := vectors.NewWorker(vectors.WorkerConfig{DB: db, Embedder: e})
+	w, err := embedding.New(embedding.Config{DB: db, Embedder: e})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func drain(t testing.TB, db *index.DB, e embed.Embedder) *vectors.Worker {
 	return w
 }
 
-func searcher(t testing.TB, db *index.DB, e embed.Embedder, w *vectors.Worker) *Searcher {
+func searcher(t testing.TB, db *index.DB, e embed.Embedder, w *embedding.Worker) *Searcher {
 	t.Helper()
 	cfg := Config{DB: db, Embedder: e, Options: noFloor}
 	if w != nil {

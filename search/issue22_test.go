@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/follow/embedding"
 	"github.com/praxis-os/continuity/internal/indextest"
-	"github.com/praxis-os/continuity/vectors"
 )
 
 // Issue 22: answers an agent can trust. Each test failed before the
@@ -23,7 +23,7 @@ func withFiles(id, session string, ts time.Time, user, ai string, files ...strin
 }
 
 // bothFloors returns a searcher with the default floor and one without.
-func bothFloors(t *testing.T, f *fixture, e embed.Embedder, w *vectors.Worker) []*Searcher {
+func bothFloors(t *testing.T, f *fixture, e embed.Embedder, w *embedding.Worker) []*Searcher {
 	t.Helper()
 	var out []*Searcher
 	for _, opts := range []Options{{}, noFloor} {

@@ -2,7 +2,7 @@
 // retrievers: BM25 over the index's full-text table (events_fts), or the
 // daemon's bm25 engine (lexicon.go), and nearest neighbours in an
 // in-memory vector space (package vectors), kept in step with the index by
-// the embedding worker (vectors.Worker). The fusion proposes candidates;
+// the embedding worker (embedding.Worker). The fusion proposes candidates;
 // their scores (score.go) order the results (rank.go). Results can be
 // restricted to a session, a resume chain, a time range or event types.
 //
@@ -534,7 +534,7 @@ type Config struct {
 	// are never compared.
 	Embedder embed.Embedder
 	// Vectors returns the current vector space, or nil while there is
-	// none; typically (*vectors.Worker).Space. nil means BM25 only.
+	// none; typically (*embedding.Worker).Space. nil means BM25 only.
 	Vectors func() *vectors.Space
 	// More are further vector spaces of the same model under other text
 	// recipes (several vectors per exchange): an exchange's similarity is

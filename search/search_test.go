@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/follow/embedding"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/vectors"
 )
@@ -185,7 +186,7 @@ func TestSearchWithoutVectors(t *testing.T) {
 	}
 
 	switched := builtin(t, 128)
-	partial, err := vectors.NewWorker(vectors.WorkerConfig{DB: f.db, Embedder: switched, BatchSize: 2})
+	partial, err := embedding.New(embedding.Config{DB: f.db, Embedder: switched, BatchSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/embed"
-	"github.com/praxis-os/continuity/vectors"
+	"github.com/praxis-os/continuity/follow/embedding"
 )
 
 // The embedding worker's effects as search sees them (the worker's own
@@ -77,7 +77,7 @@ func TestSearchUnresolvedEmbedder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := vectors.NewWorker(vectors.WorkerConfig{DB: f.db, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+	w, err := embedding.New(embedding.Config{DB: f.db, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,17 +12,63 @@ import (
 
 var ctx = context.Background()
 
-// drain embeds everything pending with e and returns the worker.
-func drain(t testing.TB, db *index.DB, e embed.Embedder) *Worker {
+// fill embeds every pending exchange of db with e, stores the vectors in
+// the index and returns the space that holds them, as the embedding
+// worker does (follow/embedding: EmbedTexts under e's recipe, slot 0
+// always embedded, an empty later slot a zero vector, then StoreVectors
+// and Space.Add) but without it, since the worker's package imports this
+// one. The worker's own tests check its live space against Load.
+func fill(t testing.TB, db *index.DB, e embed.Embedder) *Space {
 	t.Helper()
-	w, err := NewWorker(WorkerConfig{DB: db, Embedder: e})
+	id := SpaceIdentity(e)
+	recipe := RecipeOf(e)
+	v := NewSpace(id)
+	items, err := db.PendingEmbeddings(ctx, id, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Drain(ctx); err != nil {
-		t.Fatalf("Drain: %v", err)
+	rows := make([]int64, len(items))
+	for i, it := range items {
+		rows[i] = it.Row
 	}
-	return w
+	evs, err := db.EventsByRows(ctx, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prev map[int64]string
+	if recipe == TextUserPrev {
+		if prev, err = db.PreviousUserTexts(ctx, rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var entries []Entry
+	stored := make([][]float32, 0, len(rows))
+	for _, r := range rows {
+		ev := evs[r]
+		var blob []float32
+		for k, text := range EmbedTexts(recipe, ev, prev[r]) {
+			var vec []float32
+			if k == 0 || text != "" {
+				vs, err := e.Embed(ctx, []string{text})
+				if err != nil {
+					t.Fatal(err)
+				}
+				vec = vs[0]
+			} else {
+				vec = make([]float32, e.Dimension())
+			}
+			blob = append(blob, vec...)
+			entries = append(entries, Entry{Row: r, Session: ev.SessionID, TS: ev.Timestamp.UnixNano(), Slot: k, Vec: vec})
+		}
+		stored = append(stored, blob)
+	}
+	if err := db.StoreVectors(ctx, id, rows, stored); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Add(entries); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 func sorted(s []string) []string {

@@ -98,7 +98,7 @@ func TestEmbedTexts(t *testing.T) {
 		{TextPromptAnswer, e("", ""), []string{"", ""}},
 		{TextAI, e("why?", " because "), []string{"because"}},
 	} {
-		if got := embedTexts(tt.recipe, tt.ev, ""); !slices.Equal(got, tt.want) {
+		if got := EmbedTexts(tt.recipe, tt.ev, ""); !slices.Equal(got, tt.want) {
 			t.Errorf("%s %q/%q: %q, want %q", tt.recipe, tt.ev.User, tt.ev.AI, got, tt.want)
 		}
 		if n := len(tt.want); n != VectorsPer(tt.recipe) {
@@ -119,7 +119,7 @@ func TestEmbedTexts(t *testing.T) {
 // TestAnswerSideFound: with the default recipe, an exchange whose prompt
 // says nothing ("status update please") is found by vectors for what its
 // answer says, after a restart too (the space loaded from the index's
-// int8 vectors, which is the worker's to the bit); with the prompt alone
+// int8 vectors, which is the space filled in memory to the bit); with the prompt alone
 // embedded it is not.
 func TestAnswerSideFound(t *testing.T) {
 	f := indextest.New(t)
@@ -138,7 +138,7 @@ func TestAnswerSideFound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := drain(t, f.DB, e)
+		filled := fill(t, f.DB, e)
 		qv, err := e.Embed(ctx, []string{q})
 		if err != nil {
 			t.Fatal(err)
@@ -147,10 +147,10 @@ func TestAnswerSideFound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := sameSpace(w.Space(), loaded); err != nil {
-			t.Errorf("%s: the space loaded from the index is not the worker's: %v", tt.recipe, err)
+		if err := sameSpace(filled, loaded); err != nil {
+			t.Errorf("%s: the space loaded from the index is not the one filled in memory: %v", tt.recipe, err)
 		}
-		for name, v := range map[string]*Space{"worker": w.Space(), "loaded": loaded} {
+		for name, v := range map[string]*Space{"filled": filled, "loaded": loaded} {
 			hits, err := v.Query(ctx, qv[0], 1, Filter{})
 			if err != nil {
 				t.Fatal(err)

@@ -106,7 +106,7 @@ type vectorDoc struct {
 	// it, index.QuantizeUnit), instead of vec; scale 0 for a zero vector.
 	code  []int8
 	scale float32
-	// slot is which of its exchange's vectors it is (embedTexts): 0 the
+	// slot is which of its exchange's vectors it is (EmbedTexts): 0 the
 	// prompt's, 1 the answer's.
 	slot int
 }
@@ -162,6 +162,31 @@ func (v *Space) add(docs []vectorDoc) error {
 		return fmt.Errorf("%w (space %s)", err, v.identity)
 	}
 	return v.addStaged(st)
+}
+
+// Entry is one vector to add to a space with Add: its exchange's row,
+// session and time (what a query filters on), which of the exchange's
+// vectors it is (Slot: 0 the prompt's, 1 the answer's, see EmbedTexts)
+// and the vector itself (nil or zero for a slot without text).
+type Entry struct {
+	Row     int64
+	Session string
+	TS      int64
+	Slot    int
+	Vec     []float32
+}
+
+// Add appends entries as add does (copying their vectors, normalising
+// them, leaving the zero ones out; nothing is added if one has the wrong
+// dimension); the entries of one row come one after the other. Exported
+// for the embedding worker (follow/embedding), which adds the vectors it
+// has just stored to the space search reads, rather than load it again.
+func (v *Space) Add(entries []Entry) error {
+	docs := make([]vectorDoc, len(entries))
+	for i, e := range entries {
+		docs[i] = vectorDoc{row: e.Row, session: e.Session, ts: e.TS, vec: e.Vec, slot: e.Slot}
+	}
+	return v.add(docs)
 }
 
 // staged is a batch of vectors quantised and sign-coded outside the

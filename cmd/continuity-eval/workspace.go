@@ -10,6 +10,7 @@ import (
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/engine"
+	"github.com/praxis-os/continuity/follow/embedding"
 	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/search"
 	"github.com/praxis-os/continuity/vectors"
@@ -73,7 +74,7 @@ func buildWorkspace(ctx context.Context, emb embed.Embedder, what string, fill f
 		return nil, fmt.Errorf("embed %s: %w", what, err)
 	}
 	for _, e := range moreSpaces {
-		w, err := vectors.NewWorker(vectors.WorkerConfig{DB: ws.db, Embedder: e, BatchSize: 256})
+		w, err := embedding.New(embedding.Config{DB: ws.db, Embedder: e, BatchSize: 256})
 		if err != nil {
 			return nil, err
 		}

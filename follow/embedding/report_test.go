@@ -1,4 +1,4 @@
-package vectors
+package embedding
 
 import (
 	"net/http"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/internal/indextest"
+	"github.com/praxis-os/continuity/vectors"
 )
 
 // TestReportNamesTheEmbedder: the worker's report names its embedder
@@ -26,7 +27,7 @@ func TestReportNamesTheEmbedder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recipe, err := WithTextRecipe(indextest.Hash(t, 64), TextUser)
+	recipe, err := vectors.WithTextRecipe(indextest.Hash(t, 64), vectors.TextUser)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func TestReportNamesTheEmbedder(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			w, err := NewWorker(WorkerConfig{DB: f.DB, Embedder: c.e})
+			w, err := New(Config{DB: f.DB, Embedder: c.e})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package vectors
+package embedding
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/internal/indextest"
+	"github.com/praxis-os/continuity/vectors"
 )
 
 // flaky is an embedder that fails while failures > 0 (one failure per
@@ -43,7 +44,7 @@ func (f *flaky) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 
 func pending(t *testing.T, w *Worker) int64 {
 	t.Helper()
-	n, err := w.db.CountPending(ctx, SpaceIdentity(w.emb))
+	n, err := w.db.CountPending(ctx, vectors.SpaceIdentity(w.emb))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func TestWorkerDrainAndLoad(t *testing.T) {
 	indextest.KubeLog(f)
 	f.Commit(indextest.Exchange("empty", "x", indextest.At(80), "?!", ""), indextest.Exchange("orphan", "x", indextest.At(81), "", "An answer without a question about kubernetes."))
 	e := indextest.Hash(t, 64)
-	w, err := NewWorker(WorkerConfig{DB: f.DB, Embedder: e, BatchSize: 3})
+	w, err := New(Config{DB: f.DB, Embedder: e, BatchSize: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestWorkerDrainAndLoad(t *testing.T) {
 		t.Errorf("%d pending after Drain", n)
 	}
 	// A restart rebuilds the same space from the table, embedding nothing.
-	v, err := Load(ctx, f.DB, SpaceIdentity(e))
+	v, err := vectors.Load(ctx, f.DB, vectors.SpaceIdentity(e))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,11 +84,11 @@ func TestWorkerDrainAndLoad(t *testing.T) {
 		t.Errorf("Load: %d vectors, want 8", v.Len())
 	}
 	q, _ := e.Embed(ctx, []string{"pods crashing"})
-	a, err := v.Query(ctx, q[0], 3, Filter{})
+	a, err := v.Query(ctx, q[0], 3, vectors.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := w.Space().Query(ctx, q[0], 3, Filter{})
+	b, err := w.Space().Query(ctx, q[0], 3, vectors.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +113,7 @@ func TestWorkerEmbedderSwitch(t *testing.T) {
 		t.Errorf("new identity: %d pending", n)
 	}
 	// Switching back embeds nothing: the space is whole.
-	back, err := NewWorker(WorkerConfig{DB: f.DB, Embedder: indextest.Hash(t, 64)})
+	back, err := New(Config{DB: f.DB, Embedder: indextest.Hash(t, 64)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestWorkerRun(t *testing.T) {
 	f := indextest.New(t)
 	f.Commit(indextest.Exchange("e1", "s", indextest.At(0), "first question about rust lifetimes", "answer"))
 	e := &flaky{Embedder: indextest.Hash(t, 32), failures: 3}
-	w, err := NewWorker(WorkerConfig{DB: f.DB, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond, IdlePoll: time.Hour})
+	w, err := New(Config{DB: f.DB, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond, IdlePoll: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +205,7 @@ func TestWorkerRejectedText(t *testing.T) {
 	// fault: nothing is stored and Drain reports the error.
 	f2 := indextest.New(t)
 	f2.Commit(indextest.Exchange("p1", "s", indextest.At(0), "POISON one", ""), indextest.Exchange("p2", "s", indextest.At(1), "POISON two", ""))
-	w2, err := NewWorker(WorkerConfig{DB: f2.DB, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+	w2, err := New(Config{DB: f2.DB, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +228,7 @@ func TestWorkerUnresolvedEmbedder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := NewWorker(WorkerConfig{DB: f.DB, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
+	w, err := New(Config{DB: f.DB, Embedder: e, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,10 +279,10 @@ func TestTextRecipes(t *testing.T) {
 		recipe string
 		want   []string
 	}{
-		{TextUser, []string{"deploy it", "is it up?", "other session", "the answer alone"}},
-		{TextUserAI, []string{"deploy it\n\ndeployed", "is it up?\n\nyes", "other session\n\nok", "the answer alone"}},
-		{TextUserDate, []string{"Saturday 1 March 2025: deploy it", "Saturday 1 March 2025: is it up?", "Saturday 1 March 2025: other session", "Saturday 1 March 2025: the answer alone"}},
-		{TextUserPrev, []string{"deploy it", "deploy it\n\nis it up?", "other session", "is it up?\n\nthe answer alone"}},
+		{vectors.TextUser, []string{"deploy it", "is it up?", "other session", "the answer alone"}},
+		{vectors.TextUserAI, []string{"deploy it\n\ndeployed", "is it up?\n\nyes", "other session\n\nok", "the answer alone"}},
+		{vectors.TextUserDate, []string{"Saturday 1 March 2025: deploy it", "Saturday 1 March 2025: is it up?", "Saturday 1 March 2025: other session", "Saturday 1 March 2025: the answer alone"}},
+		{vectors.TextUserPrev, []string{"deploy it", "deploy it\n\nis it up?", "other session", "is it up?\n\nthe answer alone"}},
 	} {
 		t.Run(tc.recipe, func(t *testing.T) {
 			f := indextest.New(t)
@@ -292,7 +293,7 @@ func TestTextRecipes(t *testing.T) {
 				indextest.Exchange("d", "s1", indextest.At(3), "", "the answer alone"),
 			)
 			rec := &recordingEmbedder{Embedder: indextest.Hash(t, 64)}
-			e, err := WithTextRecipe(rec, tc.recipe)
+			e, err := vectors.WithTextRecipe(rec, tc.recipe)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -301,12 +302,12 @@ func TestTextRecipes(t *testing.T) {
 			if want := sorted(tc.want); !slices.Equal(got, want) {
 				t.Errorf("embedded %q, want %q", got, want)
 			}
-			if !strings.HasSuffix(SpaceIdentity(e), "#"+tc.recipe) {
-				t.Errorf("space identity %s does not name the recipe", SpaceIdentity(e))
+			if !strings.HasSuffix(vectors.SpaceIdentity(e), "#"+tc.recipe) {
+				t.Errorf("space identity %s does not name the recipe", vectors.SpaceIdentity(e))
 			}
 		})
 	}
-	if _, err := WithTextRecipe(indextest.Hash(t, 64), "user+everything"); err == nil {
+	if _, err := vectors.WithTextRecipe(indextest.Hash(t, 64), "user+everything"); err == nil {
 		t.Error("unknown recipe accepted")
 	}
 }
@@ -338,7 +339,7 @@ func (a *alternating) Embed(ctx context.Context, texts []string) ([][]float32, e
 func TestWorkerStatusConsistent(t *testing.T) {
 	f := indextest.New(t)
 	e := &alternating{Embedder: indextest.Hash(t, 32)}
-	w, err := NewWorker(WorkerConfig{DB: f.DB, Embedder: e, BatchSize: 1})
+	w, err := New(Config{DB: f.DB, Embedder: e, BatchSize: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,8 @@
-package vectors
+// Package embedding is the view that embeds the exchanges: the Worker
+// stores each exchange's vectors (by its embedder's text recipe, package
+// vectors) in the index's vectors table and adds them to the vector space
+// search reads.
+package embedding
 
 import (
 	"context"
@@ -7,8 +11,6 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/follow"
 	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/vectors"
 )
 
 // Worker defaults.
@@ -31,8 +34,8 @@ const (
 	drainAttempts = 4
 )
 
-// WorkerConfig sets up a Worker.
-type WorkerConfig struct {
+// Config sets up a Worker.
+type Config struct {
 	DB *index.DB
 	// Embedder embeds the exchanges. A worker without one embeds nothing
 	// (its steps fail with ErrNoEmbedder) but forgets: a process that
@@ -70,11 +73,11 @@ var _ follow.View = (*Worker)(nil)
 type Worker struct {
 	db  *index.DB
 	emb embed.Embedder
-	cfg WorkerConfig
+	cfg Config
 	log *slog.Logger
 
 	wake  follow.Kick
-	space atomic.Pointer[Space] // nil until the identity is known and loaded
+	space atomic.Pointer[vectors.Space] // nil until the identity is known and loaded
 
 	step    sync.Mutex    // one batch at a time (Run and Drain may overlap)
 	pending atomic.Int64  // exchanges without a vector; -1 until counted
@@ -83,8 +86,8 @@ type Worker struct {
 	lastErr atomic.Pointer[string]
 }
 
-// NewWorker returns a worker; call Run (daemon) or Drain (one-shot).
-func NewWorker(cfg WorkerConfig) (*Worker, error) {
+// New returns a worker; call Run (daemon) or Drain (one-shot).
+func New(cfg Config) (*Worker, error) {
 	if cfg.DB == nil {
 		return nil, errors.New("vectors: worker needs an index")
 	}
@@ -114,7 +117,7 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 // Space returns the current vector space, nil until the embedder's
 // identity is known and its stored vectors are loaded. It is meant for
 // search.Config.Vectors.
-func (w *Worker) Space() *Space { return w.space.Load() }
+func (w *Worker) Space() *vectors.Space { return w.space.Load() }
 
 // Embedder is the worker's embedder; nil for a worker that only forgets.
 func (w *Worker) Embedder() embed.Embedder { return w.emb }
@@ -123,8 +126,8 @@ func (w *Worker) Embedder() embed.Embedder { return w.emb }
 // blocks; call it from the watcher's OnCommit.
 func (w *Worker) Notify() { w.wake.Notify() }
 
-// WorkerStatus is the embedding progress, for status displays.
-type WorkerStatus struct {
+// Status is the embedding progress, for status displays.
+type Status struct {
 	Identity string // "" until known
 	Ready    bool   // the vector space is loaded
 	Vectors  int    // searchable vectors in the space
@@ -138,7 +141,7 @@ type WorkerStatus struct {
 
 // ETA is how long the pending exchanges should take at the current rate,
 // 0 when nothing is pending or the rate is unknown.
-func (s WorkerStatus) ETA() time.Duration {
+func (s Status) ETA() time.Duration {
 	if s.Pending <= 0 || s.Rate <= 0 {
 		return 0
 	}
@@ -146,8 +149,8 @@ func (s WorkerStatus) ETA() time.Duration {
 }
 
 // Status reports the worker's progress.
-func (w *Worker) Status() WorkerStatus {
-	st := WorkerStatus{Pending: w.pending.Load(), Stored: w.stored.Load(), Rate: math.Float64frombits(w.rate.Load())}
+func (w *Worker) Status() Status {
+	st := Status{Pending: w.pending.Load(), Stored: w.stored.Load(), Rate: math.Float64frombits(w.rate.Load())}
 	if v := w.space.Load(); v != nil {
 		st.Identity, st.Ready, st.Vectors = v.Identity(), true, v.Len()
 	}
@@ -195,7 +198,7 @@ func (w *Worker) Remove(ctx context.Context, r follow.Removal) error {
 		}
 		v.RemoveRows(r.Rows)
 	}
-	return RemoveSnapshots(w.db)
+	return vectors.RemoveSnapshots(w.db)
 }
 
 // Progress is the worker's progress as a running daemon tells it
@@ -229,7 +232,7 @@ func (w *Worker) Report(context.Context) any {
 	if w.emb != nil {
 		d := embed.Describe(w.emb)
 		p.Embedder = &d
-		p.Space, _ = KnownSpaceIdentity(w.emb)
+		p.Space, _ = vectors.KnownSpaceIdentity(w.emb)
 	}
 	return p
 }
@@ -298,30 +301,30 @@ func (w *Worker) once(ctx context.Context) (n int, err error) {
 	if err != nil {
 		return 0, fmt.Errorf("vectors: read %d exchanges to embed: %w", len(rows), err)
 	}
-	recipe := recipeOf(w.emb)
+	recipe := vectors.RecipeOf(w.emb)
 	var prev map[int64]string
-	if recipe == TextUserPrev {
+	if recipe == vectors.TextUserPrev {
 		if prev, err = w.db.PreviousUserTexts(ctx, rows); err != nil {
 			return 0, fmt.Errorf("vectors: read the context of %d exchanges to embed: %w", len(rows), err)
 		}
 	}
-	// Each exchange's texts (embedTexts), the non-empty ones embedded
+	// Each exchange's texts (EmbedTexts), the non-empty ones embedded
 	// in one call; slot k of exchange i is vector i·per+k.
-	per := VectorsPer(recipe)
+	per := vectors.VectorsPer(recipe)
 	var texts []string
 	var slots []int // the slot of each text
-	docs := make([]vectorDoc, 0, per*len(rows))
+	docs := make([]vectors.Entry, 0, per*len(rows))
 	for _, r := range rows {
 		e, ok := evs[r]
 		if !ok {
 			continue // deleted since PendingEmbeddings
 		}
-		for k, t := range embedTexts(recipe, e, prev[r]) {
+		for k, t := range vectors.EmbedTexts(recipe, e, prev[r]) {
 			if k == 0 || t != "" {
 				texts = append(texts, truncate(t, w.cfg.MaxTextBytes))
 				slots = append(slots, len(docs))
 			}
-			docs = append(docs, vectorDoc{row: r, session: e.SessionID, ts: e.Timestamp.UnixNano(), slot: k})
+			docs = append(docs, vectors.Entry{Row: r, Session: e.SessionID, TS: e.Timestamp.UnixNano(), Slot: k})
 		}
 	}
 	if len(docs) == 0 {
@@ -334,7 +337,7 @@ func (w *Worker) once(ctx context.Context) (n int, err error) {
 	}
 	w.observeRate(len(docs)/per, time.Since(start))
 	for i, v := range vecs {
-		docs[slots[i]].vec = v
+		docs[slots[i]].Vec = v
 	}
 	// What the index stores of an exchange: its vectors one after the
 	// other (zeros for a slot without text).
@@ -344,13 +347,13 @@ func (w *Worker) once(ctx context.Context) (n int, err error) {
 	for i := 0; i < len(docs); i += per {
 		blob := make([]float32, per*dim)
 		for k := range per {
-			if d := &docs[i+k]; d.vec == nil {
-				d.vec = blob[k*dim : (k+1)*dim] // zero: similar to nothing
+			if d := &docs[i+k]; d.Vec == nil {
+				d.Vec = blob[k*dim : (k+1)*dim] // zero: similar to nothing
 			} else {
-				copy(blob[k*dim:], d.vec)
+				copy(blob[k*dim:], d.Vec)
 			}
 		}
-		rows = append(rows, docs[i].row)
+		rows = append(rows, docs[i].Row)
 		stored = append(stored, blob)
 	}
 	if err := w.db.StoreVectors(ctx, id, rows, stored); err != nil {
@@ -361,7 +364,7 @@ func (w *Worker) once(ctx context.Context) (n int, err error) {
 	w.pending.Store(max(0, w.pending.Load()-int64(len(items))))
 	// Stored: a failure to add them to the in-memory space only delays
 	// their search to the next start (Load).
-	if err := v.add(docs); err != nil {
+	if err := v.Add(docs); err != nil {
 		w.log.Error("vectors stored but not searchable until restart", "err", err)
 	}
 	return len(items), nil
@@ -380,179 +383,16 @@ func (w *Worker) observeRate(n int, d time.Duration) {
 	w.rate.Store(math.Float64bits(r))
 }
 
-// Text recipes: what of an exchange is embedded. The recipe is part of the
-// space identity ("<embedder identity>#<recipe>"), so that a change of
-// recipe re-embeds everything rather than compare vectors of two recipes.
-const (
-	// TextUser embeds the user's text, or the assistant's when the user's
-	// is empty (an orphan reply). The default.
-	TextUser = "user"
-	// TextUserAI embeds the user's and the assistant's text, joined by a
-	// blank line (index.EmbedText).
-	TextUserAI = "user+ai"
-	// TextUserDate embeds the user's text after its date ("Saturday 20
-	// May 2023: ..."), for questions that name a time (evaluated, issue
-	// 14 item 4; see embedText).
-	TextUserDate = "user+date"
-	// TextUserPrev embeds the user's text after the user's text of the
-	// previous exchange of the session (document expansion with the
-	// neighbouring exchange; evaluated, see embedText).
-	TextUserPrev = "user+prev"
-	// TextAI embeds the assistant's text alone (nothing when it is
-	// empty): the answer side of an exchange, for evaluation.
-	TextAI = "ai"
-	// TextPromptAnswer embeds two vectors per exchange: the prompt's
-	// (TextUser's text) and the answer's (the assistant's text, when the
-	// user's is not empty: otherwise the first vector is the answer's
-	// already). A query ranks the exchange by the more similar of the
-	// two. The default: agents' decisions, fixes and root causes are in
-	// their answers, often to a prompt that says little ("go on", "status
-	// update please"), while a long answer embedded with the prompt would
-	// drown the prompt's words (see embedTexts).
-	TextPromptAnswer = "user|ai"
-	// DefaultText is the recipe of an embedder that does not choose one.
-	DefaultText = TextPromptAnswer
-)
-
-// textRecipes are the recipes WithTextRecipe accepts.
-var textRecipes = []string{TextUser, TextUserAI, TextUserDate, TextUserPrev, TextAI, TextPromptAnswer}
-
-// VectorsPer is how many vectors recipe gives an exchange (some may be
-// zero: an exchange without an answer).
-func VectorsPer(recipe string) int {
-	if recipe == TextPromptAnswer {
-		return 2
-	}
-	return 1
-}
-
-// RecipeOfIdentity is the text recipe of a space identity
-// (SpaceIdentity): what follows its last "#", DefaultText when it has
-// none.
-func RecipeOfIdentity(identity string) string {
-	if i := strings.LastIndex(identity, "#"); i >= 0 {
-		return identity[i+1:]
-	}
-	return DefaultText
-}
-
-// TextRecipe is implemented by embedders that choose their text recipe
-// (see WithTextRecipe); others get DefaultText.
-type TextRecipe interface {
-	TextRecipe() string
-}
-
-// WithTextRecipe returns e with the text recipe r (TextUser or
-// TextUserAI). Give the same wrapped embedder to the Worker and the
-// search.Searcher.
-func WithTextRecipe(e embed.Embedder, r string) (embed.Embedder, error) {
-	if slices.Contains(textRecipes, r) {
-		return recipeEmbedder{e, r}, nil
-	}
-	return nil, fmt.Errorf("vectors: unknown text recipe %q (want one of %s)", r, strings.Join(textRecipes, ", "))
-}
-
-type recipeEmbedder struct {
-	embed.Embedder
-	recipe string
-}
-
-func (r recipeEmbedder) TextRecipe() string { return r.recipe }
-
-// Unwrap is the embedder given a recipe (embed.Describe looks through it).
-func (r recipeEmbedder) Unwrap() embed.Embedder { return r.Embedder }
-
-func recipeOf(e embed.Embedder) string {
-	if r, ok := e.(TextRecipe); ok {
-		return r.TextRecipe()
-	}
-	return DefaultText
-}
-
-// SpaceIdentity is the identity under which the vectors of e are stored
-// and searched: e's identity (provider, model, dimension) and the text
-// recipe, e.g. "uselite:use-lite-en-0.2.0-f16:512#user".
-func SpaceIdentity(e embed.Embedder) string { return e.Identity() + "#" + recipeOf(e) }
-
-// KnownSpaceIdentity is SpaceIdentity(e) when it is known without asking
-// a server: always for the embedders in the binary, for remote ones once
-// their dimension is configured or learned. It never blocks.
-func KnownSpaceIdentity(e embed.Embedder) (string, bool) {
-	if e == nil || e.Dimension() == 0 {
-		return "", false
-	}
-	return SpaceIdentity(e), true
-}
-
-// embedTexts is what is embedded of an exchange under recipe: one text per
-// vector (VectorsPer); "" for a vector that is zero (not embedded), except
-// the first, which is embedded whatever it is, as it always was.
-//
-// TextPromptAnswer, the default: the prompt as TextUser, and the answer on
-// its own. On the answer-side set (continuity-eval --set answers: the
-// evidence in the agent's answer, the prompt generic), vectors alone found
-// evidence that the prompt vector alone never ranks (docs/performance.md, "Figures
-// behind design choices"), with the coding and dev sets' held-out halves
-// unchanged for hybrid search.
-func embedTexts(recipe string, e index.Event, prev string) []string {
-	if recipe != TextPromptAnswer {
-		return []string{embedText(recipe, e, prev)}
-	}
-	prompt := embedText(TextUser, e, prev)
-	answer := ""
-	if strings.TrimSpace(e.User) != "" {
-		answer = embedText(TextAI, e, prev)
-	}
-	return []string{prompt, answer}
-}
-
-// embedText is what is embedded of an exchange under a recipe of one
-// vector.
-//
-// TextUser, the prompt: questions about past conversations are mostly
-// about what the user said and did, and long answers drown the user's
-// words; it found more than the user's and the assistant's text together,
-// with the hash embedder and with uselite. BM25 searches both either way.
-//
-// TextUserDate and TextUserPrev (issue 14 item 4: dates in the embedded
-// text; expansion with the neighbouring exchange) were measured against
-// TextUser and lost, on the coding set, the dev set and the paraphrase
-// test. They stay for evaluation. The figures are in docs/performance.md,
-// "Figures behind design choices".
-func embedText(recipe string, e index.Event, prev string) string {
-	switch recipe {
-	case TextUserAI:
-		return index.EmbedText(e.User, e.AI)
-	case TextAI:
-		return strings.TrimSpace(e.AI)
-	}
-	u := strings.TrimSpace(e.User)
-	if u == "" {
-		u = strings.TrimSpace(e.AI)
-	}
-	switch recipe {
-	case TextUserDate:
-		if u != "" && !e.Timestamp.IsZero() {
-			return e.Timestamp.UTC().Format("Monday 2 January 2006") + ": " + u
-		}
-	case TextUserPrev:
-		if p := strings.TrimSpace(prev); p != "" && u != "" {
-			return p + "\n\n" + u
-		}
-	}
-	return u
-}
-
 // prepare resolves the embedder's identity (a remote embedder may need to
 // reach its server to learn its dimension), loads the stored vectors of
 // that identity and counts what is pending.
-func (w *Worker) prepare(ctx context.Context) (*Space, error) {
+func (w *Worker) prepare(ctx context.Context) (*vectors.Space, error) {
 	if _, err := embed.Resolve(ctx, w.emb); err != nil {
 		return nil, fmt.Errorf("vectors: embedder identity: %w", err)
 	}
-	id := SpaceIdentity(w.emb)
+	id := vectors.SpaceIdentity(w.emb)
 	start := time.Now()
-	v, err := load(ctx, w.db, id, w.log)
+	v, err := vectors.LoadLogged(ctx, w.db, id, w.log)
 	if err != nil {
 		return nil, err
 	}
@@ -625,13 +465,4 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n]
-}
-
-// Probe passes through to the wrapped embedder when it depends on a
-// server, so that embed.Resolve still probes it.
-func (r recipeEmbedder) Probe(ctx context.Context) error {
-	if p, ok := r.Embedder.(embed.Prober); ok {
-		return p.Probe(ctx)
-	}
-	return nil
 }
