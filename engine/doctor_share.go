@@ -39,7 +39,7 @@ func (d *doctor) checkShare(ctx context.Context) {
 			e = r.PullError
 		}
 		d.add(name, StatusWarn, msg+"; last error: "+e,
-			"local memory is unaffected and nothing is lost: the daemon ships and pulls when the database answers again (check the server, the role's password in ~/.pgpass, 'continuity share status')")
+			"check the server and the role's password (~/.pgpass or PGPASSWORD); 'continuity share status --db URL' shows what the database holds")
 	case age > shareBacklogWarn:
 		d.add(name, StatusWarn, msg, "shipping is behind: see the daemon's log")
 	default:
