@@ -1,0 +1,78 @@
+package watcher
+
+import (
+	"context"
+
+	"github.com/praxis-os/continuity/logformat"
+)
+
+// A rotated copy recognised while the log it copies is still there (gzip
+// writes x.jsonl.1.gz before it deletes x.jsonl.1; gzip --keep; cp before
+// copytruncate, see rotatedCopy) gets a generation of its own that starts
+// where the log's committed lines end: the lines before are the log's. When
+// the log then leaves the folder, those lines are only in the copy, and
+// what the index says of them (a reject's file:line) must name the copy,
+// as it does when the copy is seen only after the log left (adopt: the copy
+// continues the log's generation). Which of the two happens depends on when
+// a scan falls between gzip's write and its unlink; handOver makes both
+// end the same.
+
+// LineMover is implemented by stores that can hand the lines a generation
+// stored to another generation whose file holds the same bytes at the same
+// offsets (a rotated copy of the log).
+type LineMover interface {
+	// MoveLines moves the events and rejects generation from stored
+	// (lines before offset upto) to generation to, whose file is called
+	// file, and ends from, in one transaction. It moves nothing and
+	// returns false when to stored a line before upto itself (it is not
+	// a copy that starts where from's lines end).
+	MoveLines(ctx context.Context, from, to int64, upto int64, file string) (bool, error)
+}
+
+// handOver is called when generation g's file has left the folder for
+// good: when an open file in the folder of the same base name holds g's
+// committed bytes (the same head, the same bytes before g's offset) and
+// committed from at least there on, g's lines move to that file's
+// generation and g ends. It reports whether they did.
+func (w *Watcher) handOver(ctx context.Context, g Generation) bool {
+	mv, ok := w.store.(LineMover)
+	if !ok || g.Offset <= 0 {
+		return false
+	}
+	gn, ok := logformat.ParseLogName(g.Path)
+	if !ok {
+		return false
+	}
+	for _, k := range w.sortedTails() {
+		c := w.tails[k]
+		if c.gen.ID == g.ID || !c.vanishedAt.IsZero() || c.gen.Offset < g.Offset || c.f == nil {
+			continue
+		}
+		if cn, _ := logformat.ParseLogName(c.name); cn.Base != gn.Base {
+			continue
+		}
+		if gz, ok := c.f.(*gzFile); ok && c.sealed {
+			defer gz.release() // read to its end: its content is not kept
+		}
+		head := readUpTo(c.f, g.Head.Len)
+		if len(head) != g.Head.Len || sum(head) != g.Head {
+			continue
+		}
+		if fp, err := fingerprintAt(c.f, g.Offset-int64(g.Tail.Len), g.Tail.Len); err != nil || fp != g.Tail {
+			continue
+		}
+		moved, err := mv.MoveLines(ctx, g.ID, c.gen.ID, g.Offset, c.name)
+		if err != nil {
+			w.log.Error("cannot hand the lines of a log that left the folder to its rotated copy", "file", g.Path,
+				"generation", g.ID, "copy", c.name, "copy_generation", c.gen.ID, "err", err)
+			return false
+		}
+		if !moved {
+			continue
+		}
+		w.log.Info("log left the folder; its lines are its rotated copy's now", "file", g.Path, "generation", g.ID,
+			"copy", c.name, "copy_generation", c.gen.ID, "offset", g.Offset)
+		return true
+	}
+	return false
+}
