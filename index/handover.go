@@ -36,10 +36,10 @@ func (db *DB) MoveLines(ctx context.Context, from, to, upto int64, file string) 
 		return false, err
 	}
 	var current int64
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM generations WHERE id IN (?1, ?2) AND ended = 0`, from, to).Scan(&current); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM generations WHERE id = ? AND ended = 0`, to).Scan(&current); err != nil {
 		return false, err
 	}
-	if own > 0 || current != 2 {
+	if own > 0 || current != 1 || from == to {
 		return false, nil
 	}
 	for _, table := range []string{"events", "rejects"} {

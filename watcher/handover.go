@@ -23,14 +23,15 @@ import (
 type LineMover interface {
 	// MoveLines moves the events and rejects generation from stored
 	// (lines before offset upto) to generation to, whose file is called
-	// file, and ends from, in one transaction. It moves nothing and
-	// returns false when to stored a line before upto itself (it is not
-	// a copy that starts where from's lines end).
+	// file, and ends from (if it has not ended yet), in one transaction.
+	// It moves nothing and returns false when to has ended or stored a
+	// line before upto itself (it is not a copy that starts where from's
+	// lines end).
 	MoveLines(ctx context.Context, from, to int64, upto int64, file string) (bool, error)
 }
 
 // handOver is called when generation g's file has left the folder for
-// good: when an open file in the folder of the same base name holds g's
+// good, or no longer holds g's lines (emptied by copytruncate): when an open file in the folder of the same base name holds g's
 // committed bytes (the same head, the same bytes before g's offset) and
 // committed from at least there on, g's lines move to that file's
 // generation and g ends. It reports whether they did.
@@ -61,18 +62,25 @@ func (w *Watcher) handOver(ctx context.Context, g Generation) bool {
 		if fp, err := fingerprintAt(c.f, g.Offset-int64(g.Tail.Len), g.Tail.Len); err != nil || fp != g.Tail {
 			continue
 		}
-		moved, err := mv.MoveLines(ctx, g.ID, c.gen.ID, g.Offset, c.name)
-		if err != nil {
-			w.log.Error("cannot hand the lines of a log that left the folder to its rotated copy", "file", g.Path,
-				"generation", g.ID, "copy", c.name, "copy_generation", c.gen.ID, "err", err)
-			return false
+		if w.moveLines(ctx, mv, g, c.gen.ID, c.name) {
+			return true
 		}
-		if !moved {
-			continue
-		}
-		w.log.Info("log left the folder; its lines are its rotated copy's now", "file", g.Path, "generation", g.ID,
-			"copy", c.name, "copy_generation", c.gen.ID, "offset", g.Offset)
-		return true
 	}
 	return false
+}
+
+// moveLines hands generation g's lines to generation to, of the file
+// called name that holds them.
+func (w *Watcher) moveLines(ctx context.Context, mv LineMover, g Generation, to int64, name string) bool {
+	moved, err := mv.MoveLines(ctx, g.ID, to, g.Offset, name)
+	if err != nil {
+		w.log.Error("cannot hand the lines of a log to its rotated copy", "file", g.Path,
+			"generation", g.ID, "copy", name, "copy_generation", to, "err", err)
+		return false
+	}
+	if moved {
+		w.log.Info("log left the folder or was emptied; its lines are its rotated copy's now", "file", g.Path, "generation", g.ID,
+			"copy", name, "copy_generation", to, "offset", g.Offset)
+	}
+	return moved
 }

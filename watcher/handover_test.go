@@ -53,17 +53,44 @@ func TestRotatedCopyTakesTheLines(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	cp := func(t *testing.T, dir string) {
+		data, err := os.ReadFile(filepath.Join(dir, "x.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "x.jsonl.3"), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	empty := func(t *testing.T, dir string) {
+		if err := os.Truncate(filepath.Join(dir, "x.jsonl"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
 	type op = func(*testing.T, string)
 	var step op // nil: a pass of the watcher
 	for _, tc := range []struct {
-		name string
-		ops  []op // step marks where the watcher looks
+		name     string
+		ops      []op // step marks where the watcher looks
+		want     string
+		liveOnly bool
 	}{
-		{"copy seen beside the log", []op{mv("x.jsonl", "x.jsonl.1"), step, gz, step, rm, step, mv("x.jsonl.1.gz", "x.jsonl.2.gz"), step}},
-		{"copy seen after the log left", []op{mv("x.jsonl", "x.jsonl.1"), step, gz, rm, step, mv("x.jsonl.1.gz", "x.jsonl.2.gz"), step}},
-		{"copy seen beside the log, then moved on as it leaves", []op{mv("x.jsonl", "x.jsonl.1"), step, gz, step, rm, mv("x.jsonl.1.gz", "x.jsonl.2.gz"), step}},
+		{"copy seen beside the log", []op{mv("x.jsonl", "x.jsonl.1"), step, gz, step, rm, step, mv("x.jsonl.1.gz", "x.jsonl.2.gz"), step}, "x.jsonl.2.gz", false},
+		{"copy seen after the log left", []op{mv("x.jsonl", "x.jsonl.1"), step, gz, rm, step, mv("x.jsonl.1.gz", "x.jsonl.2.gz"), step}, "x.jsonl.2.gz", false},
+		{"copy seen beside the log, then moved on as it leaves", []op{mv("x.jsonl", "x.jsonl.1"), step, gz, step, rm, mv("x.jsonl.1.gz", "x.jsonl.2.gz"), step}, "x.jsonl.2.gz", false},
+		// copytruncate: the log stays, emptied; its lines are the copy's.
+		// An emptied log is held for Settle (a rewrite?): two passes.
+		// liveOnly: a watcher started while x.jsonl.3 is beside the log
+		// it copies gives the copy (older, opened first) the log's
+		// generation and reads x.jsonl again (its lines skipped as
+		// duplicates): another matter, left for now.
+		{"copytruncate, copy seen before the log is emptied", []op{step, cp, step, empty, step, step}, "x.jsonl.3", true},
+		{"copytruncate seen at once", []op{step, cp, empty, step, step}, "x.jsonl.3", false},
 	} {
 		for _, restart := range []bool{false, true} {
+			if restart && tc.liveOnly {
+				continue
+			}
 			name := tc.name + "/live"
 			if restart {
 				name = tc.name + "/restart"
@@ -89,8 +116,10 @@ func TestRotatedCopyTakesTheLines(t *testing.T) {
 						if w != nil {
 							w.Close()
 						}
-						// Grace 1ns: a file that left is closed in the pass that sees it gone.
-						if w, err = watcher.New(watcher.Config{Dir: dir, NoNotify: true, Grace: time.Nanosecond}, db); err != nil {
+						// Grace 1ns: a file that left is closed in the pass that
+						// sees it gone; Settle 1ns: an emptied log is judged in
+						// the next pass.
+						if w, err = watcher.New(watcher.Config{Dir: dir, NoNotify: true, Grace: time.Nanosecond, Settle: time.Nanosecond}, db); err != nil {
 							t.Fatal(err)
 						}
 					}
@@ -111,8 +140,8 @@ func TestRotatedCopyTakesTheLines(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(rs) != 1 || rs[0].File != "x.jsonl.2.gz" || rs[0].Line != 4 {
-					t.Errorf("rejects %+v; want line 4 of x.jsonl.2.gz", rs)
+				if len(rs) != 1 || rs[0].File != tc.want || rs[0].Line != 4 {
+					t.Errorf("rejects %+v; want line 4 of %s", rs, tc.want)
 				}
 				st, err := db.Status(ctx)
 				if err != nil {

@@ -1012,6 +1012,9 @@ func (w *Watcher) restart(ctx context.Context, t *tail) error {
 			return nil
 		}
 	}
+	// Emptied by copytruncate (cp x.jsonl x.jsonl.1 && : > x.jsonl): the
+	// copy holds the old lines now.
+	w.handOver(ctx, old)
 	g := Generation{Path: t.name, Dev: old.Dev, Ino: old.Ino}
 	id, err := w.store.CreateGeneration(ctx, g, old.ID)
 	if err != nil {
