@@ -31,10 +31,11 @@ type LineMover interface {
 }
 
 // handOver is called when generation g's file has left the folder for
-// good, or no longer holds g's lines (emptied by copytruncate): when an open file in the folder of the same base name holds g's
-// committed bytes (the same head, the same bytes before g's offset) and
-// committed from at least there on, g's lines move to that file's
-// generation and g ends. It reports whether they did.
+// good, or no longer holds g's lines (emptied by copytruncate): when an
+// open file in the folder of the same base name holds g's committed bytes
+// (the same head, the same bytes before g's offset) and committed from at
+// least there on, g's lines move to that file's generation and g ends.
+// It reports whether they did.
 func (w *Watcher) handOver(ctx context.Context, g Generation) bool {
 	mv, ok := w.store.(LineMover)
 	if !ok || g.Offset <= 0 {
@@ -52,12 +53,13 @@ func (w *Watcher) handOver(ctx context.Context, g Generation) bool {
 		if cn, _ := logformat.ParseLogName(c.name); cn.Base != gn.Base {
 			continue
 		}
+		// Its first bytes as read (a sealed compressed log that is not
+		// a copy is not decompressed again to tell).
+		if len(c.head) < g.Head.Len || sum(c.head[:g.Head.Len]) != g.Head {
+			continue
+		}
 		if gz, ok := c.f.(*gzFile); ok && c.sealed {
 			defer gz.release() // read to its end: its content is not kept
-		}
-		head := readUpTo(c.f, g.Head.Len)
-		if len(head) != g.Head.Len || sum(head) != g.Head {
-			continue
 		}
 		if fp, err := fingerprintAt(c.f, g.Offset-int64(g.Tail.Len), g.Tail.Len); err != nil || fp != g.Tail {
 			continue
