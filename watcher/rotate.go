@@ -67,7 +67,8 @@ func (w *Watcher) rotatedCopy(ctx context.Context, f source, k fileKey, name str
 		// has not read yet may be gone from it (copytruncate empties it
 		// right after the copy).
 		w.drain(ctx, tk, t)
-		if t.gen.ID == g.ID {
+		emptied := t.gen.ID != g.ID // the copy holds g's lines now (handOver)
+		if !emptied {
 			g = t.gen
 		}
 		probe := &tail{gen: Generation{Path: name, Dev: k.dev, Ino: k.ino}, f: f, name: name}
@@ -99,6 +100,9 @@ func (w *Watcher) rotatedCopy(ctx context.Context, f source, k fileKey, name str
 				return nil, 0
 			}
 			ct.gen.ID = id
+			if mv, ok := w.store.(LineMover); ok && emptied {
+				w.moveLines(ctx, mv, g, id, name)
+			}
 			w.log.Info("rotated copy of a log holds lines the log could not read (emptied since): reading them from the copy", "file", name,
 				"copy_of", t.name, "of_generation", g.ID, "generation", id, "offset", cg.Offset)
 			return ct, 0
@@ -109,6 +113,9 @@ func (w *Watcher) rotatedCopy(ctx context.Context, f source, k fileKey, name str
 			return nil, 0
 		}
 		probe.gen.ID = id
+		if mv, ok := w.store.(LineMover); ok && emptied {
+			w.moveLines(ctx, mv, g, id, name)
+		}
 		w.log.Info("rotated copy of a log being read: its lines are that log's, not read again", "file", name,
 			"copy_of", t.name, "of_generation", g.ID, "generation", id, "offset", probe.gen.Offset)
 		return probe, 0

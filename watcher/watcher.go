@@ -341,6 +341,10 @@ func (w *Watcher) scan(ctx context.Context) error {
 	}
 	for id, g := range w.known {
 		if !g.Gone && !like[id] {
+			if w.handOver(ctx, g) {
+				delete(w.known, id)
+				continue
+			}
 			g.Gone = true
 			if err := w.store.UpdateGeneration(ctx, g); err != nil {
 				return fmt.Errorf("watcher: mark %s gone: %w", g.Path, err)
@@ -1008,6 +1012,9 @@ func (w *Watcher) restart(ctx context.Context, t *tail) error {
 			return nil
 		}
 	}
+	// Emptied by copytruncate (cp x.jsonl x.jsonl.1 && : > x.jsonl): the
+	// copy holds the old lines now.
+	w.handOver(ctx, old)
 	g := Generation{Path: t.name, Dev: old.Dev, Ino: old.Ino}
 	id, err := w.store.CreateGeneration(ctx, g, old.ID)
 	if err != nil {
@@ -1035,6 +1042,11 @@ func (w *Watcher) expire(ctx context.Context) {
 // gone, so that a restored copy is recognised.
 func (w *Watcher) retire(ctx context.Context, k fileKey, t *tail) {
 	g := t.gen
+	if w.handOver(ctx, g) {
+		w.closeTail(t)
+		delete(w.tails, k)
+		return
+	}
 	g.Gone = true
 	if err := w.store.UpdateGeneration(ctx, g); err != nil {
 		w.log.Error("cannot mark log gone", "file", t.name, "err", err)

@@ -1,0 +1,156 @@
+package watcher_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/praxis-os/continuity/index"
+	"github.com/praxis-os/continuity/watcher"
+)
+
+// TestRotatedCopyTakesTheLines: gzip x.jsonl.1 writes x.jsonl.1.gz, then
+// deletes x.jsonl.1. A scan that falls between the two sees the copy
+// beside the log (a rotated copy with a generation of its own); one after
+// both sees only the copy (it continues the log's generation). Either
+// way, once the log is gone its lines are the copy's: the reject of
+// line 4 is named by the copy, and by its next name (x.jsonl.2.gz), and
+// no line is indexed twice. Before, the first order left the reject
+// named x.jsonl.1, a file that was no more (TestRotation's flake).
+func TestRotatedCopyTakesTheLines(t *testing.T) {
+	lines := ""
+	for i := 1; i <= 3; i++ {
+		lines += fmt.Sprintf(`{"type":"exchange","user":"line %d","ai":"ok"}`+"\n", i)
+	}
+	lines += "not json\n"
+	gz := func(t *testing.T, dir string) {
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		data, err := os.ReadFile(filepath.Join(dir, "x.jsonl.1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		zw.Write(data)
+		zw.Close()
+		if err := os.WriteFile(filepath.Join(dir, "x.jsonl.1.gz"), b.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mv := func(from, to string) func(*testing.T, string) {
+		return func(t *testing.T, dir string) {
+			if err := os.Rename(filepath.Join(dir, from), filepath.Join(dir, to)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rm := func(t *testing.T, dir string) {
+		if err := os.Remove(filepath.Join(dir, "x.jsonl.1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cp := func(t *testing.T, dir string) {
+		data, err := os.ReadFile(filepath.Join(dir, "x.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "x.jsonl.3"), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	empty := func(t *testing.T, dir string) {
+		if err := os.Truncate(filepath.Join(dir, "x.jsonl"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type op = func(*testing.T, string)
+	var step op // nil: a pass of the watcher
+	for _, tc := range []struct {
+		name     string
+		ops      []op // step marks where the watcher looks
+		want     string
+		liveOnly bool
+	}{
+		{"copy seen beside the log", []op{mv("x.jsonl", "x.jsonl.1"), step, gz, step, rm, step, mv("x.jsonl.1.gz", "x.jsonl.2.gz"), step}, "x.jsonl.2.gz", false},
+		{"copy seen after the log left", []op{mv("x.jsonl", "x.jsonl.1"), step, gz, rm, step, mv("x.jsonl.1.gz", "x.jsonl.2.gz"), step}, "x.jsonl.2.gz", false},
+		{"copy seen beside the log, then moved on as it leaves", []op{mv("x.jsonl", "x.jsonl.1"), step, gz, step, rm, mv("x.jsonl.1.gz", "x.jsonl.2.gz"), step}, "x.jsonl.2.gz", false},
+		// copytruncate: the log stays, emptied; its lines are the copy's.
+		// An emptied log is held for Settle (a rewrite?): two passes.
+		// liveOnly: a watcher started while x.jsonl.3 is beside the log
+		// it copies gives the copy (older, opened first) the log's
+		// generation and reads x.jsonl again (its lines skipped as
+		// duplicates): another matter, left for now.
+		{"copytruncate, copy seen before the log is emptied", []op{step, cp, step, empty, step, step}, "x.jsonl.3", true},
+		{"copytruncate seen at once", []op{step, cp, empty, step, step}, "x.jsonl.3", false},
+	} {
+		for _, restart := range []bool{false, true} {
+			if restart && tc.liveOnly {
+				continue
+			}
+			name := tc.name + "/live"
+			if restart {
+				name = tc.name + "/restart"
+			}
+			t.Run(name, func(t *testing.T) {
+				ctx := context.Background()
+				root := t.TempDir()
+				dir := filepath.Join(root, "logs")
+				if err := os.Mkdir(dir, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "x.jsonl"), []byte(lines), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				db, err := index.Open(filepath.Join(root, "index"), index.Options{NoRedaction: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer db.Close()
+				var w *watcher.Watcher
+				pass := func() {
+					if w == nil || restart {
+						if w != nil {
+							w.Close()
+						}
+						// Grace 1ns: a file that left is closed in the pass that
+						// sees it gone; Settle 1ns: an emptied log is judged in
+						// the next pass.
+						if w, err = watcher.New(watcher.Config{Dir: dir, NoNotify: true, Grace: time.Nanosecond, Settle: time.Nanosecond}, db); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if err := w.Step(ctx); err != nil {
+						t.Fatal(err)
+					}
+				}
+				pass()
+				for _, o := range tc.ops {
+					if o == nil {
+						pass()
+						continue
+					}
+					o(t, dir)
+				}
+				w.Close()
+				rs, err := db.Rejects(ctx, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(rs) != 1 || rs[0].File != tc.want || rs[0].Line != 4 {
+					t.Errorf("rejects %+v; want line 4 of %s", rs, tc.want)
+				}
+				st, err := db.Status(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Exchanges != 3 || st.DuplicatesSkipped != 0 {
+					t.Errorf("%d exchanges, %d duplicates skipped; want 3 and 0", st.Exchanges, st.DuplicatesSkipped)
+				}
+			})
+		}
+	}
+}
