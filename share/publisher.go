@@ -75,15 +75,15 @@ type Publisher struct {
 	red  *redact.Redactor
 	conn *pgConn
 
-	mu       sync.Mutex
-	shipped  int64 // the origin's shipped row, as last read
-	events   int64 // shipped by this process
-	lastErr  string
-	lastOK   time.Time
-	removals []removal        // removed lines not yet recorded in PostgreSQL
-	pushed   map[string]int64 // forgets recorded in PostgreSQL (session: at)
-	origin   string
-	sub      *Subscriber
+	mu      sync.Mutex
+	shipped int64 // the origin's shipped row, as last read
+	events  int64 // shipped by this process
+	lastErr string
+	lastOK  time.Time
+	pushed  map[string]int64 // forgets recorded in PostgreSQL (session: at)
+	queueOn bool             // the index queues removed lines (EnableShareQueue)
+	origin  string
+	sub     *Subscriber
 	// adminOK are the teammates' sessions a team admin asked to forget
 	// (CheckForget): their forget is recorded for the team.
 	adminOK map[string]bool
@@ -118,31 +118,13 @@ func (p *Publisher) Run(ctx context.Context) error {
 	}, p.Step)
 }
 
-// removal is a removed line to record in PostgreSQL.
-type removal struct{ session, id string }
-
-// Remove records what the index deleted: forgotten sessions (also
-// recorded by the index, and pushed from there at each step, so a crash
-// loses none) and removed lines (kept in memory until recorded).
+// Remove is told what the index deleted: forgotten sessions (recorded by
+// the index) and removed lines (queued by the index in the transaction
+// that deleted them, index.EnableShareQueue). Both are pushed from the
+// index at each step, so a crash loses none.
 func (p *Publisher) Remove(ctx context.Context, r follow.Removal) error {
-	if len(r.Rows) > 0 {
-		// The rows are gone from the index; their ids are in PostgreSQL
-		// under this origin.
-		p.mu.Lock()
-		p.removals = append(p.removals, rowRemovals(r.Rows)...)
-		p.mu.Unlock()
-	}
 	p.kick.Notify()
 	return nil
-}
-
-// rowRemovals marks rows of this origin; resolved to ids when recorded.
-func rowRemovals(rows []int64) []removal {
-	out := make([]removal, len(rows))
-	for i, r := range rows {
-		out[i] = removal{id: fmt.Sprintf("#%d", r)}
-	}
-	return out
 }
 
 // Report says how shipping stands: the backlog (events not shipped yet,
@@ -200,7 +182,18 @@ func (p *Publisher) Step(ctx context.Context) (bool, error) {
 	}
 	p.mu.Lock()
 	p.origin = origin
+	queueOn := p.queueOn
 	p.mu.Unlock()
+	if !queueOn {
+		// Before any row ships: from now on an edit's removed lines are
+		// queued durably in the index.
+		if err := p.cfg.DB.EnableShareQueue(ctx); err != nil {
+			return false, err
+		}
+		p.mu.Lock()
+		p.queueOn = true
+		p.mu.Unlock()
+	}
 	if _, err := c.Exec(ctx, `INSERT INTO continuity_origins (team, id, scope, machine) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (team, id) DO NOTHING`, p.cfg.Team, origin, p.cfg.Scope, p.cfg.Machine); err != nil {
 		return false, p.conn.fail("register this workspace's origin", err)
@@ -373,18 +366,36 @@ func (p *Publisher) pushRemovals(ctx context.Context, c *pgx.Conn, origin string
 		p.pushed[s] = f.At
 		p.mu.Unlock()
 	}
-	p.mu.Lock()
-	rem := p.removals
-	p.mu.Unlock()
-	if len(rem) == 0 {
-		return nil
-	}
-	rows := make([]int64, 0, len(rem))
-	for _, r := range rem {
-		var n int64
-		if _, err := fmt.Sscanf(r.id, "#%d", &n); err == nil {
-			rows = append(rows, n)
+	for {
+		rem, err := p.cfg.DB.ShareRemoved(ctx, 1000)
+		if err != nil || len(rem) == 0 {
+			return err
 		}
+		if err := p.pushRemovedLines(ctx, c, origin, rem); err != nil {
+			return err
+		}
+		rows := make([]int64, len(rem))
+		for i, r := range rem {
+			rows[i] = r.Row
+		}
+		// Only now that PostgreSQL committed: a crash before this line
+		// removes them again, which changes nothing.
+		if err := p.cfg.DB.DropShareRemoved(ctx, rows); err != nil {
+			return err
+		}
+		if len(rem) < 1000 {
+			return nil
+		}
+	}
+}
+
+// pushRemovedLines deletes the shipped rows of removed lines of this
+// index and records their removals for the subscribers, in one
+// transaction.
+func (p *Publisher) pushRemovedLines(ctx context.Context, c *pgx.Conn, origin string, rem []index.SharedRemoval) error {
+	rows := make([]int64, len(rem))
+	for i, r := range rem {
+		rows[i] = r.Row
 	}
 	tx, err := c.Begin(ctx)
 	if err != nil {
@@ -404,9 +415,6 @@ func (p *Publisher) pushRemovals(ctx context.Context, c *pgx.Conn, origin string
 	if err := tx.Commit(ctx); err != nil {
 		return p.conn.fail("record removed lines", err)
 	}
-	p.mu.Lock()
-	p.removals = p.removals[len(rem):]
-	p.mu.Unlock()
 	return nil
 }
 
