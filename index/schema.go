@@ -362,7 +362,7 @@ CREATE TABLE vectors (
 	// events of this machine an edit in place deleted, recorded in the
 	// edit's own transaction once the workspace shares, until the
 	// publisher has removed them from PostgreSQL.
-	`CREATE TABLE share_removed (
+	`CREATE TABLE IF NOT EXISTS share_removed (
 	id       INTEGER PRIMARY KEY, -- the deleted event's row id
 	event_id TEXT    NOT NULL,
 	session  TEXT

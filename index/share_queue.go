@@ -3,7 +3,9 @@ package index
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"strings"
 )
 
 // Team memory's queue of removed lines. Once a workspace shares (the
@@ -74,4 +76,47 @@ func (db *DB) DropShareRemoved(ctx context.Context, rows []int64) error {
 		return fmt.Errorf("index: team memory's removed lines: %w", err)
 	}
 	return tx.Commit()
+}
+
+// SharedVersion names one version of an event pulled from a teammate:
+// its id, its origin (as the end of its generation's path) and the row it
+// had there (its end offset in that generation). Other turns it round:
+// any version of that id from that origin but the one at Row.
+type SharedVersion struct {
+	EventID string
+	Origin  string
+	Row     int64
+	Other   bool
+}
+
+// DeleteSharedVersions deletes the events pulled from teammates that
+// match vs (a version with no Origin or no Row: any event of that id), as
+// DeleteEventsByID, and returns their row ids.
+func (db *DB) DeleteSharedVersions(ctx context.Context, vs []SharedVersion) ([]int64, error) {
+	var ids []string
+	for _, v := range vs {
+		if v.Origin == "" || v.Row == 0 {
+			if !v.Other {
+				ids = append(ids, v.EventID)
+			}
+			continue
+		}
+		var row, end int64
+		var path string
+		err := db.r.QueryRowContext(ctx, `SELECT id, end_offset, `+eventFileSQL+` FROM events WHERE event_id = ?`, v.EventID).Scan(&row, &end, &path)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("index: a teammate's removed line: %w", err)
+		}
+		if !IsShared(path) || !strings.HasSuffix(path, "/"+v.Origin) || (end == v.Row) == v.Other {
+			continue
+		}
+		ids = append(ids, v.EventID)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return db.DeleteEventsByID(ctx, ids)
 }

@@ -5,18 +5,20 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/praxis-os/continuity/engine"
+	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/share"
 	"github.com/praxis-os/continuity/share/sharetest"
 	"github.com/praxis-os/continuity/workspace"
 )
 
-// teamDB makes a schema and a member; it returns the member's URL.
-func teamDB(t *testing.T, team string) string {
+// teamDB makes a schema and members of team; it returns their URLs.
+func teamDB(t *testing.T, team string, members ...string) []string {
 	t.Helper()
 	srv := sharetest.Start(t)
 	db := srv.Database(t)
@@ -24,11 +26,15 @@ func teamDB(t *testing.T, team string) string {
 	if err := share.Init(ctx, db); err != nil {
 		t.Fatal(err)
 	}
-	user := sharetest.Name("alice")
-	if _, err := share.AddMember(ctx, db, share.MemberOptions{Team: team, User: user, Password: "pw-" + user}); err != nil {
-		t.Fatal(err)
+	var urls []string
+	for _, m := range members {
+		user := sharetest.Name(m)
+		if _, err := share.AddMember(ctx, db, share.MemberOptions{Team: team, User: user, Password: "pw-" + user}); err != nil {
+			t.Fatal(err)
+		}
+		urls = append(urls, sharetest.UserURL(db, user, "pw-"+user))
 	}
-	return sharetest.UserURL(db, user, "pw-"+user)
+	return urls
 }
 
 func exchangeLine(id, session, user string) string {
@@ -68,21 +74,57 @@ func ingest(t *testing.T, ws workspace.Layout) {
 // publish runs a publisher on the workspace's index until check is true.
 func publish(t *testing.T, ws workspace.Layout, url, team string, check func() bool) {
 	t.Helper()
+	runView(t, ws, check, func(db *index.DB) interface {
+		Run(context.Context) error
+		Report(context.Context) any
+	} {
+		return share.NewPublisher(share.Config{URL: url, Team: team, Scope: "repo", Machine: "m1", Logs: ws.Logs,
+			DB: db, Poll: 50 * time.Millisecond})
+	})
+}
+
+// subscribe runs a subscriber on the workspace's index until check (of
+// the index) is true.
+func subscribe(t *testing.T, ws workspace.Layout, url, team string, check func(*index.DB) bool) {
+	t.Helper()
+	var db *index.DB
+	runView(t, ws, func() bool { return check(db) }, func(d *index.DB) interface {
+		Run(context.Context) error
+		Report(context.Context) any
+	} {
+		db = d
+		cfg := share.Config{URL: url, Team: team, Scope: "repo", Machine: "m2", Logs: ws.Logs, DB: d, Poll: 50 * time.Millisecond}
+		return subView{share.NewSubscriber(cfg, share.Hooks{})}
+	})
+}
+
+type subView struct{ *share.Subscriber }
+
+func (s subView) Report(context.Context) any {
+	var r share.Report
+	s.Fill(&r)
+	return r
+}
+
+func runView(t *testing.T, ws workspace.Layout, check func() bool, newView func(*index.DB) interface {
+	Run(context.Context) error
+	Report(context.Context) any
+}) {
+	t.Helper()
 	eng, err := engine.Open(ws, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer eng.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	pub := share.NewPublisher(share.Config{URL: url, Team: team, Scope: "repo", Machine: "m1", Logs: ws.Logs,
-		DB: eng.DB(), Poll: 50 * time.Millisecond})
+	v := newView(eng.DB())
 	done := make(chan error, 1)
-	go func() { done <- pub.Run(ctx) }()
+	go func() { done <- v.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 	deadline := time.Now().Add(30 * time.Second)
 	for !check() {
 		if time.Now().After(deadline) {
-			t.Fatalf("publisher: not there after 30 s: %+v", pub.Report(context.Background()))
+			t.Fatalf("not there after 30 s: %+v", v.Report(context.Background())) // the check's caller says more
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -93,7 +135,7 @@ func publish(t *testing.T, ws workspace.Layout, url, team string, check func() b
 // shipping step) still leaves PostgreSQL when the publisher starts again,
 // and a subscriber is told; the index's queue is empty afterwards.
 func TestRemovedLinesDurable(t *testing.T) {
-	url := teamDB(t, "t1")
+	url := teamDB(t, "t1", "alice")[0]
 	ws := workspace.At(t.TempDir())
 	if err := ws.PrepareLogs(); err != nil {
 		t.Fatal(err)
@@ -125,5 +167,55 @@ func TestRemovedLinesDurable(t *testing.T) {
 	defer eng.Close()
 	if q, err := eng.DB().ShareRemoved(context.Background(), 10); err != nil || len(q) != 0 {
 		t.Errorf("queue after the removal was recorded: %+v %v", q, err)
+	}
+}
+
+// TestChangedLineKeepsID: a line changed in place that keeps its producer
+// id ships again under a new row after its old row's removal; a teammate
+// who pulls the new row before applying the removal keeps the new version
+// (the removal names the old row; the pull replaces the old version).
+func TestChangedLineKeepsID(t *testing.T) {
+	urls := teamDB(t, "t1", "alice", "bob")
+	alice, bob := workspace.At(t.TempDir()), workspace.At(t.TempDir())
+	for _, ws := range []workspace.Layout{alice, bob} {
+		if err := ws.PrepareLogs(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := filepath.Join(alice.Logs, "a.jsonl")
+	writeInPlace(t, log, exchangeLine("p1", "s1", "we pick MySQL"), exchangeLine("p2", "s1", "other"))
+	ingest(t, alice)
+	ingest(t, bob)
+	publish(t, alice, urls[0], "t1", func() bool { return sharetest.QueryInt(t, urls[0], `SELECT count(*) FROM continuity_events`) == 2 })
+	texts := func(db *index.DB) string {
+		evs, err := db.EventsBySession(context.Background(), "s1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range evs {
+			out = append(out, e.EventID+"="+e.User)
+		}
+		sort.Strings(out)
+		return strings.Join(out, ",")
+	}
+	subscribe(t, bob, urls[1], "t1", func(db *index.DB) bool { return texts(db) == "p1=we pick MySQL,p2=other" })
+
+	// Alice changes the line, keeping its id; both its removal and its
+	// new row are in PostgreSQL before bob's next step.
+	writeInPlace(t, log, exchangeLine("p1", "s1", "we pick PostgreSQL"), exchangeLine("p2", "s1", "other"))
+	ingest(t, alice)
+	publish(t, alice, urls[0], "t1", func() bool {
+		return sharetest.QueryInt(t, urls[0], `SELECT count(*) FROM continuity_events WHERE id = 'p1' AND user_text LIKE '%PostgreSQL%'`) == 1
+	})
+	subscribe(t, bob, urls[1], "t1", func(db *index.DB) bool { return texts(db) == "p1=we pick PostgreSQL,p2=other" })
+	// The removal, applied after the pull, left the new version alone.
+	eng, err := engine.Open(bob, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	if got := texts(eng.DB()); got != "p1=we pick PostgreSQL,p2=other" {
+		t.Errorf("bob's index: %s", got)
 	}
 }

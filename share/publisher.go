@@ -404,8 +404,9 @@ func (p *Publisher) pushRemovedLines(ctx context.Context, c *pgx.Conn, origin st
 	defer tx.Rollback(context.WithoutCancel(ctx))
 	if _, err := tx.Exec(ctx, `WITH gone AS (
 			DELETE FROM continuity_events WHERE team = $1 AND origin = $2 AND origin_row = ANY($3::bigint[])
-			RETURNING scope, session, id)
-		INSERT INTO continuity_removals (team, scope, session, event_id) SELECT $1, scope, session, id FROM gone`,
+			RETURNING scope, session, id, origin_row)
+		INSERT INTO continuity_removals (team, scope, session, event_id, origin, origin_row)
+		SELECT $1, scope, session, id, $2, origin_row FROM gone`,
 		p.cfg.Team, origin, rows); err != nil {
 		return p.conn.fail("record removed lines", err)
 	}
