@@ -110,7 +110,10 @@ func (db *DB) DeleteSharedVersions(ctx context.Context, vs []SharedVersion) ([]i
 		if err != nil {
 			return nil, fmt.Errorf("index: a teammate's removed line: %w", err)
 		}
-		if !IsShared(path) || !strings.HasSuffix(path, "/"+v.Origin) || (end == v.Row) == v.Other {
+		// Other: any version pulled from a teammate but this one (ids
+		// are unique in the team's database: that other row is gone).
+		same := strings.HasSuffix(path, "/"+v.Origin) && end == v.Row
+		if !IsShared(path) || same == v.Other {
 			continue
 		}
 		ids = append(ids, v.EventID)
@@ -119,4 +122,29 @@ func (db *DB) DeleteSharedVersions(ctx context.Context, vs []SharedVersion) ([]i
 		return nil, nil
 	}
 	return db.DeleteEventsByID(ctx, ids)
+}
+
+// HeldIDs reports which of ids this index holds as events.
+func (db *DB) HeldIDs(ctx context.Context, ids []string) (map[string]bool, error) {
+	held := map[string]bool{}
+	for start := 0; start < len(ids); start += inChunk {
+		chunk := ids[start:min(start+inChunk, len(ids))]
+		rows, err := db.r.QueryContext(ctx, `SELECT event_id FROM events WHERE event_id IN (`+placeholders(len(chunk))+`)`, stringArgs(chunk)...)
+		if err != nil {
+			return nil, fmt.Errorf("index: held ids: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("index: held ids: %w", err)
+			}
+			held[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("index: held ids: %w", err)
+		}
+	}
+	return held, nil
 }

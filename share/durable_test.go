@@ -219,3 +219,82 @@ func TestChangedLineKeepsID(t *testing.T) {
 		t.Errorf("bob's index: %s", got)
 	}
 }
+
+// TestRebuildTakesOver: a workspace whose index was rebuilt (the cache
+// deleted) takes over what it shipped before: a line changed after the
+// rebuild ships in its new form, a line removed after it leaves
+// PostgreSQL (and the teammate's index), the pre-rebuild rows are not
+// left behind, and the workspace never pulls its own rows back.
+func TestRebuildTakesOver(t *testing.T) {
+	urls := teamDB(t, "t1", "alice", "bob")
+	alice, bob := workspace.At(t.TempDir()), workspace.At(t.TempDir())
+	for _, ws := range []workspace.Layout{alice, bob} {
+		if err := ws.PrepareLogs(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := filepath.Join(alice.Logs, "a.jsonl")
+	writeInPlace(t, log, exchangeLine("p1", "s1", "one"), exchangeLine("p2", "s1", "we pick MySQL"), exchangeLine("p3", "s1", "three"),
+		exchangeLine("q1", "s2", "made private after it shipped"))
+	ingest(t, alice)
+	ingest(t, bob)
+	publish(t, alice, urls[0], "t1", func() bool { return sharetest.QueryInt(t, urls[0], `SELECT count(*) FROM continuity_events`) == 4 })
+	if _, err := share.MarkPrivate(alice.Logs, "s2"); err != nil {
+		t.Fatal(err)
+	}
+	bobHolds := func(want string) func(*index.DB) bool {
+		return func(db *index.DB) bool {
+			evs, err := db.EventsBySession(context.Background(), "s1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, e := range evs {
+				out = append(out, e.EventID+"="+e.User)
+			}
+			sort.Strings(out)
+			return strings.Join(out, ",") == want
+		}
+	}
+	subscribe(t, bob, urls[1], "t1", bobHolds("p1=one,p2=we pick MySQL,p3=three"))
+
+	// The cache deleted, the index rebuilt from the logs; then an edit.
+	if err := os.RemoveAll(alice.Cache); err != nil {
+		t.Fatal(err)
+	}
+	ingest(t, alice)
+	writeInPlace(t, log, exchangeLine("p1", "s1", "one"), exchangeLine("p2", "s1", "we pick PostgreSQL"),
+		exchangeLine("q1", "s2", "made private after it shipped"))
+	ingest(t, alice)
+	rows := func() string {
+		return strings.Join(sharetest.Strings(t, urls[0], `SELECT id || '=' || user_text FROM continuity_events WHERE session = 's1' ORDER BY id`), ",")
+	}
+	publish(t, alice, urls[0], "t1", func() bool { return rows() == "p1=one,p2=we pick PostgreSQL" })
+	if n := sharetest.QueryInt(t, urls[0], `SELECT count(DISTINCT origin) FROM continuity_events WHERE session = 's1'`); n != 1 {
+		t.Errorf("rows under %d origins, want the rebuilt index's only", n)
+	}
+	// The private session's row stays shipped (under the old origin) until
+	// forgotten, as documented.
+	if n := sharetest.QueryInt(t, urls[0], `SELECT count(*) FROM continuity_events WHERE session = 's2'`); n != 1 {
+		t.Errorf("the session made private: %d rows", n)
+	}
+	subscribe(t, bob, urls[1], "t1", bobHolds("p1=one,p2=we pick PostgreSQL"))
+
+	// Alice's own subscriber pulls nothing of hers back.
+	eng, err := engine.Open(alice, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	sub := share.NewSubscriber(share.Config{URL: urls[0], Team: "t1", Scope: "repo", Machine: "m1", Logs: alice.Logs, DB: eng.DB()}, share.Hooks{})
+	for more := true; more; {
+		if more, err = sub.Step(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var r share.Report
+	sub.Fill(&r)
+	if r.Pulled != 0 {
+		t.Errorf("alice pulled %d of her own events back", r.Pulled)
+	}
+}

@@ -92,8 +92,11 @@ func (s *Subscriber) Step(ctx context.Context) (bool, error) {
 		shipped            int64
 	}
 	var origins []origin
+	// Never this index's own origin, nor the origins of this workspace
+	// before its index was rebuilt (its own events, place.go).
 	rows, err := c.Query(ctx, `SELECT id, owner, machine, shipped FROM continuity_origins
-		WHERE team = $1 AND scope = $2 AND id <> $3 ORDER BY id`, s.cfg.Team, s.cfg.Scope, self)
+		WHERE team = $1 AND scope = $2 AND id <> $3 AND NOT (owner = current_user AND place IS NOT DISTINCT FROM $4)
+		ORDER BY id`, s.cfg.Team, s.cfg.Scope, self, s.cfg.place())
 	if err != nil {
 		return false, s.conn.fail("list the teammates' origins", err)
 	}
