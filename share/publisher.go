@@ -175,6 +175,19 @@ type Report struct {
 // Step ships the next batch of events (and records the forgets and
 // removed lines not recorded yet).
 func (p *Publisher) Step(ctx context.Context) (bool, error) {
+	p.mu.Lock()
+	queueOn := p.queueOn
+	p.mu.Unlock()
+	if !queueOn {
+		// Before any row ships, and while the database is down too: from
+		// now on an edit's removed lines are queued durably in the index.
+		if err := p.cfg.DB.EnableShareQueue(ctx); err != nil {
+			return false, err
+		}
+		p.mu.Lock()
+		p.queueOn = true
+		p.mu.Unlock()
+	}
 	c, err := p.conn.get(ctx)
 	if err != nil {
 		return false, err
@@ -185,18 +198,7 @@ func (p *Publisher) Step(ctx context.Context) (bool, error) {
 	}
 	p.mu.Lock()
 	p.origin = origin
-	queueOn := p.queueOn
 	p.mu.Unlock()
-	if !queueOn {
-		// Before any row ships: from now on an edit's removed lines are
-		// queued durably in the index.
-		if err := p.cfg.DB.EnableShareQueue(ctx); err != nil {
-			return false, err
-		}
-		p.mu.Lock()
-		p.queueOn = true
-		p.mu.Unlock()
-	}
 	if _, err := c.Exec(ctx, `INSERT INTO continuity_origins (team, id, scope, machine, place) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (team, id) DO NOTHING`, p.cfg.Team, origin, p.cfg.Scope, p.cfg.Machine, p.cfg.place()); err != nil {
 		return false, p.conn.fail("register this workspace's origin", err)
