@@ -585,6 +585,9 @@ func deleteEvents(ctx context.Context, tx *sql.Tx, rows []int64) error {
 			return err
 		}
 	}
+	if err := queueShareRemovals(ctx, tx, rows); err != nil {
+		return fmt.Errorf("team memory's queue: %w", err)
+	}
 	// Links first: session_links.event references events.
 	if err := execChunks(ctx, tx, `DELETE FROM session_links WHERE event IN (%s)`, rows); err != nil {
 		return fmt.Errorf("links: %w", err)

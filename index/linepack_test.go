@@ -125,7 +125,7 @@ func TestMigratePackedLines(t *testing.T) {
 	})
 	db := openTest(t, dir)
 	defer db.Close()
-	if v, _ := userVersion(ctx, db.w); v != SchemaVersion() || v != 11 {
+	if v, _ := userVersion(ctx, db.w); v != SchemaVersion() || v < 11 {
 		t.Fatalf("user_version %d after migration", v)
 	}
 	var after int64

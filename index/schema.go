@@ -358,6 +358,15 @@ CREATE TABLE vectors (
 	// read. packStoredLines (migrationSteps) packs the lines stored
 	// before; there is no SQL to run.
 	`SELECT 1;`,
+	// 12: team memory's queue of removed lines (share_queue.go): the
+	// events of this machine an edit in place deleted, recorded in the
+	// edit's own transaction once the workspace shares, until the
+	// publisher has removed them from PostgreSQL.
+	`CREATE TABLE IF NOT EXISTS share_removed (
+	id       INTEGER PRIMARY KEY, -- the deleted event's row id
+	event_id TEXT    NOT NULL,
+	session  TEXT
+);`,
 }
 
 // migrationSteps are the steps of a migration done in Go, in the same

@@ -75,15 +75,18 @@ type Publisher struct {
 	red  *redact.Redactor
 	conn *pgConn
 
-	mu       sync.Mutex
-	shipped  int64 // the origin's shipped row, as last read
-	events   int64 // shipped by this process
-	lastErr  string
-	lastOK   time.Time
-	removals []removal        // removed lines not yet recorded in PostgreSQL
-	pushed   map[string]int64 // forgets recorded in PostgreSQL (session: at)
-	origin   string
-	sub      *Subscriber
+	mu      sync.Mutex
+	shipped int64 // the origin's shipped row, as last read
+	events  int64 // shipped by this process
+	lastErr string
+	lastOK  time.Time
+	pushed  map[string]int64 // forgets recorded in PostgreSQL (session: at)
+	queueOn bool             // the index queues removed lines (EnableShareQueue)
+	// reconciled: the rows of this workspace's previous origins (before a
+	// rebuild) were reconciled with the index (place.go), by Step only.
+	reconciled bool
+	origin     string
+	sub        *Subscriber
 	// adminOK are the teammates' sessions a team admin asked to forget
 	// (CheckForget): their forget is recorded for the team.
 	adminOK map[string]bool
@@ -118,31 +121,13 @@ func (p *Publisher) Run(ctx context.Context) error {
 	}, p.Step)
 }
 
-// removal is a removed line to record in PostgreSQL.
-type removal struct{ session, id string }
-
-// Remove records what the index deleted: forgotten sessions (also
-// recorded by the index, and pushed from there at each step, so a crash
-// loses none) and removed lines (kept in memory until recorded).
+// Remove is told what the index deleted: forgotten sessions (recorded by
+// the index) and removed lines (queued by the index in the transaction
+// that deleted them, index.EnableShareQueue). Both are pushed from the
+// index at each step, so a crash loses none.
 func (p *Publisher) Remove(ctx context.Context, r follow.Removal) error {
-	if len(r.Rows) > 0 {
-		// The rows are gone from the index; their ids are in PostgreSQL
-		// under this origin.
-		p.mu.Lock()
-		p.removals = append(p.removals, rowRemovals(r.Rows)...)
-		p.mu.Unlock()
-	}
 	p.kick.Notify()
 	return nil
-}
-
-// rowRemovals marks rows of this origin; resolved to ids when recorded.
-func rowRemovals(rows []int64) []removal {
-	out := make([]removal, len(rows))
-	for i, r := range rows {
-		out[i] = removal{id: fmt.Sprintf("#%d", r)}
-	}
-	return out
 }
 
 // Report says how shipping stands: the backlog (events not shipped yet,
@@ -190,6 +175,19 @@ type Report struct {
 // Step ships the next batch of events (and records the forgets and
 // removed lines not recorded yet).
 func (p *Publisher) Step(ctx context.Context) (bool, error) {
+	p.mu.Lock()
+	queueOn := p.queueOn
+	p.mu.Unlock()
+	if !queueOn {
+		// Before any row ships, and while the database is down too: from
+		// now on an edit's removed lines are queued durably in the index.
+		if err := p.cfg.DB.EnableShareQueue(ctx); err != nil {
+			return false, err
+		}
+		p.mu.Lock()
+		p.queueOn = true
+		p.mu.Unlock()
+	}
 	c, err := p.conn.get(ctx)
 	if err != nil {
 		return false, err
@@ -201,11 +199,15 @@ func (p *Publisher) Step(ctx context.Context) (bool, error) {
 	p.mu.Lock()
 	p.origin = origin
 	p.mu.Unlock()
-	if _, err := c.Exec(ctx, `INSERT INTO continuity_origins (team, id, scope, machine) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (team, id) DO NOTHING`, p.cfg.Team, origin, p.cfg.Scope, p.cfg.Machine); err != nil {
+	if _, err := c.Exec(ctx, `INSERT INTO continuity_origins (team, id, scope, machine, place) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (team, id) DO NOTHING`, p.cfg.Team, origin, p.cfg.Scope, p.cfg.Machine, p.cfg.place()); err != nil {
 		return false, p.conn.fail("register this workspace's origin", err)
 	}
-	if err := p.pushRemovals(ctx, c, origin); err != nil {
+	prev, err := p.previousOrigins(ctx, c, origin)
+	if err != nil {
+		return false, err
+	}
+	if err := p.pushRemovals(ctx, c, origin, prev); err != nil {
 		return false, err
 	}
 	var shipped int64
@@ -216,11 +218,20 @@ func (p *Publisher) Step(ctx context.Context) (bool, error) {
 	p.shipped = shipped
 	p.mu.Unlock()
 	evs, err := p.cfg.DB.EventsAfter(ctx, shipped, p.cfg.Batch)
-	if err != nil || len(evs) == 0 {
-		if err == nil {
-			p.markOK()
-		}
+	if err != nil {
 		return false, err
+	}
+	if len(evs) == 0 {
+		if len(prev) > 0 && !p.reconciled {
+			// Once per start, when caught up: a row removed here that
+			// the index reads later ships again under this origin.
+			if err := p.reconcile(ctx, c, prev); err != nil {
+				return false, err
+			}
+			p.reconciled = true
+		}
+		p.markOK()
+		return false, nil
 	}
 	private, err := ReadPrivate(p.cfg.Logs)
 	if err != nil {
@@ -228,7 +239,7 @@ func (p *Publisher) Step(ctx context.Context) (bool, error) {
 	}
 	rows := p.shippable(evs, private)
 	last := evs[len(evs)-1].Row
-	if err := p.ship(ctx, c, origin, shipped, last, rows); err != nil {
+	if err := p.ship(ctx, c, origin, prev, shipped, last, rows); err != nil {
 		return false, err
 	}
 	p.mu.Lock()
@@ -317,12 +328,21 @@ var ErrFenced = errors.New("share: another daemon of this workspace shipped thes
 
 // ship inserts the rows and moves the origin's checkpoint from expected
 // to last in one transaction.
-func (p *Publisher) ship(ctx context.Context, c *pgx.Conn, origin string, expected, last int64, r *columns) error {
+func (p *Publisher) ship(ctx context.Context, c *pgx.Conn, origin string, prev []string, expected, last int64, r *columns) error {
 	tx, err := c.Begin(ctx)
 	if err != nil {
 		return p.conn.fail("ship", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
+	if len(prev) > 0 && len(r.row) > 0 {
+		// A rebuilt index takes over what its previous origins shipped:
+		// their rows of these ids go (a removal each, for the
+		// subscribers), the current version ships below.
+		if err := removeRows(ctx, tx, p.cfg.Team, `scope = $2 AND origin = ANY($3::text[]) AND id = ANY($4::text[])`,
+			p.cfg.Scope, prev, r.id); err != nil {
+			return p.conn.fail("ship: take over the rows of this workspace's index before its rebuild", err)
+		}
+	}
 	if len(r.row) > 0 {
 		if _, err := tx.Exec(ctx, `INSERT INTO continuity_events
 			(team, scope, origin, machine, origin_row, id, session, kind, ts, user_text, ai_text, reason, previous_session, agent)
@@ -354,7 +374,7 @@ func (p *Publisher) ship(ctx context.Context, c *pgx.Conn, origin string, expect
 // pushRemovals records in PostgreSQL the forgets of this index not
 // recorded yet (this machine's own sessions: the row deletes its events,
 // and tells every subscriber) and the removed lines.
-func (p *Publisher) pushRemovals(ctx context.Context, c *pgx.Conn, origin string) error {
+func (p *Publisher) pushRemovals(ctx context.Context, c *pgx.Conn, origin string, prev []string) error {
 	forgets, err := p.cfg.DB.Forgets(ctx)
 	if err != nil {
 		return err
@@ -373,40 +393,53 @@ func (p *Publisher) pushRemovals(ctx context.Context, c *pgx.Conn, origin string
 		p.pushed[s] = f.At
 		p.mu.Unlock()
 	}
-	p.mu.Lock()
-	rem := p.removals
-	p.mu.Unlock()
-	if len(rem) == 0 {
-		return nil
-	}
-	rows := make([]int64, 0, len(rem))
-	for _, r := range rem {
-		var n int64
-		if _, err := fmt.Sscanf(r.id, "#%d", &n); err == nil {
-			rows = append(rows, n)
+	for {
+		rem, err := p.cfg.DB.ShareRemoved(ctx, 1000)
+		if err != nil || len(rem) == 0 {
+			return err
 		}
+		if err := p.pushRemovedLines(ctx, c, origin, prev, rem); err != nil {
+			return err
+		}
+		rows := make([]int64, len(rem))
+		for i, r := range rem {
+			rows[i] = r.Row
+		}
+		// Only now that PostgreSQL committed: a crash before this line
+		// removes them again, which changes nothing.
+		if err := p.cfg.DB.DropShareRemoved(ctx, rows); err != nil {
+			return err
+		}
+		if len(rem) < 1000 {
+			return nil
+		}
+	}
+}
+
+// pushRemovedLines deletes the shipped rows of removed lines of this
+// index and records their removals for the subscribers, in one
+// transaction.
+func (p *Publisher) pushRemovedLines(ctx context.Context, c *pgx.Conn, origin string, prev []string, rem []index.SharedRemoval) error {
+	rows := make([]int64, len(rem))
+	ids := make([]string, len(rem))
+	for i, r := range rem {
+		rows[i], ids[i] = r.Row, r.EventID
 	}
 	tx, err := c.Begin(ctx)
 	if err != nil {
 		return p.conn.fail("record removed lines", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	if _, err := tx.Exec(ctx, `WITH gone AS (
-			DELETE FROM continuity_events WHERE team = $1 AND origin = $2 AND origin_row = ANY($3::bigint[])
-			RETURNING scope, session, id)
-		INSERT INTO continuity_removals (team, scope, session, event_id) SELECT $1, scope, session, id FROM gone`,
-		p.cfg.Team, origin, rows); err != nil {
-		return p.conn.fail("record removed lines", err)
-	}
-	if err := notify(ctx, tx, p.cfg.Team); err != nil {
+	// The row version this index shipped, or one its previous origins
+	// (before a rebuild, place.go: no longer shipping) shipped of that id.
+	if err := removeRows(ctx, tx, p.cfg.Team, `(origin = $2 AND origin_row = ANY($3::bigint[])
+		OR scope = $4 AND origin = ANY($5::text[]) AND id = ANY($6::text[]))`,
+		origin, rows, p.cfg.Scope, prev, ids); err != nil {
 		return p.conn.fail("record removed lines", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return p.conn.fail("record removed lines", err)
 	}
-	p.mu.Lock()
-	p.removals = p.removals[len(rem):]
-	p.mu.Unlock()
 	return nil
 }
 

@@ -92,6 +92,14 @@ CREATE TABLE IF NOT EXISTS continuity_removals (
 	xid      xid8 NOT NULL DEFAULT pg_current_xact_id()
 );
 CREATE UNIQUE INDEX IF NOT EXISTS continuity_removals_session ON continuity_removals (team, scope, session) WHERE event_id IS NULL;
+-- A removed line names the row version it removes (its origin and row): a
+-- changed line that kept its id ships again under a new row, which the
+-- removal of the old one must leave alone.
+ALTER TABLE continuity_removals ADD COLUMN IF NOT EXISTS origin text, ADD COLUMN IF NOT EXISTS origin_row bigint;
+-- Where an origin's index lives (a hash of the machine and the workspace's
+-- path): a rebuilt index is a new origin of the same place, which takes
+-- over the rows its previous origins shipped.
+ALTER TABLE continuity_origins ADD COLUMN IF NOT EXISTS place text;
 
 DO $$ BEGIN
 	IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'continuity_member') THEN

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -91,8 +92,11 @@ func (s *Subscriber) Step(ctx context.Context) (bool, error) {
 		shipped            int64
 	}
 	var origins []origin
+	// Never this index's own origin, nor the origins of this workspace
+	// before its index was rebuilt (its own events, place.go).
 	rows, err := c.Query(ctx, `SELECT id, owner, machine, shipped FROM continuity_origins
-		WHERE team = $1 AND scope = $2 AND id <> $3 ORDER BY id`, s.cfg.Team, s.cfg.Scope, self)
+		WHERE team = $1 AND scope = $2 AND id <> $3 AND NOT (owner = current_user AND place IS NOT DISTINCT FROM $4)
+		ORDER BY id`, s.cfg.Team, s.cfg.Scope, self, s.cfg.place())
 	if err != nil {
 		return false, s.conn.fail("list the teammates' origins", err)
 	}
@@ -135,11 +139,15 @@ func (s *Subscriber) Step(ctx context.Context) (bool, error) {
 // OriginPath is the path of the generation holding an origin's events:
 // whose they are and from which machine (results show it as their file).
 func OriginPath(owner, machine, origin string) string {
-	short := origin
-	if len(short) > 8 {
-		short = short[:8]
+	return index.SharedPrefix + owner + "@" + machine + "/" + shortOrigin(origin)
+}
+
+// shortOrigin is the origin as its generation's path ends.
+func shortOrigin(origin string) string {
+	if len(origin) > 8 {
+		return origin[:8]
 	}
-	return index.SharedPrefix + owner + "@" + machine + "/" + short
+	return origin
 }
 
 // pull commits the origin's next rows, up to shipped (every row up to it
@@ -187,6 +195,17 @@ func (s *Subscriber) pull(ctx context.Context, c *pgx.Conn, g watcher.Generation
 	if err := rows.Err(); err != nil {
 		return false, s.conn.fail("pull", err)
 	}
+	// A row whose id this index holds from the same origin at another
+	// row is a changed line that kept its id: its old row is gone from
+	// PostgreSQL (ids are unique there), so its old version goes here too,
+	// before the new one is committed (else taken for a duplicate).
+	stale, err := s.cfg.DB.DeleteSharedVersions(ctx, versions(g.Path, lines))
+	if err != nil {
+		return false, err
+	}
+	if len(stale) > 0 && s.hooks.Removed != nil {
+		s.hooks.Removed(ctx, stale)
+	}
 	full := len(lines) == s.cfg.Batch
 	if !full {
 		last = shipped // rows removed since: nothing more up to shipped
@@ -217,7 +236,7 @@ func (s *Subscriber) applyRemovals(ctx context.Context, c *pgx.Conn) error {
 	}
 	from, _ := strconv.ParseInt(v, 10, 64)
 	rows, err := c.Query(ctx, `SELECT seq, session, coalesce(event_id, ''), at,
-		xid < pg_snapshot_xmin(pg_current_snapshot()) FROM continuity_removals
+		xid < pg_snapshot_xmin(pg_current_snapshot()), coalesce(origin, ''), coalesce(origin_row, 0) FROM continuity_removals
 		WHERE team = $1 AND scope = $2 AND seq > $3 ORDER BY seq LIMIT 1000`, s.cfg.Team, s.cfg.Scope, from)
 	if err != nil {
 		return s.conn.fail("pull the removals", err)
@@ -227,11 +246,13 @@ func (s *Subscriber) applyRemovals(ctx context.Context, c *pgx.Conn) error {
 		session, event string
 		at             time.Time
 		settled        bool
+		origin         string
+		row            int64
 	}
 	var rems []rem
 	for rows.Next() {
 		var r rem
-		if err := rows.Scan(&r.seq, &r.session, &r.event, &r.at, &r.settled); err != nil {
+		if err := rows.Scan(&r.seq, &r.session, &r.event, &r.at, &r.settled, &r.origin, &r.row); err != nil {
 			rows.Close()
 			return s.conn.fail("pull the removals", err)
 		}
@@ -243,10 +264,10 @@ func (s *Subscriber) applyRemovals(ctx context.Context, c *pgx.Conn) error {
 	}
 	cp := from
 	settled := true
-	var ids []string
+	var ids []index.SharedVersion
 	for _, r := range rems {
 		if r.event != "" {
-			ids = append(ids, r.event)
+			ids = append(ids, index.SharedVersion{EventID: r.event, Origin: shortOrigin(r.origin), Row: r.row})
 		} else if s.hooks.Forget != nil {
 			if err := s.hooks.Forget(ctx, r.session, r.at); err != nil {
 				return fmt.Errorf("share: forget %s (forgotten by its owner): %w", r.session, err)
@@ -257,7 +278,7 @@ func (s *Subscriber) applyRemovals(ctx context.Context, c *pgx.Conn) error {
 		}
 	}
 	if len(ids) > 0 {
-		gone, err := s.cfg.DB.DeleteEventsByID(ctx, ids)
+		gone, err := s.cfg.DB.DeleteSharedVersions(ctx, ids)
 		if err != nil {
 			return err
 		}
@@ -293,4 +314,19 @@ func (s *Subscriber) listen(ctx context.Context, kick follow.Kick) {
 		case <-time.After(2 * time.Second):
 		}
 	}
+}
+
+// versions lists, for each pulled line, the older versions of its id
+// that generation path may hold (any row but the line's).
+func versions(path string, lines []watcher.Line) []index.SharedVersion {
+	out := make([]index.SharedVersion, 0, len(lines))
+	for _, l := range lines {
+		var ev struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(l.Data, &ev) == nil && ev.ID != "" {
+			out = append(out, index.SharedVersion{EventID: ev.ID, Origin: path[strings.LastIndexByte(path, '/')+1:], Row: l.End, Other: true})
+		}
+	}
+	return out
 }
