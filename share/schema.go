@@ -369,6 +369,8 @@ func describe(cfg *pgx.ConnConfig, what string, err error) error {
 		hint = ": wrong password: set it in PGPASSFILE (~/.pgpass) or PGPASSWORD"
 	case errors.As(err, &pe) && pe.Code == "42P01":
 		hint = ": the schema is missing: run 'continuity share init --db URL' as the database's owner"
+	case strings.Contains(msg, "tls error") || strings.Contains(msg, "tls: ") || strings.Contains(msg, "x509: "):
+		hint = ": TLS failed: the server refused TLS or its certificate did not verify; check sslmode in the URL (disable, require, verify-full) and the server's certificate"
 	case pgconn.SafeToRetry(err) || strings.Contains(msg, "connect"):
 		hint = ": is the server up and reachable? the daemon keeps working locally and ships when it is back"
 	}
