@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/praxis-os/continuity/follow"
 )
 
 // pgConn is one connection, opened on first use and again after a
@@ -91,4 +93,20 @@ func URLHasPassword(url string) bool {
 		return false
 	}
 	return strings.Contains(url, cfg.Password) && (strings.Contains(url, ":"+cfg.Password+"@") || strings.Contains(url, "password="))
+}
+
+// retryPolicy is how the publisher and the subscriber follow the database:
+// a step every cfg.Poll when idle, and after a failure a growing pause
+// (0.5 s to 30 s, jittered) with the error recorded for status (record)
+// and logged as warn at the first attempt and every tenth.
+func retryPolicy(cfg Config, warn string, record func(err string)) follow.Policy {
+	return follow.Policy{
+		IdlePoll: cfg.Poll, MinBackoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second, Jitter: 0.2,
+		OnError: func(err error, retry time.Duration, attempt int) {
+			record(err.Error())
+			if attempt == 1 || attempt%10 == 0 {
+				cfg.Logger.Warn(warn, "err", err, "retry_in", retry, "attempt", attempt)
+			}
+		},
+	}
 }

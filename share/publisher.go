@@ -108,17 +108,11 @@ func (p *Publisher) Notify() { p.kick.Notify() }
 // Run ships until ctx ends.
 func (p *Publisher) Run(ctx context.Context) error {
 	defer p.conn.close()
-	return follow.Loop(ctx, p.kick, follow.Policy{
-		IdlePoll: p.cfg.Poll, MinBackoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second, Jitter: 0.2,
-		OnError: func(err error, retry time.Duration, attempt int) {
-			p.mu.Lock()
-			p.lastErr = err.Error()
-			p.mu.Unlock()
-			if attempt == 1 || attempt%10 == 0 {
-				p.cfg.Logger.Warn("team memory: cannot ship (kept locally, shipped when the database is back)", "err", err, "retry_in", retry, "attempt", attempt)
-			}
-		},
-	}, p.Step)
+	return follow.Loop(ctx, p.kick, retryPolicy(p.cfg, "team memory: cannot ship (kept locally, shipped when the database is back)", func(e string) {
+		p.mu.Lock()
+		p.lastErr = e
+		p.mu.Unlock()
+	}), p.Step)
 }
 
 // Remove is told what the index deleted: forgotten sessions (recorded by

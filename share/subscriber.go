@@ -55,17 +55,11 @@ func (s *Subscriber) Run(ctx context.Context) error {
 	done := make(chan struct{})
 	defer func() { <-done }()
 	go func() { defer close(done); s.listen(ctx, kick) }()
-	return follow.Loop(ctx, kick, follow.Policy{
-		IdlePoll: s.cfg.Poll, MinBackoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second, Jitter: 0.2,
-		OnError: func(err error, retry time.Duration, attempt int) {
-			s.mu.Lock()
-			s.lastErr = err.Error()
-			s.mu.Unlock()
-			if attempt == 1 || attempt%10 == 0 {
-				s.cfg.Logger.Warn("team memory: cannot pull teammates' events (local memory unaffected)", "err", err, "retry_in", retry, "attempt", attempt)
-			}
-		},
-	}, s.Step)
+	return follow.Loop(ctx, kick, retryPolicy(s.cfg, "team memory: cannot pull teammates' events (local memory unaffected)", func(e string) {
+		s.mu.Lock()
+		s.lastErr = e
+		s.mu.Unlock()
+	}), s.Step)
 }
 
 // Fill adds the subscriber's figures to a publisher's report.
