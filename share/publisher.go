@@ -163,7 +163,11 @@ type Report struct {
 	LastShipped time.Time `json:"last_shipped,omitzero"`
 	LastError   string    `json:"last_error,omitempty"`
 	Pulled      int64     `json:"pulled_since_start"`
-	PullError   string    `json:"pull_error,omitempty"`
+	// PullRounds counts the subscriber's whole rounds (every teammate's
+	// origin read, the removals applied): a caught-up signal for tests
+	// and for status readers who wait for the next round.
+	PullRounds int64  `json:"pull_rounds"`
+	PullError  string `json:"pull_error,omitempty"`
 }
 
 // Step ships the next batch of events (and records the forgets and

@@ -38,6 +38,7 @@ type Subscriber struct {
 
 	mu      sync.Mutex
 	pulled  int64
+	rounds  int64 // full steps done: origins listed, pulled, removals applied
 	lastErr string
 	origins int
 }
@@ -67,6 +68,7 @@ func (s *Subscriber) Fill(r *Report) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r.Pulled = s.pulled
+	r.PullRounds = s.rounds
 	r.PullError = s.lastErr
 }
 
@@ -127,6 +129,9 @@ func (s *Subscriber) Step(ctx context.Context) (bool, error) {
 	if err := s.applyRemovals(ctx, c); err != nil {
 		return false, err
 	}
+	s.mu.Lock()
+	s.rounds++
+	s.mu.Unlock()
 	return more, nil
 }
 

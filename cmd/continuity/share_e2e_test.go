@@ -181,6 +181,17 @@ func TestShareTeamMemory(t *testing.T) {
 		sh := c.ws.statusEnv(c.env).Share
 		return sh != nil && sh.Shipped > 0 && sh.Backlog == 0
 	})
+	// Two whole pull rounds of carol's begun after alice's rows were
+	// committed (bob holds them): had her role read them, she would hold
+	// them now.
+	rounds := func() int64 {
+		if sh := c.ws.statusEnv(c.env).Share; sh != nil {
+			return sh.PullRounds
+		}
+		return 0
+	}
+	r0 := rounds()
+	poll(t, 30*time.Second, "two pull rounds of carol's", func() bool { return rounds() >= r0+2 })
 	if n, _ := c.pulled(); n != 0 || len(c.search("SKIP LOCKED job queue")) != 0 {
 		t.Errorf("carol (another team) holds %d of t1's events", n)
 	}
