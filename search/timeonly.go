@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/praxis-os/continuity/analyze"
 	"github.com/praxis-os/continuity/logformat"
 )
 
@@ -39,46 +38,14 @@ var activityWords = func() map[string]bool {
 // else (see above), in any mode, within its own Since and Until when it
 // has them; ok is false when it is not a time-only query.
 func (s *Searcher) TimeOnly(q Query) (TimeRef, bool) {
-	if s.opts.TimeWeight < 0 {
-		return TimeRef{}, false
+	if r := s.readQuery(ReadTime(q)); r.only != nil {
+		return *r.only, true
 	}
-	ref, ok := q.timeRef()
-	if !ok {
-		// "what did we do on saturday": a weekday alone, in a query about
-		// nothing else, is the last one (in a query about something, it
-		// names no span: any Saturday).
-		if m := onWeekdayRE.FindStringSubmatch(strings.ToLower(q.Text)); m != nil {
-			if ref, ok = ParseTimeRef("last "+m[2], q.now()); ok {
-				ref.Phrase = m[0]
-			}
-		}
-	}
-	if !ok || !onlyTime(q.Text, ref.Phrase) {
-		return TimeRef{}, false
-	}
-	if !q.Since.IsZero() && q.Since.After(ref.From) {
-		ref.From = q.Since
-	}
-	if !q.Until.IsZero() && q.Until.Before(ref.To) {
-		ref.To = q.Until
-	}
-	return ref, true
+	return TimeRef{}, false
 }
 
 // onWeekdayRE finds a weekday named alone ("on saturday", "saturday").
 var onWeekdayRE = regexp.MustCompile(`\b(on )?` + weekdayRE + `\b`)
-
-// onlyTime reports whether text says nothing but the time phrase names.
-func onlyTime(text, phrase string) bool {
-	rest := strings.Replace(strings.ToLower(text), phrase, " ", 1)
-	for _, w := range analyze.Words(rest) {
-		if analyze.Meaningless(w) || fillerWords[w] || activityWords[w] {
-			continue
-		}
-		return false
-	}
-	return true
-}
 
 // SpanExchanges returns, for a query about nothing but a time (TimeOnly),
 // how many exchanges its span holds under q's other constraints
