@@ -46,8 +46,9 @@ type identTerm struct {
 	weight         float64
 }
 
-// identTerms links each identifier to the query's terms lts.
-func identTerms(ids []queryIdent, lts []lexTerm) []identTerm {
+// identTerms links each identifier of the text a to the query's terms
+// lts.
+func identTerms(a *textAnalysis, lts []lexTerm) []identTerm {
 	var out []identTerm
 	index := map[string]int{}
 	for i, t := range lts {
@@ -55,11 +56,11 @@ func identTerms(ids []queryIdent, lts []lexTerm) []identTerm {
 			index[t.term.Key] = i
 		}
 	}
-	for _, id := range ids {
+	for _, id := range a.ids {
 		it := identTerm{id: id.Identifier}
 		seen := map[int]bool{}
-		add := func(terms []analyze.Term, part bool) {
-			for _, t := range terms {
+		add := func(w string, part bool) {
+			for _, t := range a.dict[w].terms {
 				i, ok := index[t.Key]
 				if !ok || t.Key == "" {
 					continue
@@ -74,11 +75,11 @@ func identTerms(ids []queryIdent, lts []lexTerm) []identTerm {
 				}
 			}
 		}
-		for _, terms := range id.partTerms {
-			add(terms, true)
+		for _, w := range id.partWords {
+			add(w, true)
 		}
-		for _, terms := range id.wordTerms {
-			add(terms, false)
+		for _, w := range id.Words {
+			add(w, false)
 		}
 		if it.weight == 0 {
 			it.weight = 1
@@ -115,19 +116,20 @@ func (it identTerm) strength(termStrength []float64, lts []lexTerm, user, ai str
 // send_reset_email from "send reset email"): the phrase of the words of
 // each that has several, the prefix of a hex hash, the stem of a single
 // word; "" when there is none.
-func identMatch(ids []queryIdent) string {
+func identMatch(ids []queryIdent, dict map[string]queryWord) string {
 	var exprs []string
 	for _, id := range ids {
 		switch {
 		case id.Hex && len(id.Words) == 1:
 			exprs = append(exprs, `"`+id.Words[0]+`"*`)
 		case len(id.Words) == 1:
-			if ts := id.wordTerms[0]; len(ts) == 1 && ts[0].Key != "" {
+			if ts := dict[id.Words[0]].terms; len(ts) == 1 && ts[0].Key != "" {
 				exprs = append(exprs, ts[0].Expr)
 			}
 		case len(id.Words) > 1:
 			var stems []string
-			for _, ts := range id.wordTerms {
+			for _, w := range id.Words {
+				ts := dict[w].terms
 				if len(ts) != 1 || ts[0].Key == "" {
 					stems = nil
 					break
@@ -146,11 +148,11 @@ func identMatch(ids []queryIdent) string {
 // query's terms lts; and asks FTS5 for the exchanges that may hold them
 // whole (t.idMatch), under the side's filter, so that they are among the
 // candidates: a failure there only loses that list.
-func (s *Searcher) identifierSide(ctx context.Context, t *queryText, lts []lexTerm, w [2]float64, sq sideQuery) ([]identTerm, []index.LexicalHit) {
+func (s *Searcher) identifierSide(ctx context.Context, t *textAnalysis, lts []lexTerm, w [2]float64, sq sideQuery) ([]identTerm, []index.LexicalHit) {
 	if len(t.ids) == 0 {
 		return nil, nil
 	}
-	ids := identTerms(t.ids, lts)
+	ids := identTerms(t, lts)
 	if t.idMatch == "" {
 		return ids, nil
 	}

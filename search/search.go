@@ -114,6 +114,9 @@ type Query struct {
 	// and TimeSpan read it instead of parsing the text again. nil: not
 	// read yet (a search reads it first).
 	Named *NamedTime
+	// text is Text read with Named (readText): its words and identifiers
+	// analysed. nil: not read yet.
+	text *queryText
 }
 
 // NamedTime is the time span a query's text names (ParseTimeRef), OK
@@ -128,8 +131,8 @@ type NamedTime struct {
 	Weekday *TimeRef
 }
 
-// ReadTime returns q with the time span its text names read (Named), once
-// for the calls that follow.
+// ReadTime returns q with its text read once for the calls that follow:
+// the time span it names (Named), and its words and identifiers.
 func ReadTime(q Query) Query {
 	if q.Named == nil {
 		now := q.now()
@@ -141,6 +144,9 @@ func ReadTime(q Query) Query {
 				q.Named.Weekday = &ref
 			}
 		}
+	}
+	if q.text == nil {
+		q.text = readText(q.Text, q.Named)
 	}
 	return q
 }
@@ -338,12 +344,12 @@ var DefaultOptions = Options{
 }
 
 // lexicalMatch is the BM25 query for the text t: the index terms of its
-// words (analyseText) less those too common to be worth scoring
+// words (textAnalysis.terms) less those too common to be worth scoring
 // (Options.MaxTermShare), and their MATCH expression; and those terms
 // weighed for the lexical strength (see score.go). ls are the lexical
 // engines of this search (lexicals), which count the terms' documents.
-func (s *Searcher) lexicalMatch(ctx context.Context, t *queryText, ls []index.Lexical) (terms []analyze.Term, match string, lts []lexTerm) {
-	terms = t.terms
+func (s *Searcher) lexicalMatch(ctx context.Context, t *textAnalysis, ls []index.Lexical) (terms []analyze.Term, match string, lts []lexTerm) {
+	terms = t.terms(!s.opts.KeepFillerWords)
 	var keys []string
 	for _, t := range terms {
 		if t.Key != "" {
@@ -752,12 +758,11 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 	if len(q.Types) > 0 && !slices.Contains(q.Types, logformat.TypeExchange) {
 		return nil, nil
 	}
-	// The text is read once, here (its time by Search's caller, if read
-	// already: ReadTime): the steps below read t.
+	// The text is read once, here (or by the caller: ReadTime); the
+	// steps below read q.Named and q.text.
 	q = ReadTime(q)
-	t := s.readQuery(q)
-	if t.only != nil {
-		return s.rankTimeOnly(ctx, q, *t.only, limit)
+	if ref, ok := s.TimeOnly(q); ok {
+		return s.rankTimeOnly(ctx, q, ref, limit)
 	}
 	// The query's embedding (the costliest step of the vector side)
 	// depends on nothing else: it starts first, while the filter's chain
@@ -788,7 +793,7 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 	}
 	var lex lexAnswer
 	if q.Mode != ModeVector {
-		lex = s.lexicalSide(ctx, t, sq)
+		lex = s.lexicalSide(ctx, q, sq)
 	}
 	var vec vecAnswer
 	vecOK := false
@@ -904,23 +909,23 @@ type lexAnswer struct {
 	err    error
 }
 
-// lexicalSide runs the BM25 side of the query read as r: the bm25 engine,
+// lexicalSide runs the BM25 side of q (read: ReadTime): the bm25 engine,
 // when it holds what FTS5 holds, answers the queries of plain words
 // (lexical), FTS5 the others and the expanded query (Options.Expansion).
-func (s *Searcher) lexicalSide(ctx context.Context, r *queryRead, sq sideQuery) (a lexAnswer) {
+func (s *Searcher) lexicalSide(ctx context.Context, q Query, sq sideQuery) (a lexAnswer) {
 	ls, release := s.lexicals(ctx)
 	defer release()
-	terms, m, lts := s.lexicalMatch(ctx, &r.queryText, ls)
+	terms, m, lts := s.lexicalMatch(ctx, &q.text.textAnalysis, ls)
 	a.lts = lts
 	if m == "" {
 		return a
 	}
-	a.lts = s.withoutTimePhrase(ctx, r, ls, lts)
+	a.lts = s.withoutTimePhrase(ctx, q, ls, lts)
 	w := [2]float64{s.opts.UserWeight, s.opts.AIWeight}
 	if a.hits, a.err = s.lexical(ctx, ls, terms, m, w, sq.f, sq.depth); a.err != nil {
 		return a
 	}
-	a.ids, a.idHits = s.identifierSide(ctx, &r.queryText, a.lts, w, sq)
+	a.ids, a.idHits = s.identifierSide(ctx, &q.text.textAnalysis, a.lts, w, sq)
 	if s.opts.Expansion > 0 {
 		if m2 := s.expand(ctx, lexTermsOf(a.lts), a.hits, s.opts.Expansion); m2 != "" {
 			m, terms = m2, nil
@@ -935,13 +940,13 @@ func (s *Searcher) lexicalSide(ctx context.Context, r *queryRead, sq sideQuery) 
 	return a
 }
 
-// withoutTimePhrase returns the lexical terms of the query read as r
-// without the words naming a time ("two weeks ago"), which say when, not
-// what: the lexical strength leaves them out. It returns lts, the query's
-// terms, when the phrase is all there is.
-func (s *Searcher) withoutTimePhrase(ctx context.Context, r *queryRead, ls []index.Lexical, lts []lexTerm) []lexTerm {
-	if r.rest != nil {
-		if _, _, l := s.lexicalMatch(ctx, r.rest, ls); len(l) > 0 {
+// withoutTimePhrase returns the lexical terms of q without the words
+// naming a time ("two weeks ago"), which say when, not what: the lexical
+// strength leaves them out. It returns lts, q's terms, when the phrase is
+// all there is.
+func (s *Searcher) withoutTimePhrase(ctx context.Context, q Query, ls []index.Lexical, lts []lexTerm) []lexTerm {
+	if rest := q.text.rest; q.Named.OK && rest != nil {
+		if _, _, l := s.lexicalMatch(ctx, rest, ls); len(l) > 0 {
 			return l
 		}
 	}

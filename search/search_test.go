@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/praxis-os/continuity/analyze"
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/follow/embedding"
 	"github.com/praxis-os/continuity/index"
@@ -304,7 +303,8 @@ func TestMatchExpr(t *testing.T) {
 		t.Errorf("keeping filler words: got %s", got)
 	}
 	long := strings.Repeat("word ", 10) + strings.Join(strings.Fields(strings.Repeat("a1 b2 c3 d4 e5 f6 g7 h8 i9 j0 ", 20)), "x ")
-	if n := len(queryTerms(analyze.Words(long), true)); n > maxQueryTerms {
+	a := analyseText(long)
+	if n := len(queryTerms(a.words, a.dict, true)); n > maxQueryTerms {
 		t.Errorf("%d terms, want at most %d", n, maxQueryTerms)
 	}
 }
@@ -379,7 +379,7 @@ func TestTermDocsCache(t *testing.T) {
 	defer reader.Close()
 	plain := searcher(t, reader, nil, nil)
 
-	text := analyseText("alpha beta", true)
+	text := analyseText("alpha beta")
 	check := func(want string, alphaDocs int64) {
 		t.Helper()
 		for range 2 { // the second time from the cache

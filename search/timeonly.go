@@ -38,10 +38,24 @@ var activityWords = func() map[string]bool {
 // else (see above), in any mode, within its own Since and Until when it
 // has them; ok is false when it is not a time-only query.
 func (s *Searcher) TimeOnly(q Query) (TimeRef, bool) {
-	if r := s.readQuery(ReadTime(q)); r.only != nil {
-		return *r.only, true
+	if s.opts.TimeWeight < 0 {
+		return TimeRef{}, false
 	}
-	return TimeRef{}, false
+	q = ReadTime(q)
+	if !q.text.timeOnly() {
+		return TimeRef{}, false
+	}
+	ref := q.Named.Ref
+	if !q.Named.OK {
+		ref = *q.Named.Weekday
+	}
+	if !q.Since.IsZero() && q.Since.After(ref.From) {
+		ref.From = q.Since
+	}
+	if !q.Until.IsZero() && q.Until.Before(ref.To) {
+		ref.To = q.Until
+	}
+	return ref, true
 }
 
 // onWeekdayRE finds a weekday named alone ("on saturday", "saturday").
