@@ -223,6 +223,12 @@ func TestEmptyAndErrors(t *testing.T) {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("err = %v, want %v", err, tt.wantErr)
 				}
+				// The error names the session, for callers that did
+				// not (Latest).
+				var unknown *UnknownSessionError
+				if errors.Is(tt.wantErr, ErrUnknownSession) && (!errors.As(err, &unknown) || unknown.Session != tt.opts.Session || err.Error() != `resume: unknown session "nope"`) {
+					t.Errorf("err = %v (%#v), want an UnknownSessionError naming %q", err, unknown, tt.opts.Session)
+				}
 				return
 			}
 			if err != nil {
