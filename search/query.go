@@ -63,7 +63,8 @@ type queryWord struct {
 	meaningless bool           // analyze.Meaningless
 }
 
-// readText reads a query's text, whose time named is read (ReadTime).
+// readText analyses a query's text; named is the time it names
+// (ReadTime).
 func readText(text string, named *NamedTime) *queryText {
 	t := &queryText{textAnalysis: analyseText(text)}
 	var phrase string
@@ -86,7 +87,7 @@ func readText(text string, named *NamedTime) *queryText {
 // analyseText analyses one text of a query: its words and identifiers,
 // and what the search asks of each word.
 func analyseText(text string) textAnalysis {
-	a := textAnalysis{ids: nil, dict: map[string]queryWord{}, bare: true}
+	a := textAnalysis{dict: map[string]queryWord{}, bare: true}
 	found := analyze.Identifiers(text)
 	a.words = analyze.Words(text)
 	all := slices.Clone(a.words)
