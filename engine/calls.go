@@ -390,9 +390,10 @@ func (q *answerer) resume(ctx context.Context, req ResumeRequest) (ResumePack, e
 		IncludeCurrent: req.IncludeCurrent, MaxDepth: req.MaxDepth, Encoding: req.Tokenizer,
 		Explain: req.Explain,
 	})
+	var unknown *resume.UnknownSessionError
 	switch {
-	case errors.Is(err, resume.ErrUnknownSession):
-		return ResumePack{}, unknownSession(ctx, q.db, req.Session)
+	case errors.As(err, &unknown):
+		return ResumePack{}, unknownSession(ctx, q.db, unknown.Session)
 	case errors.Is(err, resume.ErrNoSessions):
 		return ResumePack{}, &Error{Code: CodeNoSessions, Field: "latest"}
 	case err != nil:

@@ -30,8 +30,22 @@ import (
 const DefaultBudget = 2000
 
 // ErrUnknownSession is returned (wrapped) for a session the index does not
-// know.
+// know: as an *UnknownSessionError, which names it.
 var ErrUnknownSession = errors.New("unknown session")
+
+// UnknownSessionError is the error for a session the index does not know,
+// Session: the one asked for, or the latest one (Options.Latest), which
+// its caller did not name. It is ErrUnknownSession (errors.Is).
+type UnknownSessionError struct {
+	Session string
+}
+
+func (e *UnknownSessionError) Error() string {
+	return fmt.Sprintf("%v %q", ErrUnknownSession, e.Session)
+}
+
+// Is makes errors.Is(err, ErrUnknownSession) hold.
+func (e *UnknownSessionError) Is(target error) bool { return target == ErrUnknownSession }
 
 // ErrNoSessions is returned (wrapped) by a --latest resume of an index that
 // holds no session.
@@ -149,21 +163,19 @@ func Build(ctx context.Context, src Source, opts Options) (*Pack, error) {
 	if opts.Policy != nil {
 		pol = *opts.Policy
 	}
-	counter, err := NewCounter(opts.Encoding)
-	if err != nil {
-		return nil, fmt.Errorf("resume: %w", err)
-	}
 	// A Source that keeps things between packs (IndexSource with a
 	// Cache) first catches up with what changed in the index.
 	cs, cached := src.(cachingSource)
 	cached = cached && cs.caching()
+	var counts *countCache
 	if cached {
 		if err := cs.sync(ctx); err != nil {
 			return nil, fmt.Errorf("resume: %w", err)
 		}
-		counter = counter.withCache(cs.counts())
+		counts = cs.counts()
 	}
 	session := opts.Session
+	var err error
 	if opts.Latest {
 		if session, err = src.LatestSession(ctx); err != nil {
 			return nil, fmt.Errorf("resume: latest session: %w", err)
@@ -180,7 +192,7 @@ func Build(ctx context.Context, src Source, opts Options) (*Pack, error) {
 		return nil, fmt.Errorf("resume: %w", err)
 	}
 	if !ok {
-		return nil, fmt.Errorf("resume: %w %q", ErrUnknownSession, session)
+		return nil, fmt.Errorf("resume: %w", &UnknownSessionError{Session: session})
 	}
 	// The session's own exchanges are in no agent's window when its
 	// agent is gone (imported, continued elsewhere, reset since).
@@ -218,7 +230,10 @@ func Build(ctx context.Context, src Source, opts Options) (*Pack, error) {
 			instead, session = session, other
 		}
 	}
-	p := newPlan(l, opts, pol, counter)
+	p, err := newPlan(l, opts, pol, counts)
+	if err != nil {
+		return nil, err
+	}
 	p.gone, p.instead = gone, instead
 	if cached {
 		p.cut.shapes = cs.shapes()

@@ -222,13 +222,21 @@ type plan struct {
 	gone, instead string
 }
 
-func newPlan(l *layout, opts Options, pol Policy, counter *Counter) *plan {
+// newPlan is the plan of a pack of l: its token counter (of
+// opts.Encoding; counts, when not nil, remembers counts between packs),
+// the query analysed, and what choose fills.
+func newPlan(l *layout, opts Options, pol Policy, counts *countCache) (*plan, error) {
+	counter, err := NewCounter(opts.Encoding)
+	if err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
+	counter = counter.withCache(counts)
 	return &plan{
 		layout: l, opts: opts, pol: pol, counter: counter,
 		cut:    &cutter{counter: counter, query: analyse(opts.Query)},
 		events: map[int64]index.Event{},
 		picked: map[int]bool{}, rank: map[int]int{}, keys: map[string]bool{}, shown: map[string]int{},
-	}
+	}, nil
 }
 
 // choose fills p.picks.

@@ -1,6 +1,7 @@
 package resume
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -223,6 +224,12 @@ func TestEmptyAndErrors(t *testing.T) {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("err = %v, want %v", err, tt.wantErr)
 				}
+				// The error names the session, for callers that did
+				// not (Latest).
+				var unknown *UnknownSessionError
+				if errors.Is(tt.wantErr, ErrUnknownSession) && (!errors.As(err, &unknown) || unknown.Session != tt.opts.Session || err.Error() != `resume: unknown session "nope"`) {
+					t.Errorf("err = %v (%#v), want an UnknownSessionError naming %q", err, unknown, tt.opts.Session)
+				}
 				return
 			}
 			if err != nil {
@@ -267,5 +274,22 @@ func TestRankerError(t *testing.T) {
 	m := (&memSource{rankErr: errors.New("boom")}).ex("A", 0, long("a", 300), "b").link("A", "S", 1)
 	if _, err := Build(ctx, m, Options{Session: "S", Query: "x", Budget: 200}); err == nil || !strings.Contains(err.Error(), "boom") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// vanishedLatest is a source whose latest session is gone by the time it
+// is looked up (forgotten meanwhile).
+type vanishedLatest struct{ *memSource }
+
+func (vanishedLatest) LatestSession(context.Context) (string, error) { return "gone", nil }
+
+// The unknown-session error names the session, also the latest one, which
+// the caller did not name.
+func TestUnknownLatestNamed(t *testing.T) {
+	m := (&memSource{}).ex("S", 0, "hi", "hello")
+	_, err := Build(ctx, vanishedLatest{m}, Options{Latest: true})
+	var unknown *UnknownSessionError
+	if !errors.Is(err, ErrUnknownSession) || !errors.As(err, &unknown) || unknown.Session != "gone" {
+		t.Fatalf("err = %v, want an UnknownSessionError naming %q", err, "gone")
 	}
 }

@@ -46,25 +46,9 @@ type identTerm struct {
 	weight         float64
 }
 
-// identifierWords returns the words to add to a query's BM25 words for
-// its identifiers: the parts of each that the index does not split off
-// (camelCase).
-func identifierWords(ids []analyze.Identifier) []string {
-	var out []string
-	for _, id := range ids {
-		for _, p := range id.Parts {
-			for _, w := range analyze.Words(p) {
-				if !analyze.Meaningless(w) && !slices.Contains(id.Words, w) && !slices.Contains(out, w) {
-					out = append(out, w)
-				}
-			}
-		}
-	}
-	return out
-}
-
-// identTerms links each identifier to the query's terms lts.
-func identTerms(ids []analyze.Identifier, lts []lexTerm) []identTerm {
+// identTerms links each identifier of the text a to the query's terms
+// lts.
+func identTerms(a *textAnalysis, lts []lexTerm) []identTerm {
 	var out []identTerm
 	index := map[string]int{}
 	for i, t := range lts {
@@ -72,11 +56,11 @@ func identTerms(ids []analyze.Identifier, lts []lexTerm) []identTerm {
 			index[t.term.Key] = i
 		}
 	}
-	for _, id := range ids {
-		it := identTerm{id: id}
+	for _, id := range a.ids {
+		it := identTerm{id: id.Identifier}
 		seen := map[int]bool{}
 		add := func(w string, part bool) {
-			for _, t := range analyze.WordTerms(w) {
+			for _, t := range a.dict[w].terms {
 				i, ok := index[t.Key]
 				if !ok || t.Key == "" {
 					continue
@@ -91,10 +75,8 @@ func identTerms(ids []analyze.Identifier, lts []lexTerm) []identTerm {
 				}
 			}
 		}
-		for _, p := range id.Parts {
-			for _, w := range analyze.Words(p) {
-				add(w, true)
-			}
+		for _, w := range id.partWords {
+			add(w, true)
 		}
 		for _, w := range id.Words {
 			add(w, false)
@@ -134,20 +116,20 @@ func (it identTerm) strength(termStrength []float64, lts []lexTerm, user, ai str
 // send_reset_email from "send reset email"): the phrase of the words of
 // each that has several, the prefix of a hex hash, the stem of a single
 // word; "" when there is none.
-func identMatch(ids []analyze.Identifier) string {
+func identMatch(ids []queryIdent, dict map[string]queryWord) string {
 	var exprs []string
 	for _, id := range ids {
 		switch {
 		case id.Hex && len(id.Words) == 1:
 			exprs = append(exprs, `"`+id.Words[0]+`"*`)
 		case len(id.Words) == 1:
-			if ts := analyze.WordTerms(id.Words[0]); len(ts) == 1 && ts[0].Key != "" {
+			if ts := dict[id.Words[0]].terms; len(ts) == 1 && ts[0].Key != "" {
 				exprs = append(exprs, ts[0].Expr)
 			}
 		case len(id.Words) > 1:
 			var stems []string
 			for _, w := range id.Words {
-				ts := analyze.WordTerms(w)
+				ts := dict[w].terms
 				if len(ts) != 1 || ts[0].Key == "" {
 					stems = nil
 					break
@@ -162,23 +144,21 @@ func identMatch(ids []analyze.Identifier) string {
 	return strings.Join(exprs, " OR ")
 }
 
-// identifierSide finds the identifiers of text and links them to the
+// identifierSide links the identifiers of the query's text t to the
 // query's terms lts; and asks FTS5 for the exchanges that may hold them
-// whole (identMatch), under the side's filter, so that they are among the
+// whole (t.idMatch), under the side's filter, so that they are among the
 // candidates: a failure there only loses that list.
-func (s *Searcher) identifierSide(ctx context.Context, text string, lts []lexTerm, w [2]float64, sq sideQuery) ([]identTerm, []index.LexicalHit) {
-	found := analyze.Identifiers(text)
-	if len(found) == 0 {
+func (s *Searcher) identifierSide(ctx context.Context, t *textAnalysis, lts []lexTerm, w [2]float64, sq sideQuery) ([]identTerm, []index.LexicalHit) {
+	if len(t.ids) == 0 {
 		return nil, nil
 	}
-	ids := identTerms(found, lts)
-	m := identMatch(found)
-	if m == "" {
+	ids := identTerms(t, lts)
+	if t.idMatch == "" {
 		return ids, nil
 	}
-	hits, err := s.db.Lexical(ctx, m, w, sq.f, sq.depth)
+	hits, err := s.db.Lexical(ctx, t.idMatch, w, sq.f, sq.depth)
 	if err != nil {
-		s.log.Debug("identifier query", "match", m, "err", err)
+		s.log.Debug("identifier query", "match", t.idMatch, "err", err)
 		return ids, nil
 	}
 	return ids, hits

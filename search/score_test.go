@@ -16,7 +16,7 @@ import (
 // an exchange without any of them.
 func TestLexicalStrength(t *testing.T) {
 	terms := func(q string) []lexTerm {
-		return lexTerms(indexTerms(queryTerms(q, true)), map[string]int64{}, 100)
+		return lexTerms(plainTerms(q), map[string]int64{}, 100)
 	}
 	tests := []struct {
 		query, user, ai string
@@ -53,7 +53,7 @@ func TestLexicalStrength(t *testing.T) {
 // terms are left to the general path.
 func TestCountASCII(t *testing.T) {
 	terms := func(q string) []lexTerm {
-		return lexTerms(indexTerms(queryTerms(q, true)), map[string]int64{}, 100)
+		return lexTerms(plainTerms(q), map[string]int64{}, 100)
 	}
 	queries := []string{
 		"webhook retries", "How many WEBHOOKS did we retry in 2023?", "a b c", "I", "go", "x1 x12 running runs ran",
@@ -134,7 +134,7 @@ func TestCountASCII(t *testing.T) {
 
 // BenchmarkLexicalStrength: L of LongMemEval-sized texts.
 func BenchmarkLexicalStrength(b *testing.B) {
-	lts := lexTerms(indexTerms(queryTerms("how did we fix the webhook retries from the payment provider", true)), map[string]int64{}, 100)
+	lts := lexTerms(plainTerms("how did we fix the webhook retries from the payment provider"), map[string]int64{}, 100)
 	user := strings.Repeat("I keep getting the same notification from the payment provider, it retries forever. ", 20)
 	ai := strings.Repeat("Webhook retries happen when your endpoint does not answer 2xx in time; fix the handler. ", 120)
 	b.Run("ascii", func(b *testing.B) {
@@ -151,4 +151,12 @@ func BenchmarkLexicalStrength(b *testing.B) {
 			}
 		}
 	})
+}
+
+// plainTerms are the BM25 terms of a query's words, without its
+// identifiers' parts.
+func plainTerms(q string) []analyze.Term {
+	a := analyseText(q)
+	a.ids = nil
+	return a.terms(true)
 }

@@ -112,8 +112,11 @@ type Query struct {
 	// Named is the time span Text names, read against Now, once per
 	// query (ReadTime): the searcher's steps and callers asking TimeOnly
 	// and TimeSpan read it instead of parsing the text again. nil: not
-	// read yet (Search and RankRows read it first).
+	// read yet (a search reads it first).
 	Named *NamedTime
+	// text is Text read with Named (readText): its words and identifiers
+	// analysed. nil: not read yet.
+	text *queryText
 }
 
 // NamedTime is the time span a query's text names (ParseTimeRef), OK
@@ -121,14 +124,29 @@ type Query struct {
 type NamedTime struct {
 	Ref TimeRef
 	OK  bool
+	// Weekday, when the text names no span, is the last of a weekday it
+	// names alone ("what did we do on saturday"): the span of a query
+	// about nothing else (TimeOnly); in a query about something, a
+	// weekday names no span (any Saturday).
+	Weekday *TimeRef
 }
 
-// ReadTime returns q with the time span its text names read (Named), once
-// for the calls that follow.
+// ReadTime returns q with its text read once for the calls that follow:
+// the time span it names (Named), and its words and identifiers.
 func ReadTime(q Query) Query {
 	if q.Named == nil {
-		ref, ok := ParseTimeRef(q.Text, q.now())
+		now := q.now()
+		ref, ok := ParseTimeRef(q.Text, now)
 		q.Named = &NamedTime{Ref: ref, OK: ok}
+		if m := onWeekdayRE.FindStringSubmatch(strings.ToLower(q.Text)); !ok && m != nil {
+			if ref, ok := ParseTimeRef("last "+m[2], now); ok {
+				ref.Phrase = m[0]
+				q.Named.Weekday = &ref
+			}
+		}
+	}
+	if q.text == nil {
+		q.text = readText(q.Text, q.Named)
 	}
 	return q
 }
@@ -325,21 +343,13 @@ var DefaultOptions = Options{
 	NeighbourVector:  DefaultNeighbourVector,
 }
 
-// lexicalMatch is the BM25 query for text: the index terms of its words
-// (queryTerms, indexTerms) less those too common to be worth scoring
+// lexicalMatch is the BM25 query for the text t: the index terms of its
+// words (textAnalysis.terms) less those too common to be worth scoring
 // (Options.MaxTermShare), and their MATCH expression; and those terms
 // weighed for the lexical strength (see score.go). ls are the lexical
 // engines of this search (lexicals), which count the terms' documents.
-func (s *Searcher) lexicalMatch(ctx context.Context, text string, ls []index.Lexical) (terms []analyze.Term, match string, lts []lexTerm) {
-	// An identifier's parts that the index does not split off
-	// (camelCase) join its words (ident.go).
-	words := queryTerms(text, !s.opts.KeepFillerWords)
-	for _, w := range identifierWords(analyze.Identifiers(text)) {
-		if !slices.Contains(words, w) {
-			words = append(words, w)
-		}
-	}
-	terms = indexTerms(words)
+func (s *Searcher) lexicalMatch(ctx context.Context, t *textAnalysis, ls []index.Lexical) (terms []analyze.Term, match string, lts []lexTerm) {
+	terms = t.terms(!s.opts.KeepFillerWords)
 	var keys []string
 	for _, t := range terms {
 		if t.Key != "" {
@@ -657,7 +667,6 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 	if q.Context < 0 || q.Context > MaxContext {
 		return nil, fmt.Errorf("search: context %d: want 0 to %d exchanges on each side", q.Context, MaxContext)
 	}
-	q = ReadTime(q)
 	r, err := s.rank(ctx, q)
 	if err != nil || r == nil {
 		return nil, err
@@ -687,7 +696,6 @@ func (s *Searcher) RankRows(ctx context.Context, q Query) ([]int64, error) {
 	if q.MinScore == nil || *q.MinScore > 0 {
 		return nil, errors.New("search: RankRows needs MinScore 0 (a floor needs the texts)")
 	}
-	q = ReadTime(q)
 	r, err := s.rank(ctx, q)
 	if err != nil || r == nil {
 		return nil, err
@@ -750,6 +758,9 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 	if len(q.Types) > 0 && !slices.Contains(q.Types, logformat.TypeExchange) {
 		return nil, nil
 	}
+	// The text is read once, here (or by the caller: ReadTime); the
+	// steps below read q.Named and q.text.
+	q = ReadTime(q)
 	if ref, ok := s.TimeOnly(q); ok {
 		return s.rankTimeOnly(ctx, q, ref, limit)
 	}
@@ -768,7 +779,7 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 	}
 	sq := sideQuery{f: f, depth: s.opts.Depth} // never the limit: see Options.Depth
 	var span *TimeRef
-	if ref, ok := s.TimeSpan(q); ok {
+	if ref, ok := q.Named.Ref, q.Named.OK; ok && s.anchors(q) {
 		g := f
 		g.Since, g.Until = ref.From, ref.To
 		sq.inSpan = &g
@@ -898,13 +909,13 @@ type lexAnswer struct {
 	err    error
 }
 
-// lexicalSide runs the BM25 side of q: the bm25 engine, when it holds what
-// FTS5 holds, answers the queries of plain words (lexical), FTS5 the
-// others and the expanded query (Options.Expansion).
+// lexicalSide runs the BM25 side of q (read: ReadTime): the bm25 engine,
+// when it holds what FTS5 holds, answers the queries of plain words
+// (lexical), FTS5 the others and the expanded query (Options.Expansion).
 func (s *Searcher) lexicalSide(ctx context.Context, q Query, sq sideQuery) (a lexAnswer) {
 	ls, release := s.lexicals(ctx)
 	defer release()
-	terms, m, lts := s.lexicalMatch(ctx, q.Text, ls)
+	terms, m, lts := s.lexicalMatch(ctx, &q.text.textAnalysis, ls)
 	a.lts = lts
 	if m == "" {
 		return a
@@ -914,7 +925,7 @@ func (s *Searcher) lexicalSide(ctx context.Context, q Query, sq sideQuery) (a le
 	if a.hits, a.err = s.lexical(ctx, ls, terms, m, w, sq.f, sq.depth); a.err != nil {
 		return a
 	}
-	a.ids, a.idHits = s.identifierSide(ctx, q.Text, a.lts, w, sq)
+	a.ids, a.idHits = s.identifierSide(ctx, &q.text.textAnalysis, a.lts, w, sq)
 	if s.opts.Expansion > 0 {
 		if m2 := s.expand(ctx, lexTermsOf(a.lts), a.hits, s.opts.Expansion); m2 != "" {
 			m, terms = m2, nil
@@ -934,11 +945,9 @@ func (s *Searcher) lexicalSide(ctx context.Context, q Query, sq sideQuery) (a le
 // strength leaves them out. It returns lts, q's terms, when the phrase is
 // all there is.
 func (s *Searcher) withoutTimePhrase(ctx context.Context, q Query, ls []index.Lexical, lts []lexTerm) []lexTerm {
-	if ref, ok := q.timeRef(); ok {
-		if rest := strings.Replace(strings.ToLower(q.Text), ref.Phrase, " ", 1); strings.TrimSpace(rest) != "" {
-			if _, _, l := s.lexicalMatch(ctx, rest, ls); len(l) > 0 {
-				return l
-			}
+	if rest := q.text.rest; q.Named.OK && rest != nil {
+		if _, _, l := s.lexicalMatch(ctx, rest, ls); len(l) > 0 {
+			return l
 		}
 	}
 	return lts
@@ -1051,10 +1060,16 @@ func (s *Searcher) floors(q Query) (gate, each float64) {
 // Search ranks its exchanges higher: in hybrid mode, with time anchoring
 // on (Options.TimeWeight) and no Since or Until in q.
 func (s *Searcher) TimeSpan(q Query) (TimeRef, bool) {
-	if q.Mode != ModeHybrid || s.opts.TimeWeight <= 0 || !q.Since.IsZero() || !q.Until.IsZero() {
+	if !s.anchors(q) {
 		return TimeRef{}, false
 	}
 	return q.timeRef()
+}
+
+// anchors reports whether Search ranks the exchanges of the span q's text
+// names higher (TimeSpan).
+func (s *Searcher) anchors(q Query) bool {
+	return q.Mode == ModeHybrid && s.opts.TimeWeight > 0 && q.Since.IsZero() && q.Until.IsZero()
 }
 
 // filter turns q's constraints into an index filter; none is true when

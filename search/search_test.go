@@ -303,7 +303,8 @@ func TestMatchExpr(t *testing.T) {
 		t.Errorf("keeping filler words: got %s", got)
 	}
 	long := strings.Repeat("word ", 10) + strings.Join(strings.Fields(strings.Repeat("a1 b2 c3 d4 e5 f6 g7 h8 i9 j0 ", 20)), "x ")
-	if n := len(queryTerms(long, true)); n > maxQueryTerms {
+	a := analyseText(long)
+	if n := len(queryTerms(a.words, a.dict, true)); n > maxQueryTerms {
 		t.Errorf("%d terms, want at most %d", n, maxQueryTerms)
 	}
 }
@@ -378,14 +379,15 @@ func TestTermDocsCache(t *testing.T) {
 	defer reader.Close()
 	plain := searcher(t, reader, nil, nil)
 
+	text := analyseText("alpha beta")
 	check := func(want string, alphaDocs int64) {
 		t.Helper()
 		for range 2 { // the second time from the cache
-			if _, got, _ := s.lexicalMatch(ctx, "alpha beta", []index.Lexical{s.fts}); got != want {
+			if _, got, _ := s.lexicalMatch(ctx, &text, []index.Lexical{s.fts}); got != want {
 				t.Fatalf("match %q, want %q", got, want)
 			}
 		}
-		if _, got, _ := plain.lexicalMatch(ctx, "alpha beta", []index.Lexical{plain.fts}); got != want {
+		if _, got, _ := plain.lexicalMatch(ctx, &text, []index.Lexical{plain.fts}); got != want {
 			t.Fatalf("read-only searcher: match %q, want %q", got, want)
 		}
 		s.df.mu.Lock()

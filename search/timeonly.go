@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/praxis-os/continuity/analyze"
 	"github.com/praxis-os/continuity/logformat"
 )
 
@@ -42,19 +41,13 @@ func (s *Searcher) TimeOnly(q Query) (TimeRef, bool) {
 	if s.opts.TimeWeight < 0 {
 		return TimeRef{}, false
 	}
-	ref, ok := q.timeRef()
-	if !ok {
-		// "what did we do on saturday": a weekday alone, in a query about
-		// nothing else, is the last one (in a query about something, it
-		// names no span: any Saturday).
-		if m := onWeekdayRE.FindStringSubmatch(strings.ToLower(q.Text)); m != nil {
-			if ref, ok = ParseTimeRef("last "+m[2], q.now()); ok {
-				ref.Phrase = m[0]
-			}
-		}
-	}
-	if !ok || !onlyTime(q.Text, ref.Phrase) {
+	q = ReadTime(q)
+	if !q.text.timeOnly() {
 		return TimeRef{}, false
+	}
+	ref := q.Named.Ref
+	if !q.Named.OK {
+		ref = *q.Named.Weekday
 	}
 	if !q.Since.IsZero() && q.Since.After(ref.From) {
 		ref.From = q.Since
@@ -67,18 +60,6 @@ func (s *Searcher) TimeOnly(q Query) (TimeRef, bool) {
 
 // onWeekdayRE finds a weekday named alone ("on saturday", "saturday").
 var onWeekdayRE = regexp.MustCompile(`\b(on )?` + weekdayRE + `\b`)
-
-// onlyTime reports whether text says nothing but the time phrase names.
-func onlyTime(text, phrase string) bool {
-	rest := strings.Replace(strings.ToLower(text), phrase, " ", 1)
-	for _, w := range analyze.Words(rest) {
-		if analyze.Meaningless(w) || fillerWords[w] || activityWords[w] {
-			continue
-		}
-		return false
-	}
-	return true
-}
 
 // SpanExchanges returns, for a query about nothing but a time (TimeOnly),
 // how many exchanges its span holds under q's other constraints
