@@ -156,6 +156,9 @@ type SessionRow struct {
 	// Agent is the agent that wrote it, when its events say (an imported
 	// session's metadata "source", a producer's "agent"); "" otherwise.
 	Agent string `json:"agent,omitempty"`
+	// Teammate is the role@machine of the teammate it was pulled from
+	// (team memory, docs/share.md); "" for the workspace's own sessions.
+	Teammate string `json:"teammate,omitempty"`
 }
 
 // answerer answers the calls on one index: the daemon's (with its bm25
@@ -446,12 +449,17 @@ func sessionRows(ctx context.Context, db *index.DB) ([]SessionRow, error) {
 	if err != nil {
 		return nil, err
 	}
+	mates, err := db.SessionTeammates(ctx)
+	if err != nil {
+		return nil, err
+	}
 	rows := make([]SessionRow, 0, len(ss))
 	byID := map[string]int{}
 	for _, s := range ss {
 		byID[s.ID] = len(rows)
 		rows = append(rows, SessionRow{ID: s.ID, First: s.First, Last: s.Last, Exchanges: s.Exchanges,
-			Resets: s.Resets, Events: s.Events, Resumes: []string{}, ResumedBy: []string{}, Agent: agents[s.ID]})
+			Resets: s.Resets, Events: s.Events, Resumes: []string{}, ResumedBy: []string{}, Agent: agents[s.ID],
+			Teammate: mates[s.ID]})
 	}
 	// AllLinks is oldest first; list the newest link first.
 	for i := len(links) - 1; i >= 0; i-- {

@@ -140,7 +140,12 @@ func BuildFromJSON(r io.Reader, to string, over Overrides, warn func(string)) ([
 	var le *Error
 	if name == "" && errors.As(err, &le) && le.Kind == KindMissingField && le.Field == "session_id" {
 		// No file name to take it from: say what the user can give.
-		return nil, Event{}, errors.New(`event on stdin: no "session_id": add one to the event, or give --session ID`)
+		var names []string
+		for k := range obj {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		return nil, Event{}, fmt.Errorf(`event on stdin: no "session_id": add one to the event, or give --session ID%s`, FieldHints(names))
 	}
 	if err != nil {
 		return nil, Event{}, fmt.Errorf("event on stdin: %w", err)
@@ -165,7 +170,7 @@ func BuildFromJSON(r io.Reader, to string, over Overrides, warn func(string)) ([
 		delete(obj, "assistant")
 	}
 	if len(ev.UnknownFields) > 0 {
-		warn(fmt.Sprintf("fields %q are not part of protocol version 1 for type %q: kept in the stored line, but not searched nor shown by resume", ev.UnknownFields, ev.Type))
+		warn(fmt.Sprintf("fields %q are not part of protocol version 1 for type %q: kept in the stored line, but not searched nor shown by resume%s", ev.UnknownFields, ev.Type, FieldHints(ev.UnknownFields)))
 	}
 	line, err := json.Marshal(obj)
 	if err != nil {

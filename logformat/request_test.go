@@ -59,6 +59,7 @@ func TestBuildFromJSON(t *testing.T) {
 		{"type and id filled", `{"session_id":"s","user":"u","ai":"a"}`, Overrides{Type: &typ, ID: &id}, "", 0, map[string]string{"type": `"exchange"`, "id": `"k1"`}},
 		{"conflicting session", `{"type":"exchange","session_id":"s","user":"u"}`, Overrides{Session: &s}, `--session "s9" but the event on stdin has session_id "s"`, 0, nil},
 		{"no session", `{"type":"exchange","user":"u"}`, Overrides{}, `no "session_id": add one to the event, or give --session ID`, 0, nil},
+		{"session under another name", `{"type":"exchange","sessionId":"x","user":"u"}`, Overrides{}, `give --session ID; "sessionId" looks like "session_id"`, 0, nil},
 		{"assistant alias", `{"type":"exchange","session_id":"s","user":"u","assistant":"a"}`, Overrides{}, "", 1, map[string]string{"ai": `"a"`}},
 		{"unknown field kept", `{"type":"exchange","session_id":"s","user":"u","mood":"ok"}`, Overrides{}, "", 1, map[string]string{"mood": `"ok"`}},
 		{"not JSON", `{"type":`, Overrides{}, "event on stdin", 0, nil},

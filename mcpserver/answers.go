@@ -206,6 +206,8 @@ type Session struct {
 	Resets    int64    `json:"resets,omitempty"`
 	Resumes   []string `json:"resumes,omitempty"`
 	ResumedBy []string `json:"resumed_by,omitempty"`
+	// Teammate: the role@machine it was pulled from (team memory).
+	Teammate string `json:"teammate,omitempty"`
 }
 
 type SessionsOut struct {
@@ -216,7 +218,7 @@ func Sessions(r *engine.SessionsResponse) *SessionsOut {
 	out := &SessionsOut{Sessions: []Session{}}
 	for _, s := range r.Sessions {
 		out.Sessions = append(out.Sessions, Session{ID: s.ID, First: Time(s.First), Last: Time(s.Last),
-			Exchanges: s.Exchanges, Resets: s.Resets, Resumes: s.Resumes, ResumedBy: s.ResumedBy})
+			Exchanges: s.Exchanges, Resets: s.Resets, Resumes: s.Resumes, ResumedBy: s.ResumedBy, Teammate: s.Teammate})
 	}
 	return out
 }

@@ -33,6 +33,12 @@ func TestPasswordAssignment(t *testing.T) {
 		{"passphrase = 'swordfish'", "passphrase = '" + p + "'", 1},
 		{`client_secret: "orange-fish-42"`, `client_secret: "` + p + `"`, 1},
 		{"?user=bob&password=hunter22&x=1", "?user=bob&password=" + p + "&x=1", 1},
+		// A password that holds a placeholder word beside anything else is
+		// still a password.
+		{"password=hunter2secret", "password=" + p, 1},
+		{"DB_PASSWORD=MyPassword123", "DB_PASSWORD=" + p, 1},
+		{`secret: "mysupersecret"`, `secret: "` + p + `"`, 1},
+		{"passwd=Password1", "passwd=" + p, 1},
 		// In a raw JSON line: escaped quotes and newlines.
 		{`{"user":"password: \"Summer2024!\" ok"}`, `{"user":"password: \"` + p + `\" ok"}`, 1},
 		{`{"user":"DB_PASSWORD=hunter2\nPORT=5432"}`, `{"user":"DB_PASSWORD=` + p + `\nPORT=5432"}`, 1},
@@ -68,6 +74,10 @@ func TestPasswordAssignment(t *testing.T) {
 		`password: "<your password>"`,
 		`password: "********"`,
 		`"password": "changeme"`,
+		"password=YOUR_PASSWORD_HERE",
+		"secret: replace-with-your-secret",
+		"password=example_password",
+		"DB_PASSWORD=your-db-password-here",
 		"the token: abc",
 		"max_tokens=4096",
 		"secret: false",

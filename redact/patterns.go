@@ -2,6 +2,7 @@ package redact
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -344,19 +345,58 @@ var placeholders = []string{
 	"your", "placeholder", "redacted", "dummy", "xxxx", "****", "....",
 }
 
+// placeholderWords are the words a documentation value is made of around
+// a placeholder ("YOUR_PASSWORD_HERE", "replace-with-your-secret",
+// "example_api_key"), longest first so that "password" goes before "pass";
+// placeholderShort are the short ones, which count only as whole parts
+// between separators (the "me" of "set_me", not of "homer42").
+var (
+	placeholderWords = []string{
+		"placeholder", "changeme", "password", "redacted", "example", "replace",
+		"passwd", "secret", "actual", "insert", "dummy", "enter", "token", "value",
+		"here", "goes", "pass", "your", "with", "real", "xxxx", "****", "....",
+	}
+	placeholderShort = []string{"api", "db", "key", "pwd", "the", "my", "me", "to", "a", "x", "xx", "xxx"}
+)
+
 // notPlaceholder rejects documentation values: "password", "<pass>",
-// "${PASSWORD}", "$PASS", "xxxx", "***".
+// "${PASSWORD}", "$PASS", "xxxx", "***", "YOUR_SECRET_HERE". A value is a
+// placeholder only when it is made of such words alone: one that holds a
+// placeholder word beside anything else ("hunter2secret",
+// "MyPassword123") is a password that happens to contain a word, and is
+// redacted.
 func notPlaceholder(s string) bool {
 	if s == "" || strings.ContainsAny(s[:1], "$<{[%*") {
 		return false
 	}
 	l := strings.ToLower(s)
-	for _, p := range placeholders {
-		if l == p || len(p) >= 4 && strings.Contains(l, p) {
-			return false
+	if slices.Contains(placeholders, l) {
+		return false
+	}
+	if !containsAny(l, placeholders) {
+		return strings.Trim(l, "x*.") != ""
+	}
+	rest := l
+	for _, w := range placeholderWords {
+		rest = strings.ReplaceAll(rest, w, " ")
+	}
+	for part := range strings.FieldsFuncSeq(rest, func(r rune) bool { return strings.ContainsRune(" -_.*", r) }) {
+		if !slices.Contains(placeholderShort, part) {
+			return true
 		}
 	}
-	return strings.Trim(l, "x*.") != ""
+	return false
+}
+
+// containsAny reports whether s holds one of the placeholders of at least
+// four bytes.
+func containsAny(s string, words []string) bool {
+	for _, p := range words {
+		if len(p) >= 4 && strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // credential accepts the credentials of an Authorization header unless

@@ -150,6 +150,8 @@ func TestRules(t *testing.T) {
 			{"DATABASE_URL=postgres://app:" + pw + "@db.internal:5432/app", "DATABASE_URL=postgres://app:" + R("url-password") + "@db.internal:5432/app", 1},
 			{"redis://:" + pw + "@localhost:6379", "redis://:" + R("url-password") + "@localhost:6379", 1},
 			{`{"ai":"try https://bob:` + pw + `@example.org/x"}`, `{"ai":"try https://bob:` + R("url-password") + `@example.org/x"}`, 1},
+			// A password holding a placeholder word is still one.
+			{"postgres://app:" + "my" + "secret" + "pw@db/app", "postgres://app:" + R("url-password") + "@db/app", 1},
 		},
 		"authorization-header": {
 			{"curl -H 'Authorization: Bearer " + bearer + "' https://api", "curl -H 'Authorization: Bearer " + R("authorization-header") + "' https://api", 1},

@@ -14,6 +14,7 @@ import (
 	"github.com/praxis-os/continuity/engine"
 	"github.com/praxis-os/continuity/importer"
 	"github.com/praxis-os/continuity/internal/words"
+	"github.com/praxis-os/continuity/logformat"
 )
 
 func runStatus(ctx context.Context, e *env, args []string) error {
@@ -294,7 +295,11 @@ func printProducerCounts(w io.Writer, c engine.ProducerCounts) {
 				parts = append(parts, fmt.Sprintf("and %d more", len(names)-10))
 				break
 			}
-			parts = append(parts, fmt.Sprintf("%q %d", n, c.UnknownFieldNames[n]))
+			part := fmt.Sprintf("%q %d", n, c.UnknownFieldNames[n])
+			if k := logformat.LooksLikeKnownField(n); k != "" {
+				part += fmt.Sprintf(" (write %q?)", k)
+			}
+			parts = append(parts, part)
 		}
 		fmt.Fprintf(w, "  unknown fields, kept but not searched\t%s\n", strings.Join(parts, ", "))
 	}

@@ -174,6 +174,21 @@ func TestShareTeamMemory(t *testing.T) {
 	if b.knows("s-private") {
 		t.Error("alice's private session reached bob")
 	}
+	// bob's sessions name alice's as hers, from her machine.
+	var ss struct {
+		Sessions []struct{ ID, Teammate string } `json:"sessions"`
+	}
+	if err := json.Unmarshal([]byte(b.cli("sessions", "--json")), &ss); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range ss.Sessions {
+		if s.ID == "s-dec" && s.Teammate != a.user+"@laptop" {
+			t.Errorf("bob's sessions: s-dec's teammate %q, want %q", s.Teammate, a.user+"@laptop")
+		}
+	}
+	if out := b.cli("sessions"); !strings.Contains(out, "TEAMMATE") || !strings.Contains(out, a.user+"@laptop") {
+		t.Errorf("bob's sessions do not say whose s-dec is:\n%s", out)
+	}
 
 	// carol's daemon works (ships its own), and sees nothing of t1.
 	c.echoJSON("box~box.jsonl", "s-carol", "carol's question", "carol's answer")
