@@ -296,6 +296,10 @@ type Options struct {
 	// and semantic strengths are at least these shares of its neighbours'.
 	// 0 means the defaults (DefaultNeighbourLexical, ...), negative off.
 	NeighbourLexical, NeighbourVector float64
+	// NeighbourCombine is how the neighbour field combines with the
+	// exchange's own evidence: NeighbourMax (the default), NeighbourSum
+	// or NeighbourField (neighbourfield.go).
+	NeighbourCombine int
 }
 
 // DefaultMaxTermShare: terms in more than this share of exchanges are left
@@ -512,6 +516,7 @@ func (o Options) withDefaults() Options {
 	if o.NeighbourVector != 0 {
 		d.NeighbourVector = o.NeighbourVector
 	}
+	d.NeighbourCombine = o.NeighbourCombine
 	return d
 }
 
@@ -601,6 +606,9 @@ type candidate struct {
 	// and nbSemantic are its neighbour field's strengths, weighted.
 	inContext             bool
 	nbLexical, nbSemantic float64
+	// fieldLexical is the lexical strength with the neighbour field
+	// (NeighbourField: neighbourfield.go).
+	fieldLexical float64
 	ts                    int64 // its timestamp, unix nanoseconds (read when scored)
 }
 
@@ -735,6 +743,8 @@ type ranking struct {
 	// adjacency read so far.
 	nbLex, nbVec float64
 	adj          map[int64]index.Adjacency
+	// nbCombine: how the neighbour field combines (NeighbourMax, ...).
+	nbCombine int
 }
 
 // rank runs both sides of q and fuses them; nil when nothing can match.
@@ -817,6 +827,7 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 	r := &ranking{cands: cands, near: near, lts: lex.lts, ids: lex.ids, gate: gate, each: each, limit: limit,
 		span: span, timeOutside: s.opts.TimeOutside, vshare: vshare, vpow: vpow, vfloor: vfloor, adj: adj, vfloorBelow: s.opts.VectorFloorBelow}
 	r.nbLex, r.nbVec = s.neighbourWeights(q.Mode)
+	r.nbCombine = s.opts.NeighbourCombine
 	r.weakInterleave = q.Mode == ModeHybrid && !s.opts.WeakScoreOrder
 	if s.opts.LengthAvg > 0 {
 		r.ln = lengthNorm{b: lengthB, avg: s.opts.LengthAvg}

@@ -56,6 +56,20 @@ func neighbourVariant(name string) (variant, bool) {
 			return variant{Name: fmt.Sprintf("hybrid, nb %s/%s, vfloor %s<%s", parts[1], parts[2], parts[3], parts[4]), Mode: search.ModeHybrid,
 				Options: search.Options{NeighbourLexical: l, NeighbourVector: v, VectorFloor: f, VectorFloorBelow: t}}, true
 		}
+	case (parts[0] == "nbs" || parts[0] == "nbf" || parts[0] == "nbc") && len(parts) == 3:
+		// Additive neighbours: nbs sums strengths, nbf adds the
+		// neighbours' term counts as a low-weight field.
+		l, ok1 := w(parts[1])
+		v, ok2 := w(parts[2])
+		if ok1 && ok2 {
+			return variant{Name: fmt.Sprintf("hybrid, %s %s/%s", parts[0], parts[1], parts[2]), Mode: search.ModeHybrid,
+				Options: search.Options{NeighbourLexical: l, NeighbourVector: v, NeighbourCombine: combineOf(parts[0])}}, true
+		}
+	case (parts[0] == "nbsbm25" || parts[0] == "nbfbm25") && len(parts) == 2:
+		if l, ok := w(parts[1]); ok {
+			return variant{Name: fmt.Sprintf("bm25, %s %s", parts[0][:3], parts[1]), Mode: search.ModeLexical,
+				Options: search.Options{NeighbourLexical: l, NeighbourCombine: combineOf(parts[0][:3])}}, true
+		}
 	case name == "weakscore":
 		// Before issue 32: weak matches in the order of their scores.
 		return variant{Name: "hybrid, weak matches by score", Mode: search.ModeHybrid, Options: search.Options{WeakScoreOrder: true}}, true
@@ -65,4 +79,15 @@ func neighbourVariant(name string) (variant, bool) {
 		}
 	}
 	return variant{}, false
+}
+
+// combineOf is the neighbour combination a variant's prefix names.
+func combineOf(prefix string) int {
+	switch prefix {
+	case "nbf":
+		return search.NeighbourField
+	case "nbc":
+		return search.NeighbourFieldMissing
+	}
+	return search.NeighbourSum
 }
