@@ -609,7 +609,7 @@ type candidate struct {
 	// fieldLexical is the lexical strength with the neighbour field
 	// (NeighbourField: neighbourfield.go).
 	fieldLexical float64
-	ts                    int64 // its timestamp, unix nanoseconds (read when scored)
+	ts           int64 // its timestamp, unix nanoseconds (read when scored)
 }
 
 // ranked is one retriever's candidate list, best first, and its weight in
