@@ -248,14 +248,21 @@ type Options struct {
 	// VectorFloor, when positive, makes a hybrid score at least
 	// VectorFloor times the semantic strength V, so that a strong match
 	// by meaning alone is not ranked under weak word overlap (V²/2 alone
-	// buries it); for evaluation (issue 32: a fusion that never loses to
-	// its parts), off by default.
+	// buries it; issue 32: a fusion that never loses to its parts). 0
+	// means the defaults (DefaultVectorFloor, with DefaultVectorFloorBelow
+	// and DefaultVectorFloorTop); set, VectorFloorBelow and VectorFloorTop
+	// are taken as given; negative turns it off. It never opens the
+	// floor's gate (rank.go).
 	VectorFloor float64
 	// VectorFloorBelow, when positive, applies VectorFloor only to
 	// queries whose best lexical strength among the scored candidates is
 	// under it: words that match weakly do not bury a strong match by
 	// meaning, words that match well keep their order (issue 32 item 2).
 	VectorFloorBelow float64
+	// VectorFloorTop, when positive, applies VectorFloor only to the
+	// hits with the VectorFloorTop largest cosines among those scored
+	// (fusion.go): the best matches by meaning, not every weak one.
+	VectorFloorTop int
 	// WeakScoreOrder keeps the weak matches of a query whose gate closed
 	// (no result reaches the floor) in the order of their scores, as
 	// before issue 32; by default the closest by meaning (cosine) and the
@@ -324,6 +331,10 @@ var DefaultOptions = Options{
 	VectorPower:   DefaultVectorPower,
 	LengthAvg:     lengthAvg,
 	MinScore:      DefaultMinScore,
+
+	VectorFloor:      DefaultVectorFloor,
+	VectorFloorBelow: DefaultVectorFloorBelow,
+	VectorFloorTop:   DefaultVectorFloorTop,
 
 	NeighbourLexical: DefaultNeighbourLexical,
 	NeighbourVector:  DefaultNeighbourVector,
@@ -502,8 +513,10 @@ func (o Options) withDefaults() Options {
 	if o.VectorPower > 0 {
 		d.VectorPower = o.VectorPower
 	}
-	d.VectorFloor = o.VectorFloor
-	d.VectorFloorBelow = o.VectorFloorBelow
+	if o.VectorFloor != 0 {
+		// A floor of its own, with its own conditions (negative: off).
+		d.VectorFloor, d.VectorFloorBelow, d.VectorFloorTop = o.VectorFloor, o.VectorFloorBelow, o.VectorFloorTop
+	}
 	d.WeakScoreOrder = o.WeakScoreOrder
 	if o.LengthAvg != 0 {
 		d.LengthAvg = o.LengthAvg
@@ -599,6 +612,9 @@ type candidate struct {
 	// lexical and semantic are the strengths derived from them, rel the
 	// score before rounding (score.go, rank.go).
 	lexical, semantic, rel float64
+	// gateRel is rel without the vector floor (Options.VectorFloor):
+	// what opens the floor's gate (rank.go).
+	gateRel float64
 	// inIdent: the identifier list holds it (it may hold one of the
 	// query's identifiers whole: ident.go).
 	inIdent bool
@@ -736,6 +752,9 @@ type ranking struct {
 	// vfloorBelow: vfloor applies only when the best lexical strength of
 	// the scored candidates is under it (0: always).
 	vfloorBelow float64
+	// vfloorTop: vfloor applies to this many hits, the largest cosines
+	// (0: all).
+	vfloorTop int
 	// weakInterleave: in hybrid mode, unless Options.WeakScoreOrder.
 	weakInterleave bool
 	ln             lengthNorm
@@ -828,6 +847,7 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 		span: span, timeOutside: s.opts.TimeOutside, vshare: vshare, vpow: vpow, vfloor: vfloor, adj: adj, vfloorBelow: s.opts.VectorFloorBelow}
 	r.nbLex, r.nbVec = s.neighbourWeights(q.Mode)
 	r.nbCombine = s.opts.NeighbourCombine
+	r.vfloorTop = s.opts.VectorFloorTop
 	r.weakInterleave = q.Mode == ModeHybrid && !s.opts.WeakScoreOrder
 	if s.opts.LengthAvg > 0 {
 		r.ln = lengthNorm{b: lengthB, avg: s.opts.LengthAvg}

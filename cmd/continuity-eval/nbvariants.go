@@ -46,6 +46,16 @@ func neighbourVariant(name string) (variant, bool) {
 			return variant{Name: fmt.Sprintf("hybrid, vector floor %s under lexical %s", parts[1], parts[2]), Mode: search.ModeHybrid,
 				Options: search.Options{VectorFloor: f, VectorFloorBelow: t}}, true
 		}
+	case parts[0] == "vft" && len(parts) == 4:
+		// vft:F:T:N: vector floor F under lexical T, for the N best
+		// cosines only.
+		f, err1 := strconv.ParseFloat(parts[1], 64)
+		t, err2 := strconv.ParseFloat(parts[2], 64)
+		n, err3 := strconv.Atoi(parts[3])
+		if err1 == nil && err2 == nil && err3 == nil {
+			return variant{Name: fmt.Sprintf("hybrid, vfloor %s<%s top %d", parts[1], parts[2], n), Mode: search.ModeHybrid,
+				Options: search.Options{VectorFloor: f, VectorFloorBelow: t, VectorFloorTop: n}}, true
+		}
 	case parts[0] == "nbvfb" && len(parts) == 5:
 		// nbvfb:L:V:F:T: neighbours L/V and vector floor F under T.
 		l, ok1 := w(parts[1])
@@ -70,6 +80,9 @@ func neighbourVariant(name string) (variant, bool) {
 			return variant{Name: fmt.Sprintf("bm25, %s %s", parts[0][:3], parts[1]), Mode: search.ModeLexical,
 				Options: search.Options{NeighbourLexical: l, NeighbourCombine: combineOf(parts[0][:3])}}, true
 		}
+	case name == "vfoff":
+		// Before the vector floor was on by default (issue 32 item 2).
+		return variant{Name: "hybrid, no vector floor", Mode: search.ModeHybrid, Options: search.Options{VectorFloor: -1}}, true
 	case name == "weakscore":
 		// Before issue 32: weak matches in the order of their scores.
 		return variant{Name: "hybrid, weak matches by score", Mode: search.ModeHybrid, Options: search.Options{WeakScoreOrder: true}}, true
