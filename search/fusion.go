@@ -86,3 +86,30 @@ func vectorFloorHits(hits []*hit, n int) map[*hit]bool {
 	}
 	return out
 }
+
+// relativeStrength is the semantic strength of cosine cos measured
+// against the hits' own cosines (Options.VectorFloorRelative): from the
+// relativeRank-th largest among them (0) to the "same meaning" level of
+// cal (1). A match that stands out from the query's other candidates is
+// strong even where the model's cosines all run high or low.
+func relativeStrength(hits []*hit, cos float64, cal calibration) float64 {
+	var cs []float64
+	for _, h := range hits {
+		if h.c.hasVec {
+			cs = append(cs, h.c.cos)
+		}
+	}
+	if len(cs) <= relativeRank {
+		return 0
+	}
+	sort.Sort(sort.Reverse(sort.Float64Slice(cs)))
+	base := cs[relativeRank]
+	if cal.same <= base {
+		return 0
+	}
+	return clamp01((cos - base) / (cal.same - base))
+}
+
+// relativeRank is the rank (from 0) of the cosine relativeStrength
+// measures from.
+const relativeRank = 9

@@ -140,6 +140,9 @@ func (s *Searcher) scoreCandidates(ctx context.Context, fetch func(context.Conte
 			c.rel = relevance(max(c.lexical, c.nbLexical), r.vshare*math.Pow(sem, r.vpow))
 			c.gateRel = c.rel * r.timeFit(c.ts)
 			if vfloor > 0 && (floored == nil || floored[h]) {
+				if r.vfloorRel {
+					sem = max(sem, relativeStrength(hits, c.cos, r.cal))
+				}
 				c.rel = max(c.rel, vfloor*sem)
 			}
 			c.rel *= r.timeFit(c.ts)

@@ -263,6 +263,10 @@ type Options struct {
 	// hits with the VectorFloorTop largest cosines among those scored
 	// (fusion.go): the best matches by meaning, not every weak one.
 	VectorFloorTop int
+	// VectorFloorRelative measures the semantic strength the vector floor
+	// lifts to from the scored candidates' own cosines as well
+	// (relativeStrength); for evaluation.
+	VectorFloorRelative bool
 	// WeakScoreOrder keeps the weak matches of a query whose gate closed
 	// (no result reaches the floor) in the order of their scores, as
 	// before issue 32; by default the closest by meaning (cosine) and the
@@ -516,6 +520,7 @@ func (o Options) withDefaults() Options {
 	if o.VectorFloor != 0 {
 		// A floor of its own, with its own conditions (negative: off).
 		d.VectorFloor, d.VectorFloorBelow, d.VectorFloorTop = o.VectorFloor, o.VectorFloorBelow, o.VectorFloorTop
+		d.VectorFloorRelative = o.VectorFloorRelative
 	}
 	d.WeakScoreOrder = o.WeakScoreOrder
 	if o.LengthAvg != 0 {
@@ -755,6 +760,8 @@ type ranking struct {
 	// vfloorTop: vfloor applies to this many hits, the largest cosines
 	// (0: all).
 	vfloorTop int
+	vfloorRel bool
+	cal       calibration
 	// weakInterleave: in hybrid mode, unless Options.WeakScoreOrder.
 	weakInterleave bool
 	ln             lengthNorm
@@ -847,7 +854,8 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 		span: span, timeOutside: s.opts.TimeOutside, vshare: vshare, vpow: vpow, vfloor: vfloor, adj: adj, vfloorBelow: s.opts.VectorFloorBelow}
 	r.nbLex, r.nbVec = s.neighbourWeights(q.Mode)
 	r.nbCombine = s.opts.NeighbourCombine
-	r.vfloorTop = s.opts.VectorFloorTop
+	r.vfloorTop, r.vfloorRel = s.opts.VectorFloorTop, s.opts.VectorFloorRelative
+	r.cal = calibrationFor(s.emb)
 	r.weakInterleave = q.Mode == ModeHybrid && !s.opts.WeakScoreOrder
 	if s.opts.LengthAvg > 0 {
 		r.ln = lengthNorm{b: lengthB, avg: s.opts.LengthAvg}

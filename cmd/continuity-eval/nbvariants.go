@@ -56,6 +56,16 @@ func neighbourVariant(name string) (variant, bool) {
 			return variant{Name: fmt.Sprintf("hybrid, vfloor %s<%s top %d", parts[1], parts[2], n), Mode: search.ModeHybrid,
 				Options: search.Options{VectorFloor: f, VectorFloorBelow: t, VectorFloorTop: n}}, true
 		}
+	case parts[0] == "vfr" && len(parts) == 4:
+		// vfr:F:T:N: vft with the strength relative to the candidates'
+		// own cosines too.
+		f, err1 := strconv.ParseFloat(parts[1], 64)
+		t, err2 := strconv.ParseFloat(parts[2], 64)
+		n, err3 := strconv.Atoi(parts[3])
+		if err1 == nil && err2 == nil && err3 == nil {
+			return variant{Name: fmt.Sprintf("hybrid, vfloor rel %s<%s top %d", parts[1], parts[2], n), Mode: search.ModeHybrid,
+				Options: search.Options{VectorFloor: f, VectorFloorBelow: t, VectorFloorTop: n, VectorFloorRelative: true}}, true
+		}
 	case parts[0] == "nbvfb" && len(parts) == 5:
 		// nbvfb:L:V:F:T: neighbours L/V and vector floor F under T.
 		l, ok1 := w(parts[1])
