@@ -33,6 +33,9 @@ const (
 	// NeighbourFieldMissing: as NeighbourField, for the terms the
 	// exchange does not hold itself only.
 	NeighbourFieldMissing
+	// NeighbourFieldPrev: as NeighbourField, from the exchange just
+	// before only (the question a "go with it" answers).
+	NeighbourFieldPrev
 )
 
 // termFreqs returns the weighted count f = 5·(count in user) + (count in
@@ -71,7 +74,11 @@ func (s *Searcher) neighbourField(r *ranking, hits []*hit, byRow map[int64]*cand
 		clear(extra)
 		a := r.adj[h.c.row]
 		any := false
-		for _, n := range [2]int64{a.Prev, a.Next} {
+		ns := [2]int64{a.Prev, a.Next}
+		if r.nbCombine == NeighbourFieldPrev {
+			ns[1] = 0
+		}
+		for _, n := range ns {
 			if f, ok := freqs[n]; n != 0 && ok && byRow[n] != nil {
 				own := freqs[h.c.row]
 				for i, x := range f {

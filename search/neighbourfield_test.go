@@ -12,20 +12,32 @@ import (
 // session holds the other half ranks above one holding the same half
 // alone; the field is read as the index is now, so forgetting the
 // neighbour takes the lift away, and the exchange is shown with its own
-// text and lexical strength. Both ways of adding (term counts, strengths).
+// text. Every way of adding (term counts, the missing terms', strengths,
+// the previous exchange's term counts only).
 func TestNeighbourField(t *testing.T) {
-	for _, combine := range []int{NeighbourField, NeighbourFieldMissing, NeighbourSum} {
+	for _, tc := range []struct {
+		name                    string
+		combine                 int
+		lifted, rival, neighbor string
+	}{
+		{"field", NeighbourField, "a", "c", "b"},
+		{"missing", NeighbourFieldMissing, "a", "c", "b"},
+		{"sum", NeighbourSum, "a", "c", "b"},
+		// Only the exchange before counts: b is lifted by a, its question.
+		{"prev", NeighbourFieldPrev, "b", "d", "a"},
+	} {
 		f := newFixture(t)
 		t0 := indextest.At(0)
 		f.commit(
 			exchange("a", "s1", t0, "the alpha service keeps crashing", "Looking at its logs now."),
 			exchange("b", "s1", t0.Add(time.Minute), "and then?", "It was the beta cache filling up."),
 			exchange("c", "s2", t0.Add(time.Hour), "the alpha service keeps stalling", "Looking at its logs now."),
+			exchange("d", "s3", t0.Add(2*time.Hour), "so then?", "It was the beta cache getting full."),
 		)
 		zero := 0.0
 		search := func(nb float64) []Result {
 			t.Helper()
-			s, err := New(Config{DB: f.db, Options: Options{NeighbourLexical: nb, NeighbourCombine: combine}})
+			s, err := New(Config{DB: f.db, Options: Options{NeighbourLexical: nb, NeighbourCombine: tc.combine}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -35,22 +47,25 @@ func TestNeighbourField(t *testing.T) {
 			}
 			return res
 		}
-		if res := search(-1); rankOf(res, "c") > rankOf(res, "a") {
-			t.Fatalf("combine %d, off: %v; want c (as strong as a, newer) above a", combine, ids(res))
+		if res := search(-1); rankOf(res, tc.rival) > rankOf(res, tc.lifted) {
+			t.Fatalf("%s, off: %v; want %s (as strong as %s, newer) above it", tc.name, ids(res), tc.rival, tc.lifted)
 		}
 		res := search(0.3)
-		ra, rc := rankOf(res, "a"), rankOf(res, "c")
-		if ra < 0 || rc >= 0 && rc < ra {
-			t.Fatalf("combine %d, on: %v; want a (its neighbour holds beta) above c", combine, ids(res))
+		rl, rr := rankOf(res, tc.lifted), rankOf(res, tc.rival)
+		if rl < 0 || rr >= 0 && rr < rl {
+			t.Fatalf("%s, on: %v; want %s (its neighbour %s holds the other word) above %s", tc.name, ids(res), tc.lifted, tc.neighbor, tc.rival)
 		}
-		if a := res[ra]; a.User != "the alpha service keeps crashing" || a.Score <= a.Lexical {
-			t.Errorf("combine %d: a shown as %q, score %.2f, lexical %.2f: want its own text, lifted above its own lexical strength", combine, a.User, a.Score, a.Lexical)
+		if l := res[rl]; l.Score <= l.Lexical {
+			t.Errorf("%s: %s scores %.2f, its own lexical strength %.2f: want it lifted", tc.name, tc.lifted, l.Score, l.Lexical)
 		}
-		if _, err := f.db.DeleteEventsByID(ctx, []string{"b"}); err != nil {
+		if tc.lifted == "a" && res[rl].User != "the alpha service keeps crashing" {
+			t.Errorf("%s: a shown as %q, want its own text", tc.name, res[rl].User)
+		}
+		if _, err := f.db.DeleteEventsByID(ctx, []string{tc.neighbor}); err != nil {
 			t.Fatal(err)
 		}
-		if res := search(0.3); rankOf(res, "c") > rankOf(res, "a") {
-			t.Errorf("combine %d, b forgotten: %v; want c above a again (no neighbour holds beta)", combine, ids(res))
+		if res := search(0.3); rankOf(res, tc.rival) > rankOf(res, tc.lifted) {
+			t.Errorf("%s, %s forgotten: %v; want %s above %s again", tc.name, tc.neighbor, ids(res), tc.rival, tc.lifted)
 		}
 	}
 }

@@ -134,7 +134,7 @@ func (s *Searcher) neighbourStrengths(ctx context.Context, r *ranking, hits []*h
 			r.adj[k] = v
 		}
 	}
-	if (r.nbCombine == NeighbourField || r.nbCombine == NeighbourFieldMissing) && r.nbLex > 0 {
+	if r.nbCombine >= NeighbourField && r.nbLex > 0 {
 		s.neighbourField(r, hits, byRow)
 	}
 	for _, h := range hits {
@@ -155,11 +155,11 @@ func (s *Searcher) neighbourStrengths(ctx context.Context, r *ranking, hits []*h
 		case NeighbourSum:
 			h.c.nbLexical = min(1, h.c.lexical+r.nbLex*l)
 			h.c.nbSemantic = min(1, h.c.semantic+r.nbVec*v)
-		case NeighbourField, NeighbourFieldMissing:
+		case NeighbourField, NeighbourFieldMissing, NeighbourFieldPrev:
 			h.c.nbSemantic = min(1, h.c.semantic+r.nbVec*v)
 		}
 	}
-	if (r.nbCombine == NeighbourField || r.nbCombine == NeighbourFieldMissing) && r.nbLex > 0 {
+	if r.nbCombine >= NeighbourField && r.nbLex > 0 {
 		for _, h := range hits {
 			h.c.nbLexical = h.c.fieldLexical
 		}
