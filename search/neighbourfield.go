@@ -36,6 +36,13 @@ const (
 	// NeighbourFieldPrev: as NeighbourField, from the exchange just
 	// before only (the question a "go with it" answers).
 	NeighbourFieldPrev
+	// NeighbourFieldCapped and NeighbourFieldPrevCapped: as
+	// NeighbourField and NeighbourFieldPrev, but an exchange lifted by
+	// its neighbours scores under the neighbour that lifts it (a step
+	// under its lexical strength), unless its own is higher: the
+	// neighbour of a match rises next to it, never past it.
+	NeighbourFieldCapped
+	NeighbourFieldPrevCapped
 )
 
 // termFreqs returns the weighted count f = 5·(count in user) + (count in
@@ -75,11 +82,13 @@ func (s *Searcher) neighbourField(r *ranking, hits []*hit, byRow map[int64]*cand
 		a := r.adj[h.c.row]
 		any := false
 		ns := [2]int64{a.Prev, a.Next}
-		if r.nbCombine == NeighbourFieldPrev {
+		if r.nbCombine == NeighbourFieldPrev || r.nbCombine == NeighbourFieldPrevCapped {
 			ns[1] = 0
 		}
+		lender := 0.0
 		for _, n := range ns {
 			if f, ok := freqs[n]; n != 0 && ok && byRow[n] != nil {
+				lender = max(lender, byRow[n].lexical)
 				own := freqs[h.c.row]
 				for i, x := range f {
 					if r.nbCombine == NeighbourFieldMissing && own[i] > 0 {
@@ -94,6 +103,10 @@ func (s *Searcher) neighbourField(r *ranking, hits []*hit, byRow map[int64]*cand
 			h.c.fieldLexical = h.c.lexical
 			continue
 		}
-		h.c.fieldLexical = max(h.c.lexical, lexicalScoreField(r.lts, r.ids, h.e.User, searchableAI(h.e), r.ln, extra))
+		l := lexicalScoreField(r.lts, r.ids, h.e.User, searchableAI(h.e), r.ln, extra)
+		if r.nbCombine == NeighbourFieldCapped || r.nbCombine == NeighbourFieldPrevCapped {
+			l = min(l, lender-ScoreStep)
+		}
+		h.c.fieldLexical = max(h.c.lexical, l)
 	}
 }

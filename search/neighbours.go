@@ -155,7 +155,7 @@ func (s *Searcher) neighbourStrengths(ctx context.Context, r *ranking, hits []*h
 		case NeighbourSum:
 			h.c.nbLexical = min(1, h.c.lexical+r.nbLex*l)
 			h.c.nbSemantic = min(1, h.c.semantic+r.nbVec*v)
-		case NeighbourField, NeighbourFieldMissing, NeighbourFieldPrev:
+		default: // the fields (neighbourfield.go)
 			h.c.nbSemantic = min(1, h.c.semantic+r.nbVec*v)
 		}
 	}

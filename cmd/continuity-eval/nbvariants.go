@@ -76,7 +76,7 @@ func neighbourVariant(name string) (variant, bool) {
 			return variant{Name: fmt.Sprintf("hybrid, nb %s/%s, vfloor %s<%s", parts[1], parts[2], parts[3], parts[4]), Mode: search.ModeHybrid,
 				Options: search.Options{NeighbourLexical: l, NeighbourVector: v, VectorFloor: f, VectorFloorBelow: t}}, true
 		}
-	case (parts[0] == "nbs" || parts[0] == "nbf" || parts[0] == "nbc" || parts[0] == "nbp") && len(parts) == 3:
+	case (parts[0] == "nbs" || parts[0] == "nbf" || parts[0] == "nbc" || parts[0] == "nbp" || parts[0] == "nbk" || parts[0] == "nbpk") && len(parts) == 3:
 		// Additive neighbours: nbs sums strengths, nbf adds the
 		// neighbours' term counts as a low-weight field.
 		l, ok1 := w(parts[1])
@@ -113,6 +113,10 @@ func combineOf(prefix string) int {
 		return search.NeighbourFieldMissing
 	case "nbp":
 		return search.NeighbourFieldPrev
+	case "nbk":
+		return search.NeighbourFieldCapped
+	case "nbpk":
+		return search.NeighbourFieldPrevCapped
 	}
 	return search.NeighbourSum
 }
