@@ -69,3 +69,37 @@ func TestNeighbourField(t *testing.T) {
 		}
 	}
 }
+
+// TestNeighbourFieldCapped: a capped field lifts the exchange after a
+// question ("go with it") by the question's words, but never past the
+// question itself; without the field no word of the query finds it.
+func TestNeighbourFieldCapped(t *testing.T) {
+	f := newFixture(t)
+	t0 := indextest.At(0)
+	f.commit(
+		exchange("q", "s1", t0, "alpha or beta for the cache?", "Alpha is simpler, beta scales."),
+		exchange("d", "s1", t0.Add(time.Minute), "go with it, the one that scales", "Done: switched the cache over."),
+	)
+	zero := 0.0
+	for _, combine := range []int{NeighbourFieldCapped, NeighbourFieldPrevCapped} {
+		for _, nb := range []float64{-1, 0.5, 1} {
+			s, err := New(Config{DB: f.db, Options: Options{NeighbourLexical: nb, NeighbourCombine: combine}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.Search(ctx, Query{Text: "alpha beta", Mode: ModeLexical, MinScore: &zero})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rq, rd := rankOf(res, "q"), rankOf(res, "d")
+			switch {
+			case nb < 0 && rd >= 0:
+				t.Errorf("combine %d, off: %v; want d not found (no word of the query)", combine, ids(res))
+			case nb > 0 && (rq != 0 || rd != 1):
+				t.Errorf("combine %d, weight %g: %v; want q, then d lifted by it", combine, nb, ids(res))
+			case nb > 0 && res[1].Score >= res[0].Score:
+				t.Errorf("combine %d, weight %g: d scores %.2f, q %.2f: want d under the question that lifts it", combine, nb, res[1].Score, res[0].Score)
+			}
+		}
+	}
+}
