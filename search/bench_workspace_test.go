@@ -34,7 +34,8 @@ const EnvBenchWorkspace = "CONTINUITY_BENCH_WORKSPACE"
 // "bm25" and "hybrid" rank BM25 with the bm25 engine (Lexicon: built in
 // the workspace's cache folder on the first run, opened from its files
 // after), "bm25-fts5" and "hybrid-fts5" with FTS5: the baselines of the
-// same run; "bm25-context" and "hybrid-context" with the neighbour context
+// same run; "hybrid-novfloor" with the vector floor off (fusion.go);
+// "bm25-context" and "hybrid-context" with the neighbour context
 // (neighbours.go) on, whatever the defaults.
 func BenchmarkSearchWorkspace(b *testing.B) {
 	// Opened as the daemon opens it, as the writer: the searcher keeps
@@ -82,6 +83,12 @@ func BenchmarkSearchWorkspace(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// The vector floor off (as before issue 32 item 2): the baseline of
+	// "hybrid" in the same run.
+	novf, err := New(Config{DB: db, Embedder: e, Vectors: vecs, Lexicon: lex, Options: Options{VectorFloor: -1}})
+	if err != nil {
+		b.Fatal(err)
+	}
 	queries := benchQuestions()
 	if _, err := e.Embed(ctx, queries[:1]); err != nil { // load the model
 		b.Fatal(err)
@@ -96,6 +103,7 @@ func BenchmarkSearchWorkspace(b *testing.B) {
 		{"vector", func(q string) error { _, err := s.Search(ctx, Query{Text: q, Mode: ModeVector}); return err }},
 		{"hybrid-fts5", func(q string) error { _, err := fts.Search(ctx, Query{Text: q}); return err }},
 		{"hybrid", func(q string) error { _, err := s.Search(ctx, Query{Text: q}); return err }},
+		{"hybrid-novfloor", func(q string) error { _, err := novf.Search(ctx, Query{Text: q}); return err }},
 		{"bm25-context", func(q string) error { _, err := nb.Search(ctx, Query{Text: q, Mode: ModeLexical}); return err }},
 		{"hybrid-context", func(q string) error { _, err := nb.Search(ctx, Query{Text: q}); return err }},
 	} {

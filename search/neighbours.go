@@ -134,14 +134,34 @@ func (s *Searcher) neighbourStrengths(ctx context.Context, r *ranking, hits []*h
 			r.adj[k] = v
 		}
 	}
+	if r.nbCombine >= NeighbourField && r.nbLex > 0 {
+		s.neighbourField(r, hits, byRow)
+	}
 	for _, h := range hits {
 		a := r.adj[h.c.row]
 		var l, v float64
 		for _, n := range [2]int64{a.Prev, a.Next} {
 			if o := byRow[n]; n != 0 && o != nil {
-				l, v = max(l, o.lexical), max(v, o.semantic)
+				if r.nbCombine == NeighbourMax {
+					l, v = max(l, o.lexical), max(v, o.semantic)
+				} else {
+					l, v = l+o.lexical, v+o.semantic
+				}
 			}
 		}
-		h.c.nbLexical, h.c.nbSemantic = r.nbLex*l, r.nbVec*v
+		switch r.nbCombine {
+		case NeighbourMax:
+			h.c.nbLexical, h.c.nbSemantic = r.nbLex*l, r.nbVec*v
+		case NeighbourSum:
+			h.c.nbLexical = min(1, h.c.lexical+r.nbLex*l)
+			h.c.nbSemantic = min(1, h.c.semantic+r.nbVec*v)
+		default: // the fields (neighbourfield.go)
+			h.c.nbSemantic = min(1, h.c.semantic+r.nbVec*v)
+		}
+	}
+	if r.nbCombine >= NeighbourField && r.nbLex > 0 {
+		for _, h := range hits {
+			h.c.nbLexical = h.c.fieldLexical
+		}
 	}
 }

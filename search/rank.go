@@ -129,15 +129,20 @@ func (s *Searcher) scoreCandidates(ctx context.Context, fetch func(context.Conte
 			}
 		}
 	}
+	floored := vectorFloorHits(hits, r.vfloorTop)
 	for _, h := range hits {
 		c := h.c
 		switch {
 		case r.timeOnly:
-			c.rel = 1
+			c.rel, c.gateRel = 1, 1
 		default:
 			sem := max(c.semantic, c.nbSemantic)
 			c.rel = relevance(max(c.lexical, c.nbLexical), r.vshare*math.Pow(sem, r.vpow))
-			if vfloor > 0 {
+			c.gateRel = c.rel * r.timeFit(c.ts)
+			if vfloor > 0 && (floored == nil || floored[h]) {
+				if r.vfloorRel {
+					sem = max(sem, relativeStrength(hits, c.cos, r.cal))
+				}
 				c.rel = max(c.rel, vfloor*sem)
 			}
 			c.rel *= r.timeFit(c.ts)
@@ -176,7 +181,10 @@ func (s *Searcher) results(ctx context.Context, fetch func(context.Context, []in
 	}
 	open := r.gate <= r.each || r.timeOnly
 	for _, h := range hits {
-		open = open || roundScore(h.c.rel) >= r.gate
+		// The vector floor does not open the gate: a cosine alone does
+		// not tell a question about the history from one about nothing
+		// in it (score.go).
+		open = open || roundScore(h.c.gateRel) >= r.gate
 	}
 	orderHits(hits)
 	markSupersessions(hits[:min(len(hits), supersessionSpan)])

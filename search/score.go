@@ -186,6 +186,13 @@ const (
 // exchange's files) for the query's terms and identifiers (ident.go): the
 // terms that belong to an identifier count through it.
 func lexicalScore(terms []lexTerm, ids []identTerm, user, ai string, ln lengthNorm) float64 {
+	return lexicalScoreField(terms, ids, user, ai, ln, nil)
+}
+
+// lexicalScoreField is lexicalScore with extra[i] added to the weighted
+// count f of terms[i] (the neighbour field: neighbourfield.go); nil adds
+// nothing.
+func lexicalScoreField(terms []lexTerm, ids []identTerm, user, ai string, ln lengthNorm, extra []float64) float64 {
 	if len(terms) == 0 && len(ids) == 0 {
 		return 0
 	}
@@ -196,7 +203,7 @@ func lexicalScore(terms []lexTerm, ids []identTerm, user, ai string, ln lengthNo
 		strengths = make([]float64, 0, len(terms))
 	}
 	var k float64
-	strengths, k = termStrengths(terms, user, ai, ln, strengths)
+	strengths, k = termStrengths(terms, user, ai, ln, strengths, extra)
 	var memberStack [64]bool
 	member := memberStack[:0]
 	if len(ids) > 0 {
@@ -230,8 +237,9 @@ func lexicalScore(terms []lexTerm, ids []identTerm, user, ai string, ln lengthNo
 
 // termStrengths appends to out the strength with which the exchange holds
 // each term: f/(f+k), f = 5·(count in user) + (count in ai), k = k1
-// length-normalised (ln); and returns k.
-func termStrengths(terms []lexTerm, user, ai string, ln lengthNorm, out []float64) ([]float64, float64) {
+// length-normalised (ln), plus extra[i] when extra is not nil; and
+// returns k.
+func termStrengths(terms []lexTerm, user, ai string, ln lengthNorm, out []float64, extra []float64) ([]float64, float64) {
 	// Most texts are ASCII and most queries have no CJK phrase: their
 	// counts come from one pass over the bytes (countASCII), without
 	// building the texts' token lists; the same counts, several times
@@ -257,6 +265,9 @@ func termStrengths(terms []lexTerm, user, ai string, ln lengthNorm, out []float6
 	}
 	for i := range terms {
 		f := 5*float64(cu[i]) + float64(ca[i])
+		if extra != nil {
+			f += extra[i]
+		}
 		out = append(out, f/(f+k))
 	}
 	return out, k

@@ -266,14 +266,25 @@ type Options struct {
 	// VectorFloor, when positive, makes a hybrid score at least
 	// VectorFloor times the semantic strength V, so that a strong match
 	// by meaning alone is not ranked under weak word overlap (V²/2 alone
-	// buries it); for evaluation (issue 32: a fusion that never loses to
-	// its parts), off by default.
+	// buries it; issue 32: a fusion that never loses to its parts). 0
+	// means the defaults (DefaultVectorFloor, with DefaultVectorFloorBelow
+	// and DefaultVectorFloorTop); set, VectorFloorBelow and VectorFloorTop
+	// are taken as given; negative turns it off. It never opens the
+	// floor's gate (rank.go).
 	VectorFloor float64
 	// VectorFloorBelow, when positive, applies VectorFloor only to
 	// queries whose best lexical strength among the scored candidates is
 	// under it: words that match weakly do not bury a strong match by
 	// meaning, words that match well keep their order (issue 32 item 2).
 	VectorFloorBelow float64
+	// VectorFloorTop, when positive, applies VectorFloor only to the
+	// hits with the VectorFloorTop largest cosines among those scored
+	// (fusion.go): the best matches by meaning, not every weak one.
+	VectorFloorTop int
+	// VectorFloorRelative measures the semantic strength the vector floor
+	// lifts to from the scored candidates' own cosines as well
+	// (relativeStrength); for evaluation.
+	VectorFloorRelative bool
 	// WeakScoreOrder keeps the weak matches of a query whose gate closed
 	// (no result reaches the floor) in the order of their scores, as
 	// before issue 32; by default the closest by meaning (cosine) and the
@@ -314,6 +325,10 @@ type Options struct {
 	// and semantic strengths are at least these shares of its neighbours'.
 	// 0 means the defaults (DefaultNeighbourLexical, ...), negative off.
 	NeighbourLexical, NeighbourVector float64
+	// NeighbourCombine is how the neighbour field combines with the
+	// exchange's own evidence: NeighbourMax (the default), NeighbourSum
+	// or NeighbourField (neighbourfield.go).
+	NeighbourCombine int
 }
 
 // DefaultMaxTermShare: terms in more than this share of exchanges are left
@@ -338,6 +353,10 @@ var DefaultOptions = Options{
 	VectorPower:   DefaultVectorPower,
 	LengthAvg:     lengthAvg,
 	MinScore:      DefaultMinScore,
+
+	VectorFloor:      DefaultVectorFloor,
+	VectorFloorBelow: DefaultVectorFloorBelow,
+	VectorFloorTop:   DefaultVectorFloorTop,
 
 	NeighbourLexical: DefaultNeighbourLexical,
 	NeighbourVector:  DefaultNeighbourVector,
@@ -508,8 +527,11 @@ func (o Options) withDefaults() Options {
 	if o.VectorPower > 0 {
 		d.VectorPower = o.VectorPower
 	}
-	d.VectorFloor = o.VectorFloor
-	d.VectorFloorBelow = o.VectorFloorBelow
+	if o.VectorFloor != 0 {
+		// A floor of its own, with its own conditions (negative: off).
+		d.VectorFloor, d.VectorFloorBelow, d.VectorFloorTop = o.VectorFloor, o.VectorFloorBelow, o.VectorFloorTop
+		d.VectorFloorRelative = o.VectorFloorRelative
+	}
 	d.WeakScoreOrder = o.WeakScoreOrder
 	if o.LengthAvg != 0 {
 		d.LengthAvg = o.LengthAvg
@@ -522,6 +544,7 @@ func (o Options) withDefaults() Options {
 	if o.NeighbourVector != 0 {
 		d.NeighbourVector = o.NeighbourVector
 	}
+	d.NeighbourCombine = o.NeighbourCombine
 	return d
 }
 
@@ -604,6 +627,9 @@ type candidate struct {
 	// lexical and semantic are the strengths derived from them, rel the
 	// score before rounding (score.go, rank.go).
 	lexical, semantic, rel float64
+	// gateRel is rel without the vector floor (Options.VectorFloor):
+	// what opens the floor's gate (rank.go).
+	gateRel float64
 	// inIdent: the identifier list holds it (it may hold one of the
 	// query's identifiers whole: ident.go).
 	inIdent bool
@@ -611,7 +637,10 @@ type candidate struct {
 	// and nbSemantic are its neighbour field's strengths, weighted.
 	inContext             bool
 	nbLexical, nbSemantic float64
-	ts                    int64 // its timestamp, unix nanoseconds (read when scored)
+	// fieldLexical is the lexical strength with the neighbour field
+	// (NeighbourField: neighbourfield.go).
+	fieldLexical float64
+	ts           int64 // its timestamp, unix nanoseconds (read when scored)
 }
 
 // ranked is one retriever's candidate list, best first, and its weight in
@@ -736,6 +765,11 @@ type ranking struct {
 	// vfloorBelow: vfloor applies only when the best lexical strength of
 	// the scored candidates is under it (0: always).
 	vfloorBelow float64
+	// vfloorTop: vfloor applies to this many hits, the largest cosines
+	// (0: all).
+	vfloorTop int
+	vfloorRel bool
+	cal       calibration
 	// weakInterleave: in hybrid mode, unless Options.WeakScoreOrder.
 	weakInterleave bool
 	ln             lengthNorm
@@ -743,6 +777,8 @@ type ranking struct {
 	// adjacency read so far.
 	nbLex, nbVec float64
 	adj          map[int64]index.Adjacency
+	// nbCombine: how the neighbour field combines (NeighbourMax, ...).
+	nbCombine int
 }
 
 // rank runs both sides of q and fuses them; nil when nothing can match.
@@ -828,6 +864,9 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 	r := &ranking{cands: cands, near: near, lts: lex.lts, ids: lex.ids, gate: gate, each: each, limit: limit,
 		span: span, timeOutside: s.opts.TimeOutside, vshare: vshare, vpow: vpow, vfloor: vfloor, adj: adj, vfloorBelow: s.opts.VectorFloorBelow}
 	r.nbLex, r.nbVec = s.neighbourWeights(q.Mode)
+	r.nbCombine = s.opts.NeighbourCombine
+	r.vfloorTop, r.vfloorRel = s.opts.VectorFloorTop, s.opts.VectorFloorRelative
+	r.cal = calibrationFor(s.emb)
 	r.weakInterleave = q.Mode == ModeHybrid && !s.opts.WeakScoreOrder
 	if s.opts.LengthAvg > 0 {
 		r.ln = lengthNorm{b: lengthB, avg: s.opts.LengthAvg}
