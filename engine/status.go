@@ -29,9 +29,12 @@ type StatusReport struct {
 	Workspace string     `json:"workspace"`
 	Daemon    DaemonInfo `json:"daemon"`
 	LagBytes  int64      `json:"lag_bytes"` // bytes of the logs not indexed yet, all files
-	Events    int64      `json:"events"`
-	Exchanges int64      `json:"exchanges"`
-	Sessions  int64      `json:"sessions"`
+	// UnfinishedBytes: of LagBytes, those after the last newline of a
+	// file: a line being written, indexed once its newline comes.
+	UnfinishedBytes int64 `json:"unfinished_bytes"`
+	Events          int64 `json:"events"`
+	Exchanges       int64 `json:"exchanges"`
+	Sessions        int64 `json:"sessions"`
 	// Rejects counts every line 'continuity rejects' lists; Rejected
 	// splits them (the count of "rejected lines" in status and doctor
 	// alike is Rejected.Invalid).
@@ -252,6 +255,9 @@ func (c *Client) Status(ctx context.Context) (StatusReport, error) {
 	r.Files = fileLags(c.ws.Logs, st.Files)
 	for _, f := range r.Files {
 		r.LagBytes += f.Lag
+		if f.Lag > 0 && !f.Compressed {
+			r.UnfinishedBytes += min(f.Lag, unfinishedTail(filepath.Join(c.ws.Logs, f.Path), f.Size))
+		}
 	}
 	sort.Slice(r.Files, func(i, j int) bool { return r.Files[i].Path < r.Files[j].Path })
 	r.Disk = c.DiskUsage()

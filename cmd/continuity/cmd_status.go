@@ -69,7 +69,14 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 	default:
 		fmt.Fprintf(w, "daemon\tnot running: new lines are not indexed until `continuity daemon` (or `ingest`) runs\n")
 	}
-	fmt.Fprintf(w, "not indexed yet\t%d bytes\n", r.LagBytes)
+	switch u := r.UnfinishedBytes; {
+	case u == 0:
+		fmt.Fprintf(w, "not indexed yet\t%d bytes\n", r.LagBytes)
+	case u == r.LagBytes:
+		fmt.Fprintf(w, "not indexed yet\t%d bytes, an unfinished last line: indexed once its newline is written\n", r.LagBytes)
+	default:
+		fmt.Fprintf(w, "not indexed yet\t%d bytes (%d of them unfinished last lines, indexed once their newline is written)\n", r.LagBytes, u)
+	}
 	fmt.Fprintf(w, "events\t%d\n", r.Events)
 	types := make([]string, 0, len(r.EventsByType))
 	for t := range r.EventsByType {

@@ -385,6 +385,16 @@ func TestStatusWhileDaemonDown(t *testing.T) {
 	if len(rs) != 2 || rs[0].Line != 15 || rs[1].Line != 14 {
 		t.Fatalf("rejects not newest first: %+v", rs)
 	}
+	// A line being written (no newline yet) is lag that status explains.
+	partial := `{"type":"exchange","session_id":"a","user":"half writ`
+	ws.appendRaw("a.jsonl", []byte(partial))
+	status()
+	if st.LagBytes != int64(len(partial)) || st.UnfinishedBytes != int64(len(partial)) {
+		t.Fatalf("a partial line: lag %d, unfinished %d; want both %d", st.LagBytes, st.UnfinishedBytes, len(partial))
+	}
+	if text, _, _ := ws.cli("status"); !strings.Contains(text, "an unfinished last line: indexed once its newline is written") {
+		t.Errorf("status does not say the lag is an unfinished line:\n%s", text)
+	}
 	d.stop(t)
 }
 
