@@ -188,7 +188,8 @@ func TestMigrations(t *testing.T) {
 		db.Close()
 		setVersion(t, dir, 1)
 		_, err := Open(dir, Options{ReadOnly: true})
-		if !errors.Is(err, ErrSchemaTooOld) || !strings.Contains(err.Error(), "start the daemon to migrate it") {
+		if !errors.Is(err, ErrSchemaTooOld) || !strings.Contains(err.Error(), "start the daemon (or run `continuity ingest`) to migrate it") ||
+			strings.Count(err.Error(), ErrSchemaTooOld.Error()) != 1 {
 			t.Errorf("err = %v, want ErrSchemaTooOld", err)
 		}
 	})

@@ -508,18 +508,19 @@ func userVersion(ctx context.Context, q interface {
 }
 
 func checkVersion(v int, path string) error {
+	// The sentinel leads: wrapped at the end, its words repeated the
+	// sentence before them.
 	switch {
 	case v == 0 && len(migrations) > 0:
 		// Only a read-only open gets here: the writer has created the
 		// file and not committed its first migration yet.
-		return fmt.Errorf("index: %s is being created (the daemon is starting); try again in a moment: %w",
-			path, ErrIndexCreating)
+		return fmt.Errorf("%w (the daemon is starting): %s; try again in a moment", ErrIndexCreating, path)
 	case v > len(migrations):
-		return fmt.Errorf("index: %s has schema version %d, this binary knows up to %d; upgrade continuity: %w",
-			path, v, len(migrations), ErrSchemaTooNew)
+		return fmt.Errorf("%w: %s has schema version %d, this binary knows up to %d; upgrade continuity",
+			ErrSchemaTooNew, path, v, len(migrations))
 	case v < len(migrations):
-		return fmt.Errorf("index: %s has schema version %d, this binary expects %d; start the daemon to migrate it: %w",
-			path, v, len(migrations), ErrSchemaTooOld)
+		return fmt.Errorf("%w: %s has schema version %d, this binary expects %d; start the daemon (or run `continuity ingest`) to migrate it",
+			ErrSchemaTooOld, path, v, len(migrations))
 	}
 	return nil
 }
