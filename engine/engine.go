@@ -126,6 +126,9 @@ type Engine struct {
 	// onCommit, when set (CatchUp), hears each committed batch.
 	onCommit func(watcher.Batch)
 
+	// retention: what the daemon's retention did (Options.Retain).
+	retention retentionState
+
 	closeOnce sync.Once
 }
 
@@ -375,6 +378,9 @@ func (e *Engine) register(srv *server.Server) {
 			return v.Report(ctx), nil
 		})
 	}
+	srv.Handle("retention_status", func(context.Context, json.RawMessage) (any, error) {
+		return e.retention.report(e.opts.Retain), nil
+	})
 	if imp := e.opts.Import; imp != nil {
 		// what `status` lists as followed (daemon --import)
 		srv.Handle("import_status", func(context.Context, json.RawMessage) (any, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/praxis-os/continuity/index"
@@ -91,6 +92,7 @@ func (e *Engine) applyRetention(ctx context.Context, keep time.Duration) error {
 	if err != nil {
 		return err
 	}
+	e.retention.passed(len(resp.Sessions))
 	if len(resp.Sessions) > 0 {
 		e.log.Info("retention: forgot the sessions whose latest event is older than the retention", "retain", keep,
 			"before", before.UTC().Format(time.RFC3339), "sessions", len(resp.Sessions), "events", resp.Events, "recorded", resp.Recorded)
@@ -134,4 +136,34 @@ func (e *Engine) retain(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// RetentionStatus is the daemon's retention, for status ("retention_status"
+// on the socket): Retain is 0 when it keeps everything.
+type RetentionStatus struct {
+	Retain time.Duration `json:"retain_ns"`
+	// LastPass is when it last looked for old sessions (zero: not yet);
+	// Forgotten counts the sessions it forgot since the daemon started.
+	LastPass  time.Time `json:"last_pass,omitzero"`
+	Forgotten int64     `json:"forgotten_sessions"`
+}
+
+// retentionState records the daemon's retention passes.
+type retentionState struct {
+	mu        sync.Mutex
+	lastPass  time.Time
+	forgotten int64
+}
+
+func (r *retentionState) passed(forgotten int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lastPass = time.Now()
+	r.forgotten += int64(forgotten)
+}
+
+func (r *retentionState) report(keep time.Duration) RetentionStatus {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return RetentionStatus{Retain: keep, LastPass: r.lastPass, Forgotten: r.forgotten}
 }

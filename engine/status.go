@@ -63,6 +63,9 @@ type StatusReport struct {
 	// BM25: the daemon's bm25 engine (lexicon.Engine); null when no
 	// daemon answers.
 	BM25 *BM25Status `json:"bm25"`
+	// Retention: the running daemon's retention (daemon --retain); null
+	// without a daemon.
+	Retention *RetentionStatus `json:"retention,omitempty"`
 	// Import: the agents whose transcripts the daemon follows (daemon
 	// --import); null when no daemon answers or it follows none.
 	Import *importer.LiveReport `json:"import"`
@@ -247,6 +250,10 @@ func (c *Client) Status(ctx context.Context) (StatusReport, error) {
 		var sh share.Report
 		if c.viewReport(ctx, "share", &sh) == nil && sh.Team != "" {
 			r.Share = &sh
+		}
+		var rs RetentionStatus
+		if c.viewReport(ctx, "retention", &rs) == nil {
+			r.Retention = &rs
 		}
 	}
 	if r.SyncCopies, err = syncCopies(ctx, c.ws.Logs, db); err != nil {

@@ -22,14 +22,17 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 Show whether a daemon runs (it answers on its socket; else who holds the
 index), and what the index holds: per log file its generation, committed
 offset, size and lag (bytes not indexed yet; a file no daemon has seen yet,
-new or replaced while none ran, counts whole); counts of events by type,
+new or replaced while none ran, counts whole; an unfinished last line waits
+for its newline); counts of events by type,
 exchanges, sessions, rejected lines, duplicates skipped (and ids reused with
 other content), byte order marks skipped; the logs edited in place and what
 their edits changed, removed and added; what waits for the full-text index
 and for a vector, and the embedder (the running daemon's, with a note when
 this command's settings choose another; without a daemon, the configured
 one); the daemon's bm25 engine (ready, or building while FTS5
-answers; the exchanges it holds, the queries it answered); files skipped as
+answers; the exchanges it holds, the queries it answered); the daemon's
+retention (daemon --retain: how old an idle session may get, when it last
+looked, how many it forgot); files skipped as
 a whole (symlinks, FIFOs, unreadable, compressed logs that cannot be read)
 with the reason; the index's size on disk (the whole cache folder, and
 index.db, fulltext.db, the bm25 segments and any vector snapshot) beside
@@ -97,6 +100,9 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 		fmt.Fprintf(w, "full-text index\tnot built yet\n")
 	}
 	fmt.Fprintf(w, "bm25 engine\t%s\n", lexiconLine(r.BM25, r.Daemon.Running))
+	if r.Retention != nil {
+		fmt.Fprintf(w, "retention\t%s\n", retentionLine(*r.Retention, time.Now()))
+	}
 	printFollowed(w, r.Import)
 	if sh := r.Share; sh != nil {
 		fmt.Fprintf(w, "team memory	team %s, scope %s, on %s\n", sh.Team, sh.Scope, sh.Server)
@@ -326,4 +332,21 @@ func printProducerCounts(w io.Writer, c engine.ProducerCounts) {
 		fmt.Fprintf(w, "forgotten sessions\t%d\n", c.Forgotten)
 		fmt.Fprintf(w, "lines of forgotten sessions not indexed\t%d\t(listed by 'continuity rejects')\n", c.ForgottenSkipped)
 	}
+}
+
+// retentionLine says the running daemon's retention (daemon --retain).
+func retentionLine(r engine.RetentionStatus, now time.Time) string {
+	if r.Retain <= 0 {
+		return "off: every session is kept (daemon --retain 180d forgets the sessions idle longer)"
+	}
+	keep := r.Retain.String()
+	if r.Retain%(24*time.Hour) == 0 {
+		keep = fmt.Sprintf("%dd", r.Retain/(24*time.Hour))
+	}
+	s := "sessions idle over " + keep + " are forgotten"
+	if r.LastPass.IsZero() {
+		return s + "; not checked yet"
+	}
+	return fmt.Sprintf("%s; checked %s ago, %d %s forgotten since the daemon started", s,
+		max(now.Sub(r.LastPass), 0).Round(time.Second), r.Forgotten, words.Plural(int(r.Forgotten), "session", "sessions"))
 }

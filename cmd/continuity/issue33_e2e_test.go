@@ -298,6 +298,13 @@ func TestRetention(t *testing.T) {
 		st := w.status()
 		return st.Daemon.Running && st.ProducerCounts.Forgotten == 2 && st.Sessions == 2
 	})
+	// status names the daemon's retention and what it did.
+	if st := w.status(); st.Retention == nil || st.Retention.Retain != 30*24*time.Hour || st.Retention.Forgotten != 1 || st.Retention.LastPass.IsZero() {
+		t.Errorf("status's retention: %+v; want 30 days, 1 session forgotten, a pass", st.Retention)
+	}
+	if out, _, _ := w.cli("status"); !strings.Contains(out, "sessions idle over 30d are forgotten; checked ") || !strings.Contains(out, "1 session forgotten since the daemon started") {
+		t.Errorf("status text does not give the retention:\n%s", out)
+	}
 	if _, errs, code := w.cli("daemon", "--retain", "soon"); code != 2 || !strings.Contains(errs, `duration "soon"`) {
 		t.Errorf("daemon --retain soon: exit %d, %q", code, errs)
 	}
