@@ -433,24 +433,24 @@ func (db *DB) fullTextWrite(ctx context.Context, b *ftBatch) (int, error) {
 		return 0, err
 	}
 	defer tx.Rollback()
-	ins, err := newFTInserter(ctx, tx)
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO events_fts (rowid, user, ai) VALUES (?, ?, ?)`)
 	if err != nil {
 		return 0, err
 	}
-	defer ins.close()
+	defer ins.Close()
 	// The rows are inserted without ctx: go-sqlite3 runs each statement
 	// bound to a cancellable context in a goroutine of its own, a
-	// goroutine and two context switches per statement. ctx is checked
-	// between chunks instead. A chunk of the analysis is inserted once
-	// it is analysed (fulltext_insert.go).
+	// goroutine and two context switches per exchange. ctx is checked
+	// between rows instead.
 	quiet := context.WithoutCancel(ctx)
-	for i := 0; i < len(b.todo); i += analyzeChunk {
+	for i := range b.todo {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
 		b.an.wait(i)
-		if err := ins.insert(quiet, b.todo[i:min(i+analyzeChunk, len(b.todo))]); err != nil {
-			return 0, err
+		e := &b.todo[i]
+		if _, err := ins.ExecContext(quiet, e.row, e.user, e.ai); err != nil {
+			return 0, fmt.Errorf("index exchange %d: %w", e.row, err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE state SET value = ? WHERE key = ?`, b.last, stateWatermark); err != nil {
