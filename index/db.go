@@ -92,6 +92,9 @@ type DB struct {
 	path     string
 	now      func() time.Time
 	redactor *redact.Redactor // nil: no redaction
+	// redactorReady delivers redactor while Open opens the files (see
+	// redactorLater); nil once received, or when not needed.
+	redactorReady chan *redact.Redactor
 
 	// w is the single writer connection (nil when read-only); r is a pool
 	// of read-only connections which, thanks to WAL, never wait for w.
@@ -141,16 +144,18 @@ type DB struct {
 func Open(dir string, opts Options) (*DB, error) {
 	db := &DB{dir: dir, path: filepath.Join(dir, FileName), now: opts.Now, redactor: opts.Redactor}
 	db.ftPath = fullTextPath(db.path)
-	if db.redactor == nil && !opts.NoRedaction {
-		db.redactor = redact.FromEnv()
-	}
 	if db.now == nil {
 		db.now = time.Now
 	}
 	var err error
 	if opts.ReadOnly {
+		// Only the writer redacts (what it stores): a reader leaves the
+		// rules uncompiled (redactorLater).
 		err = db.openReadOnly()
 	} else {
+		if db.redactor == nil && !opts.NoRedaction {
+			db.redactorReady = redactorLater()
+		}
 		err = db.openWriter()
 	}
 	if err != nil {
@@ -225,6 +230,10 @@ func (db *DB) openWriter() error {
 	}
 	if err := migrate(ctx, w, db.path); err != nil {
 		return err
+	}
+	if db.redactorReady != nil {
+		db.redactor = <-db.redactorReady
+		db.redactorReady = nil
 	}
 	if err := db.redactStored(ctx); err != nil {
 		return err
