@@ -164,7 +164,45 @@ func (c *Client) route(ctx context.Context, name string, req, resp any, ping boo
 	if !errors.Is(err, server.ErrNoDaemon) {
 		return fromWire(err)
 	}
-	return local()
+	err = local()
+	if ping || !errors.Is(err, index.ErrLocked) {
+		return err
+	}
+	return c.awaitWriter(ctx, sc, name, req, resp, local, err)
+}
+
+// writerWait is how long a write waits for the process that holds the
+// index lock: a daemon that has just started takes the lock before its
+// socket answers (it opens the index, migrates it, reads the vectors),
+// and an ingest releases it when done.
+const writerWait = 30 * time.Second
+
+// awaitWriter retries a write that found the index locked and no daemon
+// answering: through the daemon once its socket answers, in-process once
+// the lock is free, until writerWait has passed (then locked, the first
+// error, is returned). "continuity daemon &" followed at once by a forget
+// failed with "another continuity process holds the index lock".
+func (c *Client) awaitWriter(ctx context.Context, sc *server.Client, name string, req, resp any, local func() error, locked error) error {
+	fmt.Fprintf(c.warn, "continuity: %v; waiting up to %s for it to answer or finish\n", locked, writerWait)
+	deadline := time.Now().Add(writerWait)
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %w", name, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+		pctx, cancel := context.WithTimeout(ctx, daemonPing)
+		var pong PingReply
+		perr := sc.Call(pctx, "ping", struct{}{}, &pong)
+		cancel()
+		if perr == nil {
+			return fromWire(sc.Call(ctx, name, req, resp))
+		}
+		if err := local(); !errors.Is(err, index.ErrLocked) {
+			return err
+		}
+	}
+	return locked
 }
 
 // local answers in-process: the vectors already stored for the
