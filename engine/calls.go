@@ -445,11 +445,7 @@ func sessionRows(ctx context.Context, db *index.DB) ([]SessionRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	agents, err := db.SessionAgents(ctx)
-	if err != nil {
-		return nil, err
-	}
-	mates, err := db.SessionTeammates(ctx)
+	origins, err := db.SessionOrigins(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -458,8 +454,8 @@ func sessionRows(ctx context.Context, db *index.DB) ([]SessionRow, error) {
 	for _, s := range ss {
 		byID[s.ID] = len(rows)
 		rows = append(rows, SessionRow{ID: s.ID, First: s.First, Last: s.Last, Exchanges: s.Exchanges,
-			Resets: s.Resets, Events: s.Events, Resumes: []string{}, ResumedBy: []string{}, Agent: agents[s.ID],
-			Teammate: mates[s.ID]})
+			Resets: s.Resets, Events: s.Events, Resumes: []string{}, ResumedBy: []string{}, Agent: origins[s.ID].Agent,
+			Teammate: origins[s.ID].Teammate})
 	}
 	// AllLinks is oldest first; list the newest link first.
 	for i := len(links) - 1; i >= 0; i-- {

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -18,7 +17,7 @@ func TestWriteWaitsForTheLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	warn := &lockedBuilder{}
+	warn := &lockedBuffer{}
 	type result struct {
 		resp ForgetResponse
 		err  error
@@ -42,22 +41,4 @@ func TestWriteWaitsForTheLock(t *testing.T) {
 	if r.err != nil || len(r.resp.Sessions) != 1 {
 		t.Fatalf("after the lock was released: %+v, %v", r.resp, r.err)
 	}
-}
-
-// lockedBuilder is a strings.Builder safe for a writer and a reader.
-type lockedBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuilder) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuilder) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

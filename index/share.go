@@ -159,31 +159,3 @@ func Teammate(path string) string {
 	who, _, _ := strings.Cut(rest, "/")
 	return who
 }
-
-// SessionTeammates maps each session pulled from a teammate (its first
-// event, by time, in a SharedPrefix generation) to that teammate's
-// "role@machine"; the workspace's own sessions are absent.
-func (db *DB) SessionTeammates(ctx context.Context) (map[string]string, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT s.id,
-		(SELECT `+eventFileSQL+` FROM events WHERE events.session_id = s.id ORDER BY events.ts, events.id LIMIT 1)
-		FROM sessions s`)
-	if err != nil {
-		return nil, fmt.Errorf("index: teammates of sessions: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var id string
-		var path sql.NullString
-		if err := rows.Scan(&id, &path); err != nil {
-			return nil, fmt.Errorf("index: teammates of sessions: %w", err)
-		}
-		if who := Teammate(path.String); who != "" {
-			out[id] = who
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("index: teammates of sessions: %w", err)
-	}
-	return out, nil
-}

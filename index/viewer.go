@@ -80,30 +80,40 @@ func (db *DB) SessionFiles(ctx context.Context, session string, limit int) ([]Fi
 	return out, len(counts), nil
 }
 
-// SessionAgents returns, by session, the agent that wrote it: the
-// "source" of its first event's metadata (what the importers write), else
-// its "agent" (a producer's own); sessions with neither are absent.
-func (db *DB) SessionAgents(ctx context.Context) (map[string]string, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT s.id,
-		(SELECT e.metadata FROM events e WHERE e.session_id = s.id ORDER BY e.ts, e.id LIMIT 1)
-		FROM sessions s`)
+// SessionOrigin says where a session came from: the agent that wrote it
+// (the "source" of its first event's metadata, what the importers write,
+// else its "agent", a producer's own) and, for a session pulled from a
+// teammate (its first event in a SharedPrefix generation), the teammate's
+// "role@machine".
+type SessionOrigin struct {
+	Agent, Teammate string
+}
+
+// SessionOrigins returns, by session, its SessionOrigin, read from its
+// first event by time; sessions with neither an agent nor a teammate are
+// absent.
+func (db *DB) SessionOrigins(ctx context.Context) (map[string]SessionOrigin, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT s.id, e.metadata, coalesce(g.path, e.file)
+		FROM sessions s
+		JOIN events e ON e.id = (SELECT f.id FROM events f WHERE f.session_id = s.id ORDER BY f.ts, f.id LIMIT 1)
+		LEFT JOIN generations g ON g.id = e.generation`)
 	if err != nil {
-		return nil, fmt.Errorf("index: agents of sessions: %w", err)
+		return nil, fmt.Errorf("index: origins of sessions: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]string{}
+	out := map[string]SessionOrigin{}
 	for rows.Next() {
-		var id string
+		var id, path string
 		var meta sql.NullString
-		if err := rows.Scan(&id, &meta); err != nil {
-			return nil, fmt.Errorf("index: agents of sessions: %w", err)
+		if err := rows.Scan(&id, &meta, &path); err != nil {
+			return nil, fmt.Errorf("index: origins of sessions: %w", err)
 		}
-		if a := agentOf(meta.String); a != "" {
-			out[id] = a
+		if o := (SessionOrigin{Agent: agentOf(meta.String), Teammate: Teammate(path)}); o != (SessionOrigin{}) {
+			out[id] = o
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("index: agents of sessions: %w", err)
+		return nil, fmt.Errorf("index: origins of sessions: %w", err)
 	}
 	return out, nil
 }
