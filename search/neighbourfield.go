@@ -50,14 +50,7 @@ const (
 func termFreqs(terms []lexTerm, user, ai string) []float64 {
 	user, ai = head(user), head(ai)
 	cu, ca := make([]int, len(terms)), make([]int, len(terms))
-	_, okU := countASCII(terms, user, cu)
-	_, okA := countASCII(terms, ai, ca)
-	if !okU || !okA {
-		u, a := scoredTokens(terms, user), scoredTokens(terms, ai)
-		for i, t := range terms {
-			cu[i], ca[i] = t.count(u), t.count(a)
-		}
-	}
+	countTerms(terms, user, ai, cu, ca)
 	out := make([]float64, len(terms))
 	for i := range terms {
 		out[i] = 5*float64(cu[i]) + float64(ca[i])

@@ -235,6 +235,23 @@ func lexicalScoreField(terms []lexTerm, ids []identTerm, user, ai string, ln len
 	return clamp01(got / all)
 }
 
+// countTerms sets cu[i] and ca[i] to how many times terms[i] stands in
+// user and in ai, and returns the texts' token counts: from one pass over
+// the bytes when both are ASCII (countASCII), else from their token
+// lists.
+func countTerms(terms []lexTerm, user, ai string, cu, ca []int) (nu, na int) {
+	nu, okU := countASCII(terms, user, cu)
+	na, okA := countASCII(terms, ai, ca)
+	if !okU || !okA {
+		u, a := scoredTokens(terms, user), scoredTokens(terms, ai)
+		for i, t := range terms {
+			cu[i], ca[i] = t.count(u), t.count(a)
+		}
+		nu, na = len(u), len(a)
+	}
+	return nu, na
+}
+
 // termStrengths appends to out the strength with which the exchange holds
 // each term: f/(f+k), f = 5·(count in user) + (count in ai), k = k1
 // length-normalised (ln), plus extra[i] when extra is not nil; and
@@ -250,15 +267,7 @@ func termStrengths(terms []lexTerm, user, ai string, ln lengthNorm, out []float6
 		counts = make([]int, 2*len(terms))
 	}
 	cu, ca := counts[:len(terms)], counts[len(terms):2*len(terms)]
-	nu, okU := countASCII(terms, user, cu)
-	na, okA := countASCII(terms, ai, ca)
-	if !okU || !okA {
-		u, a := scoredTokens(terms, user), scoredTokens(terms, ai)
-		for i, t := range terms {
-			cu[i], ca[i] = t.count(u), t.count(a)
-		}
-		nu, na = len(u), len(a)
-	}
+	nu, na := countTerms(terms, user, ai, cu, ca)
 	k := bm25K1
 	if ln.b > 0 && ln.avg > 0 {
 		k *= 1 - ln.b + ln.b*float64(nu+na)/ln.avg
