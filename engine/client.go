@@ -81,7 +81,7 @@ func (c *Client) Search(ctx context.Context, req SearchRequest) (SearchResponse,
 		if p, ok := c.daemonEmbedder(ctx); ok && p.Space != id {
 			// The daemon's vectors are another embedder's: answering
 			// there would ignore the choice.
-			resp, err := answerLocal(ctx, c, func(q *answerer) (SearchResponse, error) { return q.search(ctx, req) })
+			resp, err := answerLocal(ctx, c, true, func(q *answerer) (SearchResponse, error) { return q.search(ctx, req) })
 			if err != nil {
 				return resp, err
 			}
@@ -108,22 +108,23 @@ func (c *Client) Sessions(ctx context.Context) (SessionsResponse, error) {
 func call[T any](ctx context.Context, c *Client, name string, req any, answer func(*answerer) (T, error)) (T, error) {
 	var resp T
 	err := c.route(ctx, name, req, &resp, true, func() (err error) {
-		resp, err = answerLocal(ctx, c, answer)
+		resp, err = answerLocal(ctx, c, false, answer)
 		return err
 	})
 	return resp, err
 }
 
 // answerLocal runs answer in-process on the index opened read-only, with
-// the configured embedder.
-func answerLocal[T any](ctx context.Context, c *Client, answer func(*answerer) (T, error)) (T, error) {
+// the configured embedder. daemon says whether a daemon runs (and indexes
+// what this answer cannot see yet): the answer's note says so.
+func answerLocal[T any](ctx context.Context, c *Client, daemon bool, answer func(*answerer) (T, error)) (T, error) {
 	var zero T
 	db, err := openReader(c.ws)
 	if err != nil {
 		return zero, err
 	}
 	defer db.Close()
-	q, loadErr, err := c.local(ctx, db)
+	q, loadErr, err := c.local(ctx, db, daemon)
 	if err != nil {
 		return zero, err
 	}
@@ -211,7 +212,7 @@ func (c *Client) awaitWriter(ctx context.Context, sc *server.Client, name string
 // is embedded; a remote embedder is only asked to embed the query, and
 // BM25 answers alone if it cannot). *loadErr is the load's error, once
 // the answer is made.
-func (c *Client) local(ctx context.Context, db *index.DB) (*answerer, *error, error) {
+func (c *Client) local(ctx context.Context, db *index.DB, daemon bool) (*answerer, *error, error) {
 	emb, err := c.embedder()
 	if err != nil {
 		return nil, nil, err
@@ -234,7 +235,7 @@ func (c *Client) local(ctx context.Context, db *index.DB) (*answerer, *error, er
 		return nil, nil, err
 	}
 	q.pending = func(ctx context.Context, _ search.Mode, what string) *Pending {
-		return localPending(ctx, db, c.ws.Logs, what)
+		return localPending(ctx, db, c.ws.Logs, what, daemon)
 	}
 	return q, &loadErr, nil
 }

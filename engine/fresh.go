@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/praxis-os/continuity/index"
@@ -125,16 +126,42 @@ func (e *Engine) vectorIdentity(mode search.Mode) string {
 	return ""
 }
 
-// localPending is what a search answered without a daemon says of the
-// logs it cannot see: no process indexes them, so it does not wait.
-func localPending(ctx context.Context, db *index.DB, logs, what string) *Pending {
-	behind, err := unindexedLines(ctx, db, logs)
-	if err != nil || behind.bytes == 0 {
+// localPending is what a search answered in this process, from the index
+// opened read-only, says of what it cannot see: lines of the logs not
+// indexed yet, and exchanges indexed but not yet in the full-text index
+// (which only the indexing process writes: a reader cannot catch it up,
+// and a search that found nothing must not read as "not discussed").
+// daemon says whether a daemon runs (it indexes them in a moment; the
+// answer was made here because another embedder was asked for) or not
+// (nothing indexes them until one starts). It does not wait.
+func localPending(ctx context.Context, db *index.DB, logs, what string, daemon bool) *Pending {
+	var p Pending
+	var notes []string
+	if behind, err := unindexedLines(ctx, db, logs); err == nil && behind.bytes > 0 {
+		n := behind.count()
+		p.Bytes, p.Lines = behind.bytes, behind.lines
+		if daemon {
+			notes = append(notes, fmt.Sprintf("%s of the logs %s not indexed yet (the daemon is indexing %s), so this %s cannot see %s",
+				behind.words(), words.Plural(int(n), "is", "are"), words.Plural(int(n), "it", "them"), what, words.Plural(int(n), "it", "them")))
+		} else {
+			notes = append(notes, fmt.Sprintf("%s of the logs %s not indexed: no daemon is running to index %s "+
+				"(start 'continuity daemon', or run 'continuity ingest'), so this %s cannot see %s", behind.words(), words.Plural(int(n), "is", "are"), words.Plural(int(n), "it", "them"), what, words.Plural(int(n), "it", "them")))
+		}
+	}
+	if n, err := db.ExchangesNotInFullText(ctx); err == nil && n > 0 {
+		p.NotInFullText = n
+		who := "the daemon is adding " + words.Plural(int(n), "it", "them")
+		if !daemon {
+			who = "no daemon is running to add " + words.Plural(int(n), "it", "them") + ": start 'continuity daemon' or run 'continuity ingest'"
+		}
+		notes = append(notes, fmt.Sprintf("%d %s not in the full-text index yet, so this %s finds %s by %s meaning only (%s)",
+			n, words.Plural(int(n), "indexed exchange is", "indexed exchanges are"), what, words.Plural(int(n), "it", "them"), words.Plural(int(n), "its", "their"), who))
+	}
+	if len(notes) == 0 {
 		return nil
 	}
-	n := behind.count()
-	return &Pending{Bytes: behind.bytes, Lines: behind.lines, Note: fmt.Sprintf("%s of the logs %s not indexed: no daemon is running to index %s "+
-		"(start 'continuity daemon', or run 'continuity ingest'), so this %s cannot see %s", behind.words(), words.Plural(int(n), "is", "are"), words.Plural(int(n), "it", "them"), what, words.Plural(int(n), "it", "them"))}
+	p.Note = strings.Join(notes, "; ")
+	return &p
 }
 
 // unindexed is what the logs hold past what the index committed: bytes of

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/praxis-os/continuity/embed"
+	"github.com/praxis-os/continuity/workspace"
 )
 
 // TestParseUntil (issue 33, item 4): a date as --until takes in that day,
@@ -143,7 +144,14 @@ func TestPinnedEmbedder(t *testing.T) {
 			return false
 		}
 		n, err := c.Sessions(ctx) // through the daemon, which answered
-		return err == nil && len(n.Sessions) == 2 && n.Sessions[1].Exchanges == 4
+		if err != nil || len(n.Sessions) != 2 || n.Sessions[1].Exchanges != 4 {
+			return false
+		}
+		// The answer with another embedder is read from the index by
+		// this process, which cannot add to the full-text index what
+		// the daemon has not yet (TestReaderSaysFullTextLag): wait for
+		// the daemon's full-text view too.
+		return notInFullText(t, ws) == 0
 	})
 	client := func(cfg embed.Config) *Client {
 		return NewClient(ws, func() (embed.Embedder, error) { return embed.New(cfg) }, nil).PinEmbedder()
@@ -257,4 +265,20 @@ func TestForgetBefore(t *testing.T) {
 		ok, err := e.db.SessionExists(ctx, "b")
 		return err == nil && !ok
 	})
+}
+
+// notInFullText is how many indexed exchanges ws's full-text index does
+// not hold yet, as a reader sees it (-1 when it cannot tell yet).
+func notInFullText(t *testing.T, ws workspace.Layout) int64 {
+	t.Helper()
+	db, err := openReader(ws)
+	if err != nil {
+		return -1
+	}
+	defer db.Close()
+	n, err := db.ExchangesNotInFullText(ctx)
+	if err != nil {
+		return -1
+	}
+	return n
 }

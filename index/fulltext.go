@@ -516,6 +516,18 @@ func (db *DB) FullTextPending(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
+// ExchangesNotInFullText counts the exchanges the full-text index does
+// not hold yet (FullTextPending without the deletions): what a search of
+// a reader, which cannot index them, does not find by their words.
+func (db *DB) ExchangesNotInFullText(ctx context.Context) (int64, error) {
+	var n int64
+	err := db.r.QueryRowContext(ctx, `SELECT `+countExchangesAfter(`(SELECT value FROM ft.state WHERE key = ?1)`), stateWatermark).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("index: exchanges not in the full-text index: %w", db.fullTextError(err))
+	}
+	return n, nil
+}
+
 // fullTextError turns the error of a query on a reader without the
 // full-text index attached into ErrNoFullText, or the reason it could not
 // be attached.

@@ -120,6 +120,10 @@ type Pending struct {
 	// Unembedded: of the newest exchanges, how many have no vector yet
 	// (found by their words only).
 	Unembedded int64 `json:"unembedded,omitempty"`
+	// NotInFullText: exchanges indexed but not yet in the full-text index
+	// (an answer made from the index by a reader, which cannot add them):
+	// found by their meaning only, if at all.
+	NotInFullText int64 `json:"not_in_fulltext,omitempty"`
 	// Note says it in words.
 	Note string `json:"note"`
 }

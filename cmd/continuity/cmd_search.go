@@ -120,7 +120,7 @@ func printResults(w io.Writer, resp engine.SearchResponse, color, floorGiven boo
 	}
 	if len(resp.Results) == 0 {
 		switch {
-		case resp.Pending != nil && resp.Pending.Bytes > 0:
+		case resp.Pending != nil && (resp.Pending.Bytes > 0 || resp.Pending.NotInFullText > 0):
 			fmt.Fprintln(w, "nothing found among the lines indexed so far (see the note above)")
 		case resp.EmptyWindow != nil:
 			fmt.Fprintf(w, "nothing found: the time window (%s) holds no exchange at all; widen --since/--until\n", resp.EmptyWindow)

@@ -157,9 +157,12 @@ func TestSearchEmbedderWithDaemon(t *testing.T) {
 	w.shellAppend("a.jsonl", exchangeLine("s0", "e0", "why does the sqlite build fail", "the fts5 tag"))
 	d := w.startDaemon()
 	defer d.stop(t)
-	eventually(t, 20*time.Second, "the daemon's vectors", func() bool {
+	eventually(t, 20*time.Second, "the daemon's vectors and full-text index", func() bool {
 		st := w.status()
-		return st.Daemon.Running && st.Exchanges == 1 && st.EmbedPending == 0
+		// The answer with another embedder is read from the index by the
+		// CLI, which cannot add to the full-text index what the daemon
+		// has not yet: wait for that too.
+		return st.Daemon.Running && st.Exchanges == 1 && st.EmbedPending == 0 && st.FullTextPending == 0
 	})
 	_, errs, code := w.cli("search", "--embedder", "foo", "sqlite")
 	if code != 2 || !strings.Contains(errs, `unknown embedding provider "foo"`) {
