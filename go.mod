@@ -17,6 +17,7 @@ require (
 	github.com/viterin/vek v0.4.3
 	github.com/x448/float16 v0.8.4
 	golang.org/x/sys v0.41.0
+	golang.org/x/term v0.40.0
 	golang.org/x/text v0.43.0
 )
 

@@ -615,7 +615,12 @@ func (w *Watcher) openFile(ctx context.Context, name string) (f source, k fileKe
 	if ln, _ := logformat.ParseLogName(name); !ln.Compressed {
 		return plainFile{file}, k, st.Size, nil
 	}
-	bad := badGzip{key: k, size: st.Size, mtime: st.Mtim}
+	fi, err := file.Stat() // the modification time, portably (Stat_t names it per system)
+	if err != nil {
+		file.Close()
+		return nil, k, 0, fmt.Errorf("stat: %w", err)
+	}
+	bad := badGzip{key: k, size: st.Size, mtime: fi.ModTime().UnixNano()}
 	if w.badGz[name] == bad {
 		file.Close() // as it was: the reason is recorded
 		return nil, k, 0, nil
@@ -639,7 +644,7 @@ func (w *Watcher) openFile(ctx context.Context, name string) (f source, k fileKe
 type badGzip struct {
 	key   fileKey
 	size  int64
-	mtime syscall.Timespec
+	mtime int64 // nanoseconds since 1970
 }
 
 // adopt finds the generation whose committed bytes the file still holds.

@@ -36,11 +36,10 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/internal/embedcache"
 	"github.com/praxis-os/continuity/vectors"
+	"golang.org/x/term"
 )
 
 // EnvData overrides the default dataset folder.
@@ -307,8 +306,7 @@ func isTerminal(w io.Writer) bool {
 	if !ok {
 		return false
 	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	return term.IsTerminal(int(f.Fd()))
 }
 
 func extraVariantNames() []string {

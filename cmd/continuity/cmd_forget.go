@@ -13,7 +13,7 @@ import (
 	"github.com/praxis-os/continuity/engine"
 	"github.com/praxis-os/continuity/internal/words"
 	"github.com/praxis-os/continuity/logformat"
-	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 )
 
 func runForget(ctx context.Context, e *env, args []string) error {
@@ -246,11 +246,7 @@ func confirm(e *env, files []string) bool {
 // stdinIsTerminal reports whether r is a terminal; tests replace it.
 var stdinIsTerminal = func(r io.Reader) bool {
 	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // confirmPurge asks on the terminal before log files are deleted, and

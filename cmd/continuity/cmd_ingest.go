@@ -11,7 +11,6 @@ import (
 
 	"github.com/praxis-os/continuity/engine"
 	"github.com/praxis-os/continuity/logformat"
-	"golang.org/x/sys/unix"
 )
 
 // A backfill commits larger batches than the daemon (watcher defaults:
@@ -200,9 +199,8 @@ type progress struct {
 
 func newProgress(e *env, total int64) *progress {
 	p := &progress{e: e, total: total}
-	if f, ok := e.stderr.(*os.File); ok && total > 16<<20 {
-		_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-		p.on = err == nil
+	if total > 16<<20 {
+		p.on = isTerminal(e.stderr)
 	}
 	return p
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/praxis-os/continuity/analyze"
 	"github.com/praxis-os/continuity/engine"
-	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 )
 
 func runSearch(ctx context.Context, e *env, args []string) error {
@@ -260,6 +260,5 @@ func isTerminal(w io.Writer) bool {
 	if !ok {
 		return false
 	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	return term.IsTerminal(int(f.Fd()))
 }
