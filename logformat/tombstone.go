@@ -117,10 +117,18 @@ func readTombstones(path string, data []byte, out map[string]Tombstone) error {
 			continue
 		}
 		var t Tombstone
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&t); err != nil {
+		var fields map[string]json.RawMessage
+		err := json.Unmarshal(line, &fields)
+		if err == nil {
+			err = json.Unmarshal(line, &t)
+		}
+		if err != nil {
 			return fmt.Errorf("%s:%d: not a forgotten session's record: %v (fix the line, or delete it if it records no forget: a forget that cannot be read stops the daemon rather than let a forgotten session back in)", path, n, err)
+		}
+		for name := range fields {
+			if k := looksLikeTombstoneField(name); k != "" {
+				return fmt.Errorf("%s:%d: not a forgotten session's record: field %q looks like %q (write %q: a forget read without it could let a forgotten session back in)", path, n, name, k, k)
+			}
 		}
 		if err := ValidSessionID(t.Session); err != nil {
 			return fmt.Errorf("%s:%d: session: %v", path, n, err)
@@ -139,6 +147,37 @@ func readTombstones(path string, data []byte, out map[string]Tombstone) error {
 		out[t.Session] = t
 	}
 	return sc.Err()
+}
+
+// tombstoneFields are the fields of a tombstone line.
+var tombstoneFields = []string{"session", "forgotten_at", "resumes"}
+
+// looksLikeTombstoneField is the tombstone field that name, not one of
+// them, looks like ("session_id", "resume", "forgottenAt", a typo), or ""
+// when it looks like none. Other fields are ignored: a later version may
+// add some, and an older daemon must still carry out its forgets (it
+// stopped on them before); a misspelt field must not be ignored, since a
+// forget read without its resumes or time would keep back less than was
+// forgotten.
+func looksLikeTombstoneField(name string) string {
+	if slices.Contains(tombstoneFields, name) {
+		return ""
+	}
+	switch bare := bareName(name); bare {
+	case "sessionid":
+		return "session"
+	case "resume", "resumed":
+		return "resumes"
+	case "forgotten", "forgottenat":
+		return "forgotten_at"
+	default:
+		for _, k := range tombstoneFields {
+			if editDistance(bare, bareName(k), maxTypo(k)) <= maxTypo(k) {
+				return k
+			}
+		}
+	}
+	return ""
 }
 
 // AppendTombstones appends ts to this machine's tombstone file in dir
