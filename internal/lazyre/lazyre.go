@@ -6,7 +6,8 @@
 // search` answered by the daemon never runs the importers' or the time
 // parser's expressions, yet compiled them all (about a millisecond of CPU
 // and a hundred fresh heap pages; a page fault costs 13-25 µs on the
-// paravirtualized VMs this runs on). See docs/performance.md, "CLI start".
+// paravirtualized VMs this runs on). See docs/performance.md, "CLI start
+// and round trip".
 package lazyre
 
 import (
