@@ -23,7 +23,9 @@ func TestAnswerStatesItsLength(t *testing.T) {
 	s := New(path, nil)
 	big := strings.Repeat("exchange text é ", 20000) // 340 KB
 	s.Handle("big", func(context.Context, json.RawMessage) (any, error) { return map[string]string{"text": big}, nil })
-	s.Handle("nan", func(context.Context, json.RawMessage) (any, error) { return map[string]float64{"score": math.NaN()}, nil })
+	s.Handle("nan", func(context.Context, json.RawMessage) (any, error) {
+		return map[string]float64{"score": math.NaN()}, nil
+	})
 	if err := s.Listen(); err != nil {
 		t.Fatal(err)
 	}
