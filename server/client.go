@@ -26,8 +26,9 @@ var ErrNoDaemon = errors.New("no daemon is running for this workspace")
 // http.Transport: the CLI makes one or two calls and exits, and a
 // Transport's connection pool runs three goroutines a connection (the
 // dial, a reader and a writer) that hand the request and the answer to
-// each other. Without them a search from the shell took 1.9 ms less
-// (docs/performance.md, "CLI start and round trip").
+// each other. Without them a search from the shell takes about 1 ms less
+// (1.9 in a minimal client; docs/performance.md, "CLI start and round
+// trip").
 type Client struct {
 	path string
 }
