@@ -60,9 +60,9 @@ func FuzzSegment(f *testing.F) {
 			le := binary.LittleEndian
 			postAt := le.Uint64(b[24+8*8:])
 			if postAt >= segHeaderSize && postAt <= uint64(len(b)) {
-				le.PutUint32(b[112:], crc32.Checksum(b[segHeaderSize:postAt], castagnoli))
+				le.PutUint32(b[112:], crc32.Checksum(b[segHeaderSize:postAt], castagnoli()))
 			}
-			le.PutUint32(b[116:], crc32.Checksum(b[:116], castagnoli))
+			le.PutUint32(b[116:], crc32.Checksum(b[:116], castagnoli()))
 		}
 		// An aligned copy, as a mapping would be.
 		buf := make([]uint64, (len(b)+7)/8+1)

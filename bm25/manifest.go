@@ -73,7 +73,7 @@ func (m *manifest) encode() []byte {
 	for _, s := range m.sessions {
 		str(s)
 	}
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli()))
 }
 
 // decodeManifest parses b; any damage is an error wrapping errDamaged.
@@ -85,7 +85,7 @@ func decodeManifest(b []byte) (*manifest, error) {
 		return bad("not a manifest")
 	}
 	body := b[:len(b)-4]
-	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+	if crc32.Checksum(body, castagnoli()) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
 		return bad("checksum mismatch")
 	}
 	i := len(manifestMagic)

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -142,7 +143,7 @@ func writeSegment(dir string, id uint64, src *segSource) (size int64, err error)
 	if err != nil {
 		return 0, err
 	}
-	sw := &segWriter{w: bufio.NewWriterSize(f, 1<<20), meta: crc32.New(castagnoli)}
+	sw := &segWriter{w: bufio.NewWriterSize(f, 1<<20), meta: crc32.New(castagnoli())}
 	// The header is written last (it holds metaCRC): leave room.
 	if err := sw.out(make([]byte, segHeaderSize), false); err != nil {
 		return 0, err
@@ -211,7 +212,7 @@ func (lay *segLayout) header() []byte {
 	le.PutUint64(h[96:], lay.blobLen)
 	le.PutUint64(h[104:], lay.postLen)
 	le.PutUint32(h[112:], lay.metaCRC)
-	le.PutUint32(h[116:], crc32.Checksum(h[:116], castagnoli))
+	le.PutUint32(h[116:], crc32.Checksum(h[:116], castagnoli()))
 	return h
 }
 
@@ -305,7 +306,9 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is built on first use, not at the start of every command of the
+// binary (hash/crc32 fills its SSE4.2 tables then).
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 func each(n int, f func(i int) error) error {
 	for i := range n {
@@ -364,7 +367,7 @@ func openSegment(dir string, id uint64, size int64) (*segment, error) {
 		return nil, fmt.Errorf("bm25: segment %s: %w", path, err)
 	}
 	// metaCRC, read through the file.
-	c := crc32.New(castagnoli)
+	c := crc32.New(castagnoli())
 	if _, err := io.Copy(c, io.NewSectionReader(f, segHeaderSize, int64(lay.off[8])-segHeaderSize)); err != nil {
 		return nil, fmt.Errorf("bm25: read segment %s: %w", path, err)
 	}
@@ -402,7 +405,7 @@ func parseSegHeader(h []byte, size int64) (segLayout, error) {
 		return l, fmt.Errorf("not a segment file: %w", errDamaged)
 	}
 	le := binary.LittleEndian
-	if crc32.Checksum(h[:116], castagnoli) != le.Uint32(h[116:]) {
+	if crc32.Checksum(h[:116], castagnoli()) != le.Uint32(h[116:]) {
 		return l, fmt.Errorf("header checksum mismatch: %w", errDamaged)
 	}
 	l.nDocs, l.nTerms = int(le.Uint32(h[8:])), int(le.Uint32(h[12:]))

@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/praxis-os/continuity/internal/lazyre"
 )
 
 // Claude Code keeps one JSONL file per session in
@@ -71,11 +72,11 @@ type ccBlock struct {
 }
 
 var (
-	reSystemTags  = regexp.MustCompile(`(?s)<(system-reminder|ide_opened_file|ide_selection|ide_diagnostics|local-command-caveat)>.*?</(system-reminder|ide_opened_file|ide_selection|ide_diagnostics|local-command-caveat)>`)
-	reCommand     = regexp.MustCompile(`(?s)<command-name>(.*?)</command-name>`)
-	reCommandArg  = regexp.MustCompile(`(?s)<command-args>(.*?)</command-args>`)
-	reANSI        = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
-	reTaskSummary = regexp.MustCompile(`(?s)<summary>(.*?)</summary>`)
+	reSystemTags  = lazyre.New(`(?s)<(system-reminder|ide_opened_file|ide_selection|ide_diagnostics|local-command-caveat)>.*?</(system-reminder|ide_opened_file|ide_selection|ide_diagnostics|local-command-caveat)>`)
+	reCommand     = lazyre.New(`(?s)<command-name>(.*?)</command-name>`)
+	reCommandArg  = lazyre.New(`(?s)<command-args>(.*?)</command-args>`)
+	reANSI        = lazyre.New("\x1b\\[[0-9;]*[A-Za-z]")
+	reTaskSummary = lazyre.New(`(?s)<summary>(.*?)</summary>`)
 )
 
 // ParseClaudeCode reads one Claude Code session file. name is used in
@@ -383,15 +384,15 @@ func cleanPrompt(s string) (string, []string, bool, bool) {
 		// command output: written by Claude Code, not typed
 		return "", nil, false, false
 	}
-	if m := reCommand.FindStringSubmatch(s); m != nil {
+	if m := reCommand().FindStringSubmatch(s); m != nil {
 		cmd := strings.TrimSpace(m[1])
-		if a := reCommandArg.FindStringSubmatch(s); a != nil && strings.TrimSpace(a[1]) != "" {
+		if a := reCommandArg().FindStringSubmatch(s); a != nil && strings.TrimSpace(a[1]) != "" {
 			cmd += " " + strings.TrimSpace(a[1])
 		}
 		return cmd, nil, false, cmd != ""
 	}
-	s = reSystemTags.ReplaceAllString(s, "")
-	s = reANSI.ReplaceAllString(s, "")
+	s = reSystemTags().ReplaceAllString(s, "")
+	s = reANSI().ReplaceAllString(s, "")
 	s = strings.TrimSpace(s)
 	return s, nil, false, s != ""
 }
@@ -412,7 +413,7 @@ func ccTaskNotice(raw json.RawMessage) (string, bool) {
 		return "", false
 	}
 	note := "background task finished"
-	if m := reTaskSummary.FindStringSubmatch(s); m != nil && strings.TrimSpace(m[1]) != "" {
+	if m := reTaskSummary().FindStringSubmatch(s); m != nil && strings.TrimSpace(m[1]) != "" {
 		note = strings.TrimSpace(m[1])
 	}
 	return "[task notification] " + oneLine(note, 500), true

@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/praxis-os/continuity/internal/lazyre"
 )
 
 // Cline (VS Code extension saoudrizwan.claude-dev, its CLI and JetBrains
@@ -194,7 +195,7 @@ func clineIndexCwd(index, id string) string {
 // reEnvCwd finds the working folder in the environment details Cline
 // ("Current Working Directory (/path) Files") and Roo ("Current Workspace
 // Directory (/path) Files") add to each request.
-var reEnvCwd = regexp.MustCompile(`# Current (?:Working|Workspace) Directory \(([^)\n]+)\)`)
+var reEnvCwd = lazyre.New(`# Current (?:Working|Workspace) Directory \(([^)\n]+)\)`)
 
 // clineEnvCwd reads the working folder from the first request of a task
 // (the start of its API history, else of its UI messages).
@@ -207,7 +208,7 @@ func clineEnvCwd(dir string) string {
 		buf := make([]byte, 1<<20)
 		n, _ := f.Read(buf)
 		f.Close()
-		if m := reEnvCwd.FindSubmatch(buf[:n]); m != nil {
+		if m := reEnvCwd().FindSubmatch(buf[:n]); m != nil {
 			// the text is JSON-escaped in the file
 			var s string
 			if json.Unmarshal([]byte(`"`+string(m[1])+`"`), &s) != nil {
@@ -505,7 +506,7 @@ func clineTime(ts json.Number) time.Time {
 	return msTime(f)
 }
 
-var reThinking = regexp.MustCompile(`(?s)<thinking>.*?</thinking>`)
+var reThinking = lazyre.New(`(?s)<thinking>.*?</thinking>`)
 
 // stripThinking removes the <thinking> blocks XML-era models wrote in
 // their visible text.
@@ -513,7 +514,7 @@ func stripThinking(s string) string {
 	if !strings.Contains(s, "<thinking>") {
 		return s
 	}
-	return strings.TrimSpace(reThinking.ReplaceAllString(s, ""))
+	return strings.TrimSpace(reThinking().ReplaceAllString(s, ""))
 }
 
 // clineSayTool summarises a ClineSayTool message ({tool, path, regex,

@@ -3,10 +3,11 @@ package importer
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/praxis-os/continuity/internal/lazyre"
 )
 
 // The Anthropic-style message histories of the Cline family: a task's
@@ -195,15 +196,15 @@ func apiAnswer(s *Session, blocks []apiBlock, it Item) {
 }
 
 var (
-	reEnvDetails = regexp.MustCompile(`(?s)<environment_details>.*?(</environment_details>|$)`)
-	reNotices    = regexp.MustCompile(`(?s)<(mode_notice|environment_notice)>.*?</(mode_notice|environment_notice)>`)
-	reUserCmd    = regexp.MustCompile(`(?s)^<user_command[^>]*slash="([^"]+)"[^>]*>(.*)</user_command>$`)
+	reEnvDetails = lazyre.New(`(?s)<environment_details>.*?(</environment_details>|$)`)
+	reNotices    = lazyre.New(`(?s)<(mode_notice|environment_notice)>.*?</(mode_notice|environment_notice)>`)
+	reUserCmd    = lazyre.New(`(?s)^<user_command[^>]*slash="([^"]+)"[^>]*>(.*)</user_command>$`)
 )
 
 // apiUserText is the prompt a user text block holds, "" when it holds
 // none (a tool result, the environment details, a resumption notice).
 func apiUserText(t string) string {
-	t = strings.TrimSpace(reEnvDetails.ReplaceAllString(t, ""))
+	t = strings.TrimSpace(reEnvDetails().ReplaceAllString(t, ""))
 	for _, tag := range []string{"task", "feedback", "user_message", "answer"} {
 		if in, ok := tagged(t, tag); ok {
 			return strings.TrimSpace(in)
@@ -214,8 +215,8 @@ func apiUserText(t string) string {
 		strings.HasPrefix(t, "The user has provided feedback") || strings.HasPrefix(t, "[Response interrupted") {
 		return ""
 	}
-	t = strings.TrimSpace(reNotices.ReplaceAllString(t, ""))
-	if m := reUserCmd.FindStringSubmatch(t); m != nil {
+	t = strings.TrimSpace(reNotices().ReplaceAllString(t, ""))
+	if m := reUserCmd().FindStringSubmatch(t); m != nil {
 		return strings.TrimSpace("/" + m[1] + " " + strings.TrimSpace(m[2]))
 	}
 	if in, ok := tagged(t, "user_input"); ok {
@@ -283,14 +284,14 @@ var clineTools = []string{"execute_command", "read_file", "simple_read_file", "w
 	"switch_mode", "update_todo_list", "codebase_search", "fetch_instructions", "load_mcp_documentation", "condense",
 	"summarize_task", "web_fetch", "web_search", "new_rule", "report_bug", "generate_image", "run_slash_command", "focus_chain"}
 
-var reXMLTool = regexp.MustCompile(`<(` + strings.Join(clineTools, "|") + `)>`)
+var reXMLTool = lazyre.Func(func() string { return `<(` + strings.Join(clineTools, "|") + `)>` })
 
 // parseXMLTools reads the XML tool calls of an assistant text.
 func parseXMLTools(text string) xmlTools {
 	var x xmlTools
 	var keep strings.Builder
 	for {
-		loc := reXMLTool.FindStringSubmatchIndex(text)
+		loc := reXMLTool().FindStringSubmatchIndex(text)
 		if loc == nil {
 			keep.WriteString(text)
 			break

@@ -6,8 +6,9 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
-	"regexp"
 	"strings"
+
+	"github.com/praxis-os/continuity/internal/lazyre"
 )
 
 // Codex CLI (and Codex Desktop) write one "rollout" per session in
@@ -54,7 +55,7 @@ type codexPayload struct {
 	Action    json.RawMessage `json:"action"`
 }
 
-var reInjected = regexp.MustCompile(`^\s*(<environment_context>|<user_instructions>|<permissions|<INSTRUCTIONS>|# AGENTS\.md|<user_shell_command>|<turn_aborted>)`)
+var reInjected = lazyre.New(`^\s*(<environment_context>|<user_instructions>|<permissions|<INSTRUCTIONS>|# AGENTS\.md|<user_shell_command>|<turn_aborted>)`)
 
 // CodexMeta is the session_meta of a rollout: what the follower needs to
 // decide whether a rollout belongs to a workspace.
@@ -246,7 +247,7 @@ func (ro *codexRollout) responseItem(s *Session, it Item, p *codexPayload) {
 			return
 		case p.Role == "assistant":
 			it.Kind = ItemStep
-		case p.Role == "user" && !ro.haveUserEvents && !reInjected.MatchString(text):
+		case p.Role == "user" && !ro.haveUserEvents && !reInjected().MatchString(text):
 			it.Kind = ItemPrompt
 		default:
 			return
@@ -296,10 +297,10 @@ func codexText(raw json.RawMessage) string {
 	return out
 }
 
-var reRolloutID = regexp.MustCompile(`([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$`)
+var reRolloutID = lazyre.New(`([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$`)
 
 func codexIDFromName(name string) string {
-	if m := reRolloutID.FindStringSubmatch(filepath.Base(name)); m != nil {
+	if m := reRolloutID().FindStringSubmatch(filepath.Base(name)); m != nil {
 		return m[1]
 	}
 	return ""

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // the SQLite driver (cgo)
+
+	"github.com/praxis-os/continuity/internal/lazyre"
 )
 
 // Cursor keeps its chats in SQLite files named state.vscdb (a key/value
@@ -34,7 +35,7 @@ import (
 // prompts are told apart by their bubble id.
 
 // reCursorFence finds the file of a code block: ```lang:path
-var reCursorFence = regexp.MustCompile("(?m)^```[A-Za-z0-9_+-]*:([^\\s`]+)\\s*$")
+var reCursorFence = lazyre.New("(?m)^```[A-Za-z0-9_+-]*:([^\\s`]+)\\s*$")
 
 // ParseCursor reads a Cursor state.vscdb, read-only.
 func ParseCursor(path string) (Parsed, error) {
@@ -241,7 +242,7 @@ func cursorItem(s *Session, b cursorBubble, j int, name string) {
 		}
 	case "ai":
 		it := Item{Kind: ItemStep, Key: key, Time: ts, Line: j + 1, Text: text}
-		for _, m := range reCursorFence.FindAllStringSubmatch(text, 100) {
+		for _, m := range reCursorFence().FindAllStringSubmatch(text, 100) {
 			it.Files = append(it.Files, m[1])
 		}
 		if b.Tool != nil && b.Tool.Name != "" {

@@ -7,9 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/praxis-os/continuity/internal/lazyre"
 )
 
 // Goose (block/goose) keeps its sessions in <data>/sessions/, where <data>
@@ -59,7 +60,7 @@ type gooseContent struct {
 	} `json:"toolCall"`
 }
 
-var reGooseCompact = regexp.MustCompile(`(?i)compact|summari[sz]`)
+var reGooseCompact = lazyre.New(`(?i)compact|summari[sz]`)
 
 // ParseGoose reads a legacy Goose session file (<id>.jsonl).
 func ParseGoose(r io.Reader, name string) Parsed {
@@ -124,7 +125,7 @@ func gooseMessage(s *Session, m *gooseMsg, line int) string {
 		case "conversationCompacted", "summarizationRequested", "contextLengthExceeded":
 			gooseReset(s, Item{Kind: ItemReset, Key: it.Key + "/reset", Time: it.Time, Line: line, Reason: "context compacted"})
 		case "systemNotification":
-			if reGooseCompact.MatchString(c.Msg) {
+			if reGooseCompact().MatchString(c.Msg) {
 				gooseReset(s, Item{Kind: ItemReset, Key: it.Key + "/reset", Time: it.Time, Line: line, Reason: "context compacted"})
 			}
 		}

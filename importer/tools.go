@@ -2,8 +2,9 @@ package importer
 
 import (
 	"encoding/json"
-	"regexp"
 	"strings"
+
+	"github.com/praxis-os/continuity/internal/lazyre"
 )
 
 // maxToolArg caps the argument shown in a tool summary.
@@ -72,12 +73,12 @@ func summariseTool(name string, input json.RawMessage) (string, []string) {
 	return name + ": " + arg, files
 }
 
-var rePatchFile = regexp.MustCompile(`(?m)^\*\*\* (?:Update|Add|Delete) File: (.+)$`)
+var rePatchFile = lazyre.New(`(?m)^\*\*\* (?:Update|Add|Delete) File: (.+)$`)
 
 // patchFiles are the files an apply_patch body touches.
 func patchFiles(patch string) []string {
 	var out []string
-	for _, m := range rePatchFile.FindAllStringSubmatch(patch, 100) {
+	for _, m := range rePatchFile().FindAllStringSubmatch(patch, 100) {
 		out = append(out, strings.TrimSpace(m[1]))
 	}
 	return out

@@ -2,8 +2,9 @@ package logformat
 
 import (
 	"os"
-	"regexp"
 	"strings"
+
+	"github.com/praxis-os/continuity/internal/lazyre"
 )
 
 // MachineEnv names the environment variable that gives this machine's
@@ -64,12 +65,12 @@ func MachineLogName(base, machine string) string {
 // copy: Syncthing's ".sync-conflict-YYYYMMDD-HHMMSS-DEVICE" (before the
 // extension), Dropbox's " (X's conflicted copy YYYY-MM-DD)" (and
 // Nextcloud's " (conflicted copy ...)").
-var conflictMarks = regexp.MustCompile(`\.sync-conflict-\d{8}-\d{6}(-[A-Za-z0-9]+)?| \([^()]*conflicted copy[^()]*\)`)
+var conflictMarks = lazyre.New(`\.sync-conflict-\d{8}-\d{6}(-[A-Za-z0-9]+)?| \([^()]*conflicted copy[^()]*\)`)
 
 // ConflictCopy reports whether name is a sync tool's conflict copy of
 // another file, and that file's name.
 func ConflictCopy(name string) (of string, ok bool) {
-	loc := conflictMarks.FindStringIndex(name)
+	loc := conflictMarks().FindStringIndex(name)
 	if loc == nil {
 		return name, false
 	}

@@ -186,7 +186,7 @@ func TestCut(t *testing.T) {
 			if !strings.Contains(u+a, tt.mustContain) {
 				t.Errorf("lost %q: user %q ai %q", tt.mustContain, u, a)
 			}
-			if tt.cut && !MarkerRE.MatchString(u+a) {
+			if tt.cut && !MarkerRE().MatchString(u+a) {
 				t.Errorf("cut without a marker: %q %q", u, a)
 			}
 			if tt.user == "" && u != "" {

@@ -25,7 +25,6 @@ package resume
 import (
 	"bytes"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,11 +32,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/praxis-os/continuity/analyze"
+	"github.com/praxis-os/continuity/internal/lazyre"
 )
 
 // MarkerRE matches the marker that stands for text left out of a cut
 // exchange: "[… 1,234 characters cut]".
-var MarkerRE = regexp.MustCompile(`\[… [0-9,]+ characters? cut\]`)
+var MarkerRE = lazyre.New(`\[… [0-9,]+ characters? cut\]`)
 
 // marker is the marker for n characters (runes) left out.
 func marker(n int) string {
@@ -57,7 +57,7 @@ func commas(n int) string {
 }
 
 // StripMarkers returns s without its cut markers: the text kept.
-func StripMarkers(s string) string { return MarkerRE.ReplaceAllString(s, "") }
+func StripMarkers(s string) string { return MarkerRE().ReplaceAllString(s, "") }
 
 // terms is an analysed query: its distinct index terms.
 type terms map[string]bool

@@ -37,7 +37,7 @@ func bigAnswerChain() (*memSource, map[string][2]string) {
 // stands for (the text between the kept pieces around it), or false when
 // the kept pieces are not found in order in the original.
 func markerGaps(orig, shown string) ([]string, bool) {
-	pieces := MarkerRE.Split(shown, -1)
+	pieces := MarkerRE().Split(shown, -1)
 	var gaps []string
 	pos := 0
 	for i, piece := range pieces {

@@ -59,7 +59,7 @@ func checkFill(t *testing.T, m *memSource, p *Pack, minUse float64) {
 		if room := p.Budget - p.Tokens; whole[e.ID]-cut <= room {
 			t.Errorf("exchange %s cut (%d of %d tokens) with %d tokens left", e.ID, cut, whole[e.ID], room)
 		}
-		if !MarkerRE.MatchString(e.User + e.AI) {
+		if !MarkerRE().MatchString(e.User + e.AI) {
 			t.Errorf("exchange %s cut without saying how much: %q", e.ID, e.AI)
 		}
 	}
@@ -151,7 +151,7 @@ func TestCutCodeFence(t *testing.T) {
 	if got := balanceFences("a\n```go\nx := 1"); got != "a\n```go\nx := 1\n```" {
 		t.Errorf("balanceFences = %q", got)
 	}
-	if got := marker(1234); got != "[… 1,234 characters cut]" || !MarkerRE.MatchString(got) {
+	if got := marker(1234); got != "[… 1,234 characters cut]" || !MarkerRE().MatchString(got) {
 		t.Errorf("marker(1234) = %q", got)
 	}
 }

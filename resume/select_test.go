@@ -145,7 +145,7 @@ func TestSelection(t *testing.T) {
 		}
 	}
 	if !rel.Truncated || !strings.Contains(rel.User, "The watcher test is flaky because fsnotify drops events under load.") ||
-		!MarkerRE.MatchString(rel.User) {
+		!MarkerRE().MatchString(rel.User) {
 		t.Errorf("A3 not cut to its relevant part at 500 tokens: %q\n%s", rel.User, p.Text)
 	}
 	p = build(t, m, Options{Session: "C", Query: "why is the watcher test flaky?"})

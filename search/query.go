@@ -3,6 +3,7 @@ package search
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/praxis-os/continuity/analyze"
 )
@@ -105,7 +106,7 @@ func analyseText(text string) textAnalysis {
 		}
 	}
 	for _, w := range a.words {
-		a.bare = a.bare && (a.dict[w].meaningless || fillerWords[w] || activityWords[w])
+		a.bare = a.bare && (a.dict[w].meaningless || fillerWords()[w] || activityWords()[w])
 	}
 	for w, qw := range a.dict {
 		qw.terms = analyze.WordTerms(w)
@@ -156,7 +157,7 @@ func queryTerms(words []string, dict map[string]queryWord, dropFiller bool) []st
 		}
 		seen[w] = true
 		all = append(all, w)
-		if dict[w].meaningless || dropFiller && fillerWords[w] {
+		if dict[w].meaningless || dropFiller && fillerWords()[w] {
 			continue
 		}
 		kept = append(kept, w)
@@ -187,11 +188,11 @@ func matchExpr(text string, dropFiller bool) string {
 // they would pull up whichever exchange happens to use them.
 // Dropping them helped BM25 and hybrid recall on the dev set
 // (continuity-eval).
-var fillerWords = func() map[string]bool {
+var fillerWords = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`mention mentioned remember remind told tell said say
 		previous previously earlier conversation chat discussed talked ago recall`) {
 		m[w] = true
 	}
 	return m
-}()
+})

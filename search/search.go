@@ -138,7 +138,7 @@ func ReadTime(q Query) Query {
 		now := q.now()
 		ref, ok := ParseTimeRef(q.Text, now)
 		q.Named = &NamedTime{Ref: ref, OK: ok}
-		if m := onWeekdayRE.FindStringSubmatch(strings.ToLower(q.Text)); !ok && m != nil {
+		if m := onWeekdayRE().FindStringSubmatch(strings.ToLower(q.Text)); !ok && m != nil {
 			if ref, ok := ParseTimeRef("last "+m[2], now); ok {
 				ref.Phrase = m[0]
 				q.Named.Weekday = &ref

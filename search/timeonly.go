@@ -3,10 +3,11 @@ package search
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
+	"github.com/praxis-os/continuity/internal/lazyre"
 	"github.com/praxis-os/continuity/logformat"
 )
 
@@ -20,7 +21,7 @@ import (
 // activityWords say that something happened without saying what: with
 // stopwords, filler (fillerWords) and a time phrase, a query made of them
 // only is about the time only.
-var activityWords = func() map[string]bool {
+var activityWords = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`do did done doing does work worked working works happen happened happening
 		go going went gone get got getting talk talked talking discuss discussing chat chats chatted
@@ -32,7 +33,7 @@ var activityWords = func() map[string]bool {
 		m[w] = true
 	}
 	return m
-}()
+})
 
 // TimeOnly returns the span a query names when the query names nothing
 // else (see above), in any mode, within its own Since and Until when it
@@ -59,7 +60,7 @@ func (s *Searcher) TimeOnly(q Query) (TimeRef, bool) {
 }
 
 // onWeekdayRE finds a weekday named alone ("on saturday", "saturday").
-var onWeekdayRE = regexp.MustCompile(`\b(on )?` + weekdayRE + `\b`)
+var onWeekdayRE = lazyre.New(`\b(on )?` + weekdayRE + `\b`)
 
 // SpanExchanges returns, for a query about nothing but a time (TimeOnly),
 // how many exchanges its span holds under q's other constraints

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/praxis-os/continuity/internal/lazyre"
 )
 
 // TimeRef is a span of time that a query names relative to when it is
@@ -66,20 +68,20 @@ var dayParts = map[string][2]int{
 // timePattern is one way of naming a span: the first pattern of
 // timePatterns that matches wins.
 type timePattern struct {
-	re   *regexp.Regexp
+	re   func() *regexp.Regexp // compiled on first use (lazyre)
 	span func(m []string, now time.Time) (from, to time.Time, ok bool)
 }
 
 // timePatterns are tried in order; the first that matches wins. Each
 // turns its submatches and the time of the query into a span.
 var timePatterns = []timePattern{
-	{regexp.MustCompile(`\b` + countRE + ` ` + unitRE + ` ago\b`), spanAgo},
-	{regexp.MustCompile(`\b(past|last) (?:` + countRE + ` )?` + unitRE + `\b`), spanPast},
+	{lazyre.New(`\b` + countRE + ` ` + unitRE + ` ago\b`), spanAgo},
+	{lazyre.New(`\b(past|last) (?:` + countRE + ` )?` + unitRE + `\b`), spanPast},
 	// "last Saturday": the most recent such day before today, that day
 	// only (asked on a Saturday, a week ago). "On Monday" alone is not
 	// read: it names any Monday as often as the last one (on the dev
 	// set, reading it as the last cost a question its evidence).
-	{regexp.MustCompile(`\blast ` + weekdayRE + `\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
+	{lazyre.New(`\blast ` + weekdayRE + `\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
 		today := startOfDay(now)
 		back := (int(today.Weekday()) - int(weekdays[m[1]]) + 7) % 7
 		if back == 0 {
@@ -89,13 +91,13 @@ var timePatterns = []timePattern{
 		return d, d.AddDate(0, 0, 1), true
 	}},
 	// "last night": yesterday 18:00 to today 06:00.
-	{regexp.MustCompile(`\blast night\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
+	{lazyre.New(`\blast night\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
 		from, to := partOf(startOfDay(now).AddDate(0, 0, -1), "night")
 		return from, to, true
 	}},
 	// "the day before yesterday", "yesterday", "yesterday morning": that
 	// calendar day (or that part of it).
-	{regexp.MustCompile(`\b(the day before )?yesterday(?: (?:in the )?` + partRE + `)?\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
+	{lazyre.New(`\b(the day before )?yesterday(?: (?:in the )?` + partRE + `)?\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
 		d := startOfDay(now).AddDate(0, 0, -1)
 		if m[1] != "" {
 			d = d.AddDate(0, 0, -1)
@@ -108,7 +110,7 @@ var timePatterns = []timePattern{
 	}},
 	// "this morning", "this afternoon", "this evening", "tonight": that
 	// part of today.
-	{regexp.MustCompile(`\b(?:this ` + partRE + `|(tonight))\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
+	{lazyre.New(`\b(?:this ` + partRE + `|(tonight))\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
 		part := m[1]
 		if m[2] != "" || part == "night" {
 			part = "evening"
@@ -117,19 +119,19 @@ var timePatterns = []timePattern{
 		return from, to, true
 	}},
 	// "today", "earlier today": today, midnight to midnight.
-	{regexp.MustCompile(`\b(?:earlier )?today\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
+	{lazyre.New(`\b(?:earlier )?today\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
 		d := startOfDay(now)
 		return d, d.AddDate(0, 0, 1), true
 	}},
 	// "this week", "this month", "this year": from its start until
 	// the end of today.
-	{regexp.MustCompile(`\bthis (week|month|year)\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
+	{lazyre.New(`\bthis (week|month|year)\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
 		return startOf(m[1], now), startOfDay(now).AddDate(0, 0, 1), true
 	}},
 	// "in February", "last March", "during June": the latest such month
 	// that has begun, the whole month; "since June": from its first day
 	// until the end of today.
-	{regexp.MustCompile(`\b(in|during|last|since) ` + monthRE + `\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
+	{lazyre.New(`\b(in|during|last|since) ` + monthRE + `\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
 		mo := months[m[2]]
 		y := now.Year()
 		if mo > now.Month() {
@@ -255,7 +257,7 @@ func unitDays(unit string) int {
 func ParseTimeRef(text string, now time.Time) (ref TimeRef, ok bool) {
 	lower := strings.ToLower(text)
 	for _, p := range timePatterns {
-		m := p.re.FindStringSubmatchIndex(lower)
+		m := p.re().FindStringSubmatchIndex(lower)
 		if m == nil {
 			continue
 		}

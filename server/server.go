@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -173,8 +175,19 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
+// writeJSON encodes v whole before writing it, with its length: the
+// answer leaves in one write instead of a chunk every 2 KiB (a search's
+// is ~26 KB), and the client reads it into one buffer of that size. A
+// value that cannot be encoded is a 500, not a 200 cut short.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	var body bytes.Buffer
+	if err := json.NewEncoder(&body).Encode(v); err != nil {
+		status = http.StatusInternalServerError
+		body.Reset()
+		json.NewEncoder(&body).Encode(&Error{Code: 1, Message: fmt.Sprintf("server: encode the answer: %v", err)})
+	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(body.Len()))
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	w.Write(body.Bytes())
 }

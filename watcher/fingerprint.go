@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"hash/crc64"
 	"io"
+	"sync"
 )
 
-var crcTable = crc64.MakeTable(crc64.ECMA)
+// crcTable is built on first use (32 KiB of tables), not at the start of
+// every command of the binary.
+var crcTable = sync.OnceValue(func() *crc64.Table { return crc64.MakeTable(crc64.ECMA) })
 
 // fingerprintAt hashes the n bytes of f that start at off.
 func fingerprintAt(f io.ReaderAt, off int64, n int) (Fingerprint, error) {
@@ -21,5 +24,5 @@ func fingerprintAt(f io.ReaderAt, off int64, n int) (Fingerprint, error) {
 		}
 		return Fingerprint{}, fmt.Errorf("fingerprint %d bytes at %d: %w", n, off, err)
 	}
-	return Fingerprint{Len: n, Sum: crc64.Checksum(buf, crcTable)}, nil
+	return Fingerprint{Len: n, Sum: crc64.Checksum(buf, crcTable())}, nil
 }

@@ -89,7 +89,7 @@ func readExact(f io.ReaderAt, off int64, n int) ([]byte, error) {
 }
 
 func sum(p []byte) Fingerprint {
-	return Fingerprint{Len: len(p), Sum: crc64.Checksum(p, crcTable)}
+	return Fingerprint{Len: len(p), Sum: crc64.Checksum(p, crcTable())}
 }
 
 // check verifies, cheaply, that the file still holds the committed bytes:

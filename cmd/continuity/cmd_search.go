@@ -222,9 +222,25 @@ func printContext(w io.Writer, c engine.SearchContext, hl func(string) string) {
 	printTexts(w, "      ", c.User, c.AI, c.Files, hl)
 }
 
-// snippet folds white space and cuts s to about n bytes.
-func snippet(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+// snippet folds the white space of text and cuts it to about n bytes.
+// Only the first n+1 bytes of the folded text are built: an exchange's
+// text can be many kilobytes, and splitting all of it into words made
+// fresh heap pages that the CLI paid for in page faults.
+func snippet(text string, n int) string {
+	var b strings.Builder
+	for w := range strings.FieldsSeq(text) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		if rest := n + 1 - b.Len(); len(w) > rest {
+			w = w[:rest] // past byte n nothing is shown
+		}
+		b.WriteString(w)
+		if b.Len() > n {
+			break
+		}
+	}
+	s := b.String()
 	if len(s) <= n {
 		return s
 	}
