@@ -73,9 +73,8 @@ func (c *Client) Call(ctx context.Context, name string, req, resp any) error {
 
 // roundTrip sends hreq on a new connection to the socket and reads the
 // answer whole; the connection is closed after it (Connection: close).
-// ctx bounds the whole exchange: its deadline is the connection's, and
-// its cancellation stops a read or write under way (the error then wraps
-// ctx.Err()).
+// ctx bounds the whole exchange: once it is done (cancelled, or past its
+// deadline) a read or write under way stops, and the error is ctx.Err().
 func (c *Client) roundTrip(ctx context.Context, hreq *http.Request) (*http.Response, []byte, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", c.path)
@@ -83,9 +82,8 @@ func (c *Client) roundTrip(ctx context.Context, hreq *http.Request) (*http.Respo
 		return nil, nil, err
 	}
 	defer conn.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl)
-	}
+	// Only once ctx is done (not at its deadline, which the connection
+	// could reach a moment before ctx says so): the error is then ctx's.
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	fail := func(err error) (*http.Response, []byte, error) {
