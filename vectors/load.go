@@ -46,11 +46,27 @@ func load(ctx context.Context, db *index.DB, identity string, log *slog.Logger) 
 		}
 	}
 	v := NewSpace(identity)
+	v.src = db
+	// Past DiskMin the codes stay in the index (disk.go): only the
+	// vectors' heads are read.
+	exchanges, err := db.CountVectors(ctx, identity)
+	if err != nil {
+		return nil, fmt.Errorf("vectors: load vectors of %s: %w", identity, err)
+	}
+	if exchanges > 0 {
+		dim, err := db.VectorDim(ctx, identity)
+		if err != nil {
+			return nil, fmt.Errorf("vectors: load vectors of %s: %w", identity, err)
+		}
+		if int(exchanges)*max(v.per, 1)*dim >= DiskMin {
+			v.disk, v.dim, v.words = true, dim, index.SignWords(dim)
+		}
+	}
 	read, err := loadRows(ctx, db, v, identity, 0)
 	if err != nil {
 		return nil, fmt.Errorf("vectors: load vectors of %s: %w", identity, err)
 	}
-	log.Debug("vector space loaded", "identity", identity, "exchanges", read, "took", time.Since(start).Round(time.Millisecond))
+	log.Debug("vector space loaded", "identity", identity, "exchanges", read, "codes in the index", v.disk, "took", time.Since(start).Round(time.Millisecond))
 	return v, nil
 }
 
@@ -98,6 +114,9 @@ func loadRows(ctx context.Context, db *index.DB, v *Space, identity string, from
 // loadRange adds the vectors of rows [from, to) to v and returns how many
 // it read.
 func loadRange(ctx context.Context, db *index.DB, v *Space, identity string, from, to int64) (int, error) {
+	if v.disk {
+		return loadHeadsRange(ctx, db, v, identity, from, to)
+	}
 	n := 0
 	batch := make([]vectorDoc, 0, 1024)
 	flush := func() error {
@@ -127,6 +146,35 @@ func loadRange(ctx context.Context, db *index.DB, v *Space, identity string, fro
 			batch = append(batch, vectorDoc{row: row, session: session, ts: ts, code: codes[k*dim : (k+1)*dim : (k+1)*dim], scale: q.Scales[k], slot: k})
 		}
 		if len(batch) >= cap(batch)-per {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, flush()
+}
+
+// loadHeadsRange is loadRange for a space whose codes stay in the index:
+// it reads the vectors' heads.
+func loadHeadsRange(ctx context.Context, db *index.DB, v *Space, identity string, from, to int64) (int, error) {
+	n := 0
+	per := max(v.per, 1)
+	dim := v.dim // set by load, never changed
+	var st staged
+	flush := func() error {
+		err := v.addStaged(st)
+		st = staged{}
+		return err
+	}
+	err := db.EachVectorHeadIn(ctx, identity, from, to, func(row int64, session string, ts int64, h index.Heads) error {
+		n++
+		if len(h.Scales) != per || h.Words != index.SignWords(dim) {
+			return fmt.Errorf("heads of row %d: %d vectors of %d words, want %d of %d", row, len(h.Scales), h.Words, per, index.SignWords(dim))
+		}
+		stageHeads(&st, row, session, ts, h, dim)
+		if st.offered >= 1024 {
 			return flush()
 		}
 		return nil

@@ -63,11 +63,18 @@ type Space struct {
 	rows    []int64    // row id of vector i
 	session []int32    // index in sessions of vector i's session
 	ts      []int64    // timestamp of vector i, unix nanoseconds
+	slot    []uint8    // which of its row's vectors vector i is (Entry.Slot)
 
 	sessions []string         // session ids, by index
 	sessIdx  map[string]int32 // index of a session id
 
 	mem *blockMem // where blocks and signs live (blockmem.go)
+
+	// src is the index the space was loaded from (nil for a space built
+	// with NewSpace alone); disk is set when the space keeps its codes
+	// there and not in memory (blocks nil): disk.go.
+	src  *index.DB
+	disk bool
 
 	// offered and maxOffered are how many index rows were added (a row
 	// whose vectors are all zero included: it has none in the space) and
@@ -199,6 +206,7 @@ type staged struct {
 	rows     []int64
 	sessions []string
 	ts       []int64
+	slots    []uint8
 	// offered and maxRow: the distinct rows of the docs (zero vectors
 	// included) and the largest.
 	offered int
@@ -243,7 +251,7 @@ func stage(docs []vectorDoc) (staged, error) {
 			// what the index stores is this one to the bit.
 			scale = index.QuantizeUnit(code, d.vec)
 		}
-		if scale == 0 || math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) {
+		if !usableScale(scale) {
 			clear(code)
 			continue
 		}
@@ -255,8 +263,15 @@ func stage(docs []vectorDoc) (staged, error) {
 		st.rows = append(st.rows, d.row)
 		st.sessions = append(st.sessions, d.session)
 		st.ts = append(st.ts, d.ts)
+		st.slots = append(st.slots, uint8(d.slot))
 	}
 	return st, nil
+}
+
+// usableScale reports whether a vector of this scale has a place in the
+// space: not zero (a text without content), not NaN nor infinite.
+func usableScale(scale float32) bool {
+	return scale != 0 && !math.IsNaN(float64(scale)) && !math.IsInf(float64(scale), 0)
 }
 
 // addStaged appends a staged batch.
@@ -278,16 +293,30 @@ func (v *Space) addStaged(st staged) error {
 	if st.dim != v.dim {
 		return fmt.Errorf("%w: event %d has %d components, the space %s has %d", ErrDimension, st.rows[0], st.dim, v.identity, v.dim)
 	}
+	if !v.disk && v.src != nil && (len(v.rows)+len(st.rows))*v.dim >= DiskMin {
+		// Past the threshold: the codes are the index's (those added
+		// here were stored before they were added).
+		v.leaveCodesLocked()
+	}
 	for k, row := range st.rows {
 		i := len(v.rows)
-		if i%blockSize == 0 && i/blockSize == len(v.blocks) {
-			codes, signs, err := v.mem.block(blockSize*v.dim, blockSize*v.words)
+		if i%blockSize == 0 && i/blockSize == len(v.signs) {
+			signs, err := v.mem.signBlock(blockSize * v.words)
 			if err != nil {
 				return fmt.Errorf("vectors: vector space %s: %w", v.identity, err)
 			}
-			v.blocks, v.signs = append(v.blocks, codes), append(v.signs, signs)
+			v.signs = append(v.signs, signs)
 		}
-		copy(v.vector(i), st.codes[k*v.dim:(k+1)*v.dim])
+		if !v.disk {
+			if i/blockSize == len(v.blocks) {
+				codes, err := v.mem.codeBlock(blockSize * v.dim)
+				if err != nil {
+					return fmt.Errorf("vectors: vector space %s: %w", v.identity, err)
+				}
+				v.blocks = append(v.blocks, codes)
+			}
+			copy(v.vector(i), st.codes[k*v.dim:(k+1)*v.dim])
+		}
 		copy(v.signCode(i), st.signs[k*v.words:(k+1)*v.words])
 		si, ok := v.sessIdx[st.sessions[k]]
 		if !ok {
@@ -299,6 +328,7 @@ func (v *Space) addStaged(st staged) error {
 		v.rows = append(v.rows, row)
 		v.session = append(v.session, si)
 		v.ts = append(v.ts, st.ts[k])
+		v.slot = append(v.slot, st.slots[k])
 	}
 	return nil
 }
@@ -357,13 +387,15 @@ func (v *Space) keepLocked(keep func(i int) bool) {
 			continue
 		}
 		if n != i {
-			copy(v.vector(n), v.vector(i))
+			if !v.disk {
+				copy(v.vector(n), v.vector(i))
+			}
 			copy(v.signCode(n), v.signCode(i))
-			v.rows[n], v.session[n], v.ts[n], v.scale[n] = v.rows[i], v.session[i], v.ts[i], v.scale[i]
+			v.rows[n], v.session[n], v.ts[n], v.scale[n], v.slot[n] = v.rows[i], v.session[i], v.ts[i], v.scale[i], v.slot[i]
 		}
 		n++
 	}
-	v.rows, v.session, v.ts, v.scale = v.rows[:n], v.session[:n], v.ts[:n], v.scale[:n]
+	v.rows, v.session, v.ts, v.scale, v.slot = v.rows[:n], v.session[:n], v.ts[:n], v.scale[:n], v.slot[:n]
 	v.exchanges = distinctRuns(v.rows)
 }
 
@@ -443,9 +475,16 @@ func (v *Space) Query(ctx context.Context, q []float32, n int, f Filter) ([]Hit,
 			}
 		}
 	}
-	if !sparse && v.preselects(passing, n) {
+	switch {
+	case v.disk:
+		t, err := v.queryStored(ctx, q, sq, sparse, qi, n, passing, pass, unfiltered)
+		if err != nil {
+			return nil, err
+		}
+		tops = []topN{t}
+	case !sparse && v.preselects(passing, n):
 		tops = []topN{v.twoStage(q, qi, n, preselectWant(n), pass, unfiltered)}
-	} else {
+	default:
 		tops = v.exact(sq, sparse, qi, n, pass, unfiltered)
 	}
 	if err := ctx.Err(); err != nil {
