@@ -11,37 +11,40 @@ import (
 	"github.com/praxis-os/continuity/index"
 )
 
-// Large spaces leave their codes in the index. Past DiskMin bytes of int8
-// codes a space keeps in memory only what its first stage reads (the
-// sign codes) and what a query filters and ranks on (row, session, time,
-// scale and slot of each vector: 27 bytes), and reads the int8 codes of
-// the vectors it scores from the index's vectors table, where they are
-// stored anyway: one statement per core for a query's candidates, their
-// rows sought in row order. At 1M exchanges (2M vectors of 512
-// components) the space takes about 180 MB instead of 1.2 GB, and a
-// start reads the vectors' heads (index/vectorsigns.go: the scales and
-// sign codes, 140 MB) instead of the whole table (1 GB).
+// Large spaces leave part of their codes in the index. A space keeps in
+// memory what its first stage reads (the sign codes) and what a query
+// filters and ranks on (row, session, time, scale and slot of each
+// vector: 27 bytes), and the int8 codes of its first vectors up to
+// MemoryCodes bytes; the codes of the others are read from the index's
+// vectors table, where they are stored anyway, for the vectors a query
+// scores: one statement per core, their rows sought in row order. At 1M
+// exchanges (2M vectors of 512 components, 1 GB of codes) the space takes
+// about 180 MB and MemoryCodes instead of 1.2 GB, and a start reads the
+// codes it keeps and the heads of the others (index/vectorsigns.go: their
+// scales and sign codes, 136 bytes an exchange against 1,032).
 //
-// The answers are the ones the space would give with its codes in memory:
-// the same candidates (the sign codes are the same bits), scored by the
-// same functions on the same codes with the same scales. What costs more
-// is a query that scores many vectors: the candidates of the two-stage
-// search (4,000 and more: a few milliseconds of SQLite), and above all a
-// query that scores every vector (a sparse query, the hash embedder's; a
-// limit so large that preselection does not apply), which then reads the
-// whole table (seconds at 1M). A query filtered to few vectors (a
+// The answers are the ones the space would give with every code in
+// memory: the same candidates (the sign codes are the same bits), scored
+// by the same functions on the same codes with the same scales. What
+// costs more is a query that scores vectors whose codes are in the
+// index: a few microseconds each (a page read), so the candidates of the
+// two-stage search (8,000 at search's depth) cost tens of milliseconds,
+// and a query that scores every vector (a sparse query: the hash
+// embedder's; a limit so large that preselection does not apply) reads
+// the whole table (seconds at 1M). A query filtered to few vectors (a
 // session, a short time range) reads only theirs.
 //
-// The space goes to the index when it is loaded past DiskMin (Load) or
-// when vectors added past it (Add: the embedding worker adds what it has
-// just stored) cross it; it does not come back to memory when vectors are
-// removed.
+// Which vectors keep their codes: the first ones loaded (Load reads the
+// codes of the first rows, the heads of the others) and then those the
+// embedding worker adds (Add) while they fit; removed vectors make room
+// only for later ones.
 
-// DiskMin is the size of int8 codes (vectors × components) from which a
-// space loaded from an index keeps them there (512 MiB: 1M vectors of
-// 512 components, 500k exchanges of two vectors; below it, RSS stays
-// under 1 GB with the codes in memory). A variable for tests.
-var DiskMin = 512 << 20
+// MemoryCodes is how many bytes of int8 codes (vectors × components) a
+// space loaded from an index keeps in memory: 384 MiB, all of a space of
+// 375k exchanges of two 512-d vectors, 38 % of one of 1M (whose daemon
+// then stays under 1 GB resident, its search working set included). A
+// variable for tests.
+var MemoryCodes = 384 << 20
 
 // storedStreamMin is the number of rows from which a query reads the
 // codes it scores by walking the vectors table over their range rather
@@ -52,43 +55,21 @@ var storedStreamMin = 50_000
 // codes of its candidates on several connections (cores).
 const storedParallelMin = 1024
 
-// leaveCodesLocked drops the codes in memory: from now on they are read
-// from v.src. Callers hold v.mu for writing.
-func (v *Space) leaveCodesLocked() {
-	v.disk = true
-	v.blocks = nil
-	v.mem.dropCodes()
-}
-
-// OnDisk reports whether the space reads its codes from the index.
-func (v *Space) OnDisk() bool {
+// CodesInMemory returns how many of the space's vectors have their codes
+// in memory, and how many vectors it has.
+func (v *Space) CodesInMemory() (inMemory, vectors int) {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
-	return v.disk
+	return v.inMem, len(v.rows)
 }
 
-// queryStored is Query's scan of a space whose codes are in the index:
-// the vectors to score are chosen as in memory (the candidates of the
-// two-stage search, or every vector that passes the filter), then scored
-// with the codes read from the index. Callers hold v.mu for reading.
-func (v *Space) queryStored(ctx context.Context, q []float32, sq sparseQuery, sparse bool, qi []int16, n, passing int, pass func(int) bool, unfiltered bool) (topN, error) {
-	var idxs []int32
-	if !sparse && v.preselects(passing, n) {
-		dist, t, done := v.preselect(q, preselectWant(n), pass, unfiltered)
-		for i, d := range dist {
-			if int(d) <= t {
-				idxs = append(idxs, int32(i))
-			}
-		}
-		done()
-	} else {
-		idxs = make([]int32, 0, passing)
-		for i := range v.rows {
-			if unfiltered || pass(i) {
-				idxs = append(idxs, int32(i))
-			}
-		}
-	}
+// queryStored is Query's scan of a space some of whose codes are in the
+// index: the vectors to score are chosen as with every code in memory
+// (the candidates of the two-stage search, or every vector that passes
+// the filter); those with codes in memory are scored there, the others
+// with their codes read from the index, at the same time. Callers hold
+// v.mu for reading.
+func (v *Space) queryStored(ctx context.Context, q []float32, sq sparseQuery, sparse bool, qi []int16, n, passing int, pass func(int) bool, unfiltered bool) ([]topN, error) {
 	score := func(i int32, code []int8) float32 {
 		if sparse {
 			return sq.dotInt8(code) * v.scale[i]
@@ -97,7 +78,51 @@ func (v *Space) queryStored(ctx context.Context, q []float32, sq sparseQuery, sp
 		dotsInt16Int8(qi, code, dot[:])
 		return float32(dot[0]) * v.scale[i]
 	}
-	return v.scoreStored(ctx, idxs, n, score)
+	var (
+		stored []int32 // the vectors to score whose codes are in the index
+		dist   []uint16
+		t      int
+	)
+	preselected := !sparse && v.preselects(passing, n)
+	if preselected {
+		var done func()
+		dist, t, done = v.preselect(q, preselectWant(n), pass, unfiltered)
+		defer done()
+		for i := v.inMem; i < len(dist); i++ {
+			if int(dist[i]) <= t {
+				stored = append(stored, int32(i))
+			}
+		}
+	} else {
+		for i := v.inMem; i < len(v.rows); i++ {
+			if unfiltered || pass(i) {
+				stored = append(stored, int32(i))
+			}
+		}
+	}
+	var (
+		fromIndex topN
+		err       error
+		wg        sync.WaitGroup
+	)
+	wg.Go(func() { fromIndex, err = v.scoreStored(ctx, stored, n, score) })
+	var tops []topN
+	if preselected {
+		top := topN{n: n}
+		for i := range v.inMem {
+			if int(dist[i]) <= t {
+				top.offer(score(int32(i), v.vector(i)), int32(i), v.rows[i])
+			}
+		}
+		tops = []topN{top}
+	} else {
+		tops = v.exact(v.inMem, sq, sparse, qi, n, pass, unfiltered)
+	}
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	return append(tops, fromIndex), nil
 }
 
 // scoreStored scores the vectors idxs with their codes read from the
@@ -191,7 +216,8 @@ func (v *Space) eachStored(ctx context.Context, rows []int64, fn func(row int64,
 }
 
 // stageHeads stages the vectors of one row from their heads (scale and
-// sign code, no codes), as stage does from their codes: the same vectors
+// sign code, no codes: they stay in the index), as stage does from their
+// codes: the same vectors
 // left out (scale 0), the same answer weight.
 func stageHeads(st *staged, row int64, session string, ts int64, h index.Heads, dim int) {
 	st.offered++

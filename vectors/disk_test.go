@@ -4,21 +4,22 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/praxis-os/continuity/internal/indextest"
 )
 
-// TestDiskSameAnswers: a space past DiskMin, which reads its codes from
-// the index, answers every query as the same space with its codes in
-// memory does, to the bit: two-stage queries (lowered thresholds, so
-// that a small space preselects), exact ones (a limit too large to
-// preselect, a sparse query, filters), the codes read row by row and by
-// walking the table; loaded past the threshold or crossing it as the
-// embedding worker adds vectors; after vectors are removed and their
-// exchanges deleted from the index.
+// TestDiskSameAnswers: a space past MemoryCodes, which reads some or all
+// of its codes from the index, answers every query as the same space with
+// its codes in memory does, to the bit: two-stage queries (lowered
+// thresholds, so that a small space preselects), exact ones (a limit too
+// large to preselect, a sparse query, filters), the codes read row by row
+// and by walking the table; loaded past the threshold (no code in memory,
+// a third) or crossing it as the embedding worker adds vectors; after
+// vectors are removed and their exchanges deleted from the index.
 func TestDiskSameAnswers(t *testing.T) {
-	defer func(a, b, c, d int) { DiskMin, preselectMin, preselectFloor, storedStreamMin = a, b, c, d }(DiskMin, preselectMin, preselectFloor, storedStreamMin)
+	defer func(a, b, c, d int) { MemoryCodes, preselectMin, preselectFloor, storedStreamMin = a, b, c, d }(MemoryCodes, preselectMin, preselectFloor, storedStreamMin)
 	preselectMin, preselectFloor = 500, 300
 
 	const n, dim = 3000, 64
@@ -73,9 +74,9 @@ func TestDiskSameAnswers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	load := func(min int) *Space {
+	load := func(budget int) *Space {
 		t.Helper()
-		DiskMin = min
+		MemoryCodes = budget
 		v, err := Load(ctx, f.DB, id)
 		if err != nil {
 			t.Fatal(err)
@@ -83,22 +84,32 @@ func TestDiskSameAnswers(t *testing.T) {
 		return v
 	}
 	// grown: loaded in memory with half the vectors, then given the
-	// others as the worker gives them (stored, then added), past DiskMin.
+	// others as the worker gives them (stored, then added), past
+	// MemoryCodes.
 	store(0, n/2)
 	grown := load(1 << 40)
-	if grown.OnDisk() {
-		t.Fatal("a space under DiskMin reads its codes from the index")
+	if in, all := grown.CodesInMemory(); in != all {
+		t.Fatalf("a space under MemoryCodes has %d of %d codes in memory", in, all)
 	}
 	store(n/2, n)
-	DiskMin = n * dim // crossed by the second half
+	in, _ := grown.CodesInMemory()
+	MemoryCodes = (in + 300) * dim // crossed by the second half
 	if err := grown.Add(entries[n:]); err != nil {
 		t.Fatal(err)
 	}
-	mem, disk := load(1<<40), load(1)
-	if mem.OnDisk() || !disk.OnDisk() || !grown.OnDisk() {
-		t.Fatalf("on disk: memory %v, disk %v, grown %v", mem.OnDisk(), disk.OnDisk(), grown.OnDisk())
+	mem, disk, third := load(1<<40), load(0), load(n/3*2*dim)
+	spaces := map[string]*Space{"disk": disk, "grown": grown, "third": third}
+	for name, want := range map[string][2]float64{"memory": {1, 1}, "disk": {0, 0}, "grown": {0.5, 0.7}, "third": {0.3, 0.34}} {
+		v := spaces[name]
+		if name == "memory" {
+			v = mem
+		}
+		in, all := v.CodesInMemory()
+		if share := float64(in) / float64(all); share < want[0] || share > want[1] || all != mem.Vectors() {
+			t.Errorf("%s: %d of %d codes in memory, want a share in %v of %d", name, in, all, want, mem.Vectors())
+		}
 	}
-	for name, v := range map[string]*Space{"disk": disk, "grown": grown} {
+	for name, v := range spaces {
 		if err := sameSpace(mem, v); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -111,6 +122,14 @@ func TestDiskSameAnswers(t *testing.T) {
 		}
 	}
 	queries := map[string][]float32{"random": randomUnit(r, dim), "near a vector": blobs[17][dim:], "sparse": sparse}
+	// The vectors on either side of the third's split: the last with its
+	// code in memory, the first read from the index.
+	for k, name := range []string{"last in memory", "first in the index"} {
+		in, _ := third.CodesInMemory()
+		i := in - 1 + k
+		row, slot := third.rows[i], int(third.slot[i])
+		queries[name] = blobs[slices.Index(rows, row)][slot*dim : (slot+1)*dim]
+	}
 	filters := []Filter{{}, {Sessions: []string{"s1", "s3"}}, {Since: indextest.At(500).UnixNano(), Until: indextest.At(2200).UnixNano()}, {Sessions: []string{"s4"}, Since: indextest.At(2900).UnixNano()}}
 	check := func(when string) {
 		t.Helper()
@@ -125,7 +144,7 @@ func TestDiskSameAnswers(t *testing.T) {
 					if _, sp := sparseOf(q); !sp && mem.preselects(mem.Vectors(), 2*limit) && fl.Sessions == nil {
 						preselected++
 					}
-					for name, v := range map[string]*Space{"disk": disk, "grown": grown} {
+					for name, v := range spaces {
 						got, err := v.Query(ctx, q, limit, fl)
 						if err != nil {
 							t.Fatal(err)
@@ -147,7 +166,7 @@ func TestDiskSameAnswers(t *testing.T) {
 	storedStreamMin = 50_000
 
 	// Removed from the spaces, then deleted from the index.
-	for _, v := range []*Space{mem, disk, grown} {
+	for _, v := range []*Space{mem, disk, grown, third} {
 		v.RemoveSession("s2")
 		v.RemoveRows(rows[100:400])
 	}

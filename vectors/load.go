@@ -47,37 +47,52 @@ func load(ctx context.Context, db *index.DB, identity string, log *slog.Logger) 
 	}
 	v := NewSpace(identity)
 	v.src = db
-	// Past DiskMin the codes stay in the index (disk.go): only the
-	// vectors' heads are read.
-	exchanges, err := db.CountVectors(ctx, identity)
+	split, err := codesSplit(ctx, db, v, identity)
 	if err != nil {
 		return nil, fmt.Errorf("vectors: load vectors of %s: %w", identity, err)
 	}
-	if exchanges > 0 {
-		dim, err := db.VectorDim(ctx, identity)
-		if err != nil {
-			return nil, fmt.Errorf("vectors: load vectors of %s: %w", identity, err)
-		}
-		if int(exchanges)*max(v.per, 1)*dim >= DiskMin {
-			v.disk, v.dim, v.words = true, dim, index.SignWords(dim)
-		}
+	// The codes of the rows before split, then the heads of the others
+	// (their codes stay in the index: disk.go).
+	read, err := loadRows(ctx, db, v, identity, 0, split, false)
+	if err == nil && split < math.MaxInt64 {
+		var heads int
+		heads, err = loadRows(ctx, db, v, identity, split, math.MaxInt64, true)
+		read += heads
 	}
-	read, err := loadRows(ctx, db, v, identity, 0)
 	if err != nil {
 		return nil, fmt.Errorf("vectors: load vectors of %s: %w", identity, err)
 	}
-	log.Debug("vector space loaded", "identity", identity, "exchanges", read, "codes in the index", v.disk, "took", time.Since(start).Round(time.Millisecond))
+	log.Debug("vector space loaded", "identity", identity, "exchanges", read, "vectors", len(v.rows), "codes in memory", v.inMem, "took", time.Since(start).Round(time.Millisecond))
 	return v, nil
 }
 
-// loadRows adds to v the vectors of the rows from `from` on, and returns
-// how many it read.
-func loadRows(ctx context.Context, db *index.DB, v *Space, identity string, from int64) (int, error) {
+// codesSplit is the first row whose codes Load leaves in the index: the
+// rows before it have codes that fit MemoryCodes (MaxInt64 when all do).
+func codesSplit(ctx context.Context, db *index.DB, v *Space, identity string) (int64, error) {
+	exchanges, err := db.CountVectors(ctx, identity)
+	if err != nil || exchanges == 0 {
+		return math.MaxInt64, err
+	}
+	dim, err := db.VectorDim(ctx, identity)
+	if err != nil || dim <= 0 {
+		return math.MaxInt64, err
+	}
+	fit := int64(MemoryCodes / (max(v.per, 1) * dim)) // exchanges whose codes fit
+	if exchanges <= fit {
+		return math.MaxInt64, nil
+	}
+	v.dim, v.words = dim, index.SignWords(dim)
+	return db.VectorRowAt(ctx, identity, fit)
+}
+
+// loadRows adds to v the vectors of the rows from <= row < to (their
+// heads alone when heads is set), and returns how many it read.
+func loadRows(ctx context.Context, db *index.DB, v *Space, identity string, from, to int64, heads bool) (int, error) {
 	lo, hi, err := db.VectorRows(ctx, identity)
-	if err != nil || hi < from {
+	if err != nil || hi < from || lo >= to {
 		return 0, err
 	}
-	lo = max(lo, from)
+	lo, hi = max(lo, from), min(hi, to-1)
 	parts := 1
 	if hi-lo >= loadMin {
 		parts = runtime.GOMAXPROCS(0)
@@ -91,10 +106,14 @@ func loadRows(ctx context.Context, db *index.DB, v *Space, identity string, from
 		a := lo + (hi-lo+1)*int64(p)/int64(parts)
 		b := lo + (hi-lo+1)*int64(p+1)/int64(parts)
 		if p == parts-1 {
-			b = math.MaxInt64
+			b = to
 		}
 		wg.Go(func() {
-			counts[p], errs[p] = loadRange(gctx, db, v, identity, a, b)
+			if heads {
+				counts[p], errs[p] = loadHeadsRange(gctx, db, v, identity, a, b)
+			} else {
+				counts[p], errs[p] = loadRange(gctx, db, v, identity, a, b)
+			}
 			if errs[p] != nil {
 				cancel()
 			}
@@ -114,9 +133,6 @@ func loadRows(ctx context.Context, db *index.DB, v *Space, identity string, from
 // loadRange adds the vectors of rows [from, to) to v and returns how many
 // it read.
 func loadRange(ctx context.Context, db *index.DB, v *Space, identity string, from, to int64) (int, error) {
-	if v.disk {
-		return loadHeadsRange(ctx, db, v, identity, from, to)
-	}
 	n := 0
 	batch := make([]vectorDoc, 0, 1024)
 	flush := func() error {
@@ -156,8 +172,8 @@ func loadRange(ctx context.Context, db *index.DB, v *Space, identity string, fro
 	return n, flush()
 }
 
-// loadHeadsRange is loadRange for a space whose codes stay in the index:
-// it reads the vectors' heads.
+// loadHeadsRange is loadRange for vectors whose codes stay in the index:
+// it reads their heads.
 func loadHeadsRange(ctx context.Context, db *index.DB, v *Space, identity string, from, to int64) (int, error) {
 	n := 0
 	per := max(v.per, 1)

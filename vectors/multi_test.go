@@ -195,7 +195,7 @@ func sameSpace(a, b *Space) error {
 			return fmt.Errorf("vector %d (row %d): scale %g against %g", i, a.rows[i], a.scale[i], b.scale[i])
 		}
 		if a.slot[i] != b.slot[i] || !slices.Equal(a.signCode(i), b.signCode(i)) ||
-			!a.disk && !b.disk && !slices.Equal(a.vector(i), b.vector(i)) {
+			i < a.inMem && i < b.inMem && !slices.Equal(a.vector(i), b.vector(i)) {
 			return fmt.Errorf("vector %d (row %d): codes differ", i, a.rows[i])
 		}
 	}

@@ -71,10 +71,10 @@ type Space struct {
 	mem *blockMem // where blocks and signs live (blockmem.go)
 
 	// src is the index the space was loaded from (nil for a space built
-	// with NewSpace alone); disk is set when the space keeps its codes
-	// there and not in memory (blocks nil): disk.go.
-	src  *index.DB
-	disk bool
+	// with NewSpace alone). The codes of the first inMem vectors are in
+	// blocks, those of the others are read from src (disk.go).
+	src   *index.DB
+	inMem int
 
 	// offered and maxOffered are how many index rows were added (a row
 	// whose vectors are all zero included: it has none in the space) and
@@ -293,11 +293,6 @@ func (v *Space) addStaged(st staged) error {
 	if st.dim != v.dim {
 		return fmt.Errorf("%w: event %d has %d components, the space %s has %d", ErrDimension, st.rows[0], st.dim, v.identity, v.dim)
 	}
-	if !v.disk && v.src != nil && (len(v.rows)+len(st.rows))*v.dim >= DiskMin {
-		// Past the threshold: the codes are the index's (those added
-		// here were stored before they were added).
-		v.leaveCodesLocked()
-	}
 	for k, row := range st.rows {
 		i := len(v.rows)
 		if i%blockSize == 0 && i/blockSize == len(v.signs) {
@@ -307,7 +302,10 @@ func (v *Space) addStaged(st staged) error {
 			}
 			v.signs = append(v.signs, signs)
 		}
-		if !v.disk {
+		// In memory while the codes fit MemoryCodes (those past it are
+		// the index's: added here after they were stored), in order.
+		if st.codes != nil && i == v.inMem && (v.src == nil || (i+1)*v.dim <= MemoryCodes) {
+			v.inMem++
 			if i/blockSize == len(v.blocks) {
 				codes, err := v.mem.codeBlock(blockSize * v.dim)
 				if err != nil {
@@ -381,13 +379,16 @@ func (v *Space) RemoveRows(rows []int64) {
 // keepLocked keeps the vectors for which keep is true, in order. Blocks
 // past the last vector stay mapped for the next ones. Callers hold mu.
 func (v *Space) keepLocked(keep func(i int) bool) {
-	n := 0
+	n, inMem := 0, 0
 	for i := range v.rows {
 		if !keep(i) {
 			continue
 		}
+		if i < v.inMem {
+			inMem++ // the kept ones of memory stay ahead (n <= i)
+		}
 		if n != i {
-			if !v.disk {
+			if i < v.inMem {
 				copy(v.vector(n), v.vector(i))
 			}
 			copy(v.signCode(n), v.signCode(i))
@@ -396,6 +397,7 @@ func (v *Space) keepLocked(keep func(i int) bool) {
 		n++
 	}
 	v.rows, v.session, v.ts, v.scale, v.slot = v.rows[:n], v.session[:n], v.ts[:n], v.scale[:n], v.slot[:n]
+	v.inMem = inMem
 	v.exchanges = distinctRuns(v.rows)
 }
 
@@ -465,7 +467,10 @@ func (v *Space) Query(ctx context.Context, q []float32, n int, f Filter) ([]Hit,
 	}
 	unfiltered := allowed == nil && f.Since == 0 && f.Until == 0
 
-	var tops []topN
+	var (
+		tops []topN
+		err  error
+	)
 	passing := total
 	if !unfiltered {
 		passing = 0
@@ -476,16 +481,14 @@ func (v *Space) Query(ctx context.Context, q []float32, n int, f Filter) ([]Hit,
 		}
 	}
 	switch {
-	case v.disk:
-		t, err := v.queryStored(ctx, q, sq, sparse, qi, n, passing, pass, unfiltered)
-		if err != nil {
+	case v.inMem < total:
+		if tops, err = v.queryStored(ctx, q, sq, sparse, qi, n, passing, pass, unfiltered); err != nil {
 			return nil, err
 		}
-		tops = []topN{t}
 	case !sparse && v.preselects(passing, n):
 		tops = []topN{v.twoStage(q, qi, n, preselectWant(n), pass, unfiltered)}
 	default:
-		tops = v.exact(sq, sparse, qi, n, pass, unfiltered)
+		tops = v.exact(total, sq, sparse, qi, n, pass, unfiltered)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -525,10 +528,9 @@ func bestPerRow(all []scoredIdx) []scoredIdx {
 	return out
 }
 
-// exact scores every vector that passes the filter; each worker keeps the
-// best n of its share.
-func (v *Space) exact(sq sparseQuery, sparse bool, qi []int16, n int, pass func(int) bool, unfiltered bool) []topN {
-	total := len(v.rows)
+// exact scores every vector below total that passes the filter; each
+// worker keeps the best n of its share.
+func (v *Space) exact(total int, sq sparseQuery, sparse bool, qi []int16, n int, pass func(int) bool, unfiltered bool) []topN {
 	workers := 1
 	if total >= parallelMin {
 		workers = min(runtime.GOMAXPROCS(0), (total+parallelMin-1)/parallelMin)
