@@ -161,21 +161,6 @@ func (db *DB) CountVectors(ctx context.Context, identity string) (int64, error) 
 	return n, nil
 }
 
-// VectorRowAt returns the row of the vector of identity that has k
-// others before it in row order (math.MaxInt64 when there are not so
-// many).
-func (db *DB) VectorRowAt(ctx context.Context, identity string, k int64) (int64, error) {
-	var row int64
-	err := db.r.QueryRowContext(ctx, `SELECT event FROM vectors WHERE embedder = `+embedderKeySQL+` ORDER BY event LIMIT 1 OFFSET ?`, identity, k).Scan(&row)
-	if err == sql.ErrNoRows {
-		return math.MaxInt64, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("index: vector row %d of %s: %w", k, identity, err)
-	}
-	return row, nil
-}
-
 // EachVectorHeadIn calls fn for the heads of every vector of identity of
 // the rows from <= row < to, by row id, with the exchange's session and
 // timestamp, as EachVectorIn does for the vectors; h is valid only until

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/praxis-os/continuity/embed"
@@ -17,9 +18,14 @@ import (
 const envBenchWorkspace = "CONTINUITY_BENCH_WORKSPACE"
 
 // BenchmarkLoadWorkspace measures Load, the daemon's start-to-ready, on a
-// workspace continuity-bench prepared (see BenchmarkSearchWorkspace).
+// workspace continuity-bench prepared (see BenchmarkSearchWorkspace);
+// CONTINUITY_BENCH_MEMORY_CODES_MIB sets MemoryCodes.
 func BenchmarkLoadWorkspace(b *testing.B) {
 	db, e := openBenchWorkspace(b)
+	if mib, err := strconv.Atoi(os.Getenv("CONTINUITY_BENCH_MEMORY_CODES_MIB")); err == nil {
+		defer func(m int) { MemoryCodes = m }(MemoryCodes)
+		MemoryCodes = mib << 20
+	}
 	for b.Loop() {
 		v, err := Load(ctx, db, SpaceIdentity(e))
 		if err != nil {
@@ -114,9 +120,10 @@ func openBenchWorkspace(b *testing.B) (*index.DB, embed.Embedder) {
 }
 
 // BenchmarkQueryWorkspace measures Query (search's depth of 200 rows, no
-// filter) on a workspace continuity-bench prepared, with the codes in
-// memory and read from the index (disk.go), for the embedded LongMemEval
-// questions; both spaces must give the same answers.
+// filter) on a workspace continuity-bench prepared, with MemoryCodes's
+// share of the codes in memory (default), none (disk) and all (memory),
+// for the embedded LongMemEval questions; the spaces must give the same
+// answers.
 func BenchmarkQueryWorkspace(b *testing.B) {
 	db, e := openBenchWorkspace(b)
 	qs := shareddata.LongMemEvalQuestions()
@@ -131,9 +138,17 @@ func BenchmarkQueryWorkspace(b *testing.B) {
 	const depth = 200 // search.MaxLimit, search's depth
 	defer func(m int) { MemoryCodes = m }(MemoryCodes)
 	var first [][]Hit
-	for _, mode := range []string{"disk", "memory"} {
-		MemoryCodes = 1
-		if mode == "memory" {
+	budget := MemoryCodes
+	if mib, err := strconv.Atoi(os.Getenv("CONTINUITY_BENCH_MEMORY_CODES_MIB")); err == nil {
+		budget = mib << 20 // the default share measured with another budget
+	}
+	for _, mode := range []string{"default", "disk", "memory"} {
+		switch mode {
+		case "default":
+			MemoryCodes = budget
+		case "disk":
+			MemoryCodes = 0
+		case "memory":
 			MemoryCodes = 1 << 50
 		}
 		v, err := Load(ctx, db, SpaceIdentity(e))

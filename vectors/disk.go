@@ -34,10 +34,14 @@ import (
 // the whole table (seconds at 1M). A query filtered to few vectors (a
 // session, a short time range) reads only theirs.
 //
-// Which vectors keep their codes: the first ones loaded (Load reads the
-// codes of the first rows, the heads of the others) and then those the
-// embedding worker adds (Add) while they fit; removed vectors make room
-// only for later ones.
+// Which vectors keep their codes: the first ones, in the space's order.
+// A space whose codes do not all fit is loaded from the heads alone (a
+// start reads 140 MB at 1M, not 1 GB: ready in a few seconds, every
+// code then read from the index), then FillCodes, which the daemon runs
+// in the background once the space answers, reads the codes that fit
+// into memory, a block at a time. Vectors the embedding worker adds
+// (Add) keep theirs while the codes before them are all in memory and
+// fit; removed vectors make room only for later ones.
 
 // MemoryCodes is how many bytes of int8 codes (vectors × components) a
 // space loaded from an index keeps in memory: 384 MiB, all of a space of
@@ -61,6 +65,86 @@ func (v *Space) CodesInMemory() (inMemory, vectors int) {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	return v.inMem, len(v.rows)
+}
+
+// FillCodes reads into memory the codes of the vectors past those in
+// memory, in order, while they fit MemoryCodes, a block (4,096 vectors)
+// at a time, each read without holding the space and put in place under
+// its lock: queries score the vectors whose codes are in memory there,
+// the others from the index, with the same answers. It returns when the
+// codes that fit are in memory, at the first vector whose row the index
+// no longer has (deleted: the space hears of it soon), or with ctx's or
+// the index's error.
+func (v *Space) FillCodes(ctx context.Context) error {
+	var buf []int8
+	for {
+		v.mu.RLock()
+		from, moved, dim := v.inMem, v.moved, v.dim
+		to := min(len(v.rows), (from/blockSize+1)*blockSize)
+		if dim > 0 {
+			to = min(to, MemoryCodes/dim)
+		}
+		if v.src == nil || to <= from {
+			v.mu.RUnlock()
+			return nil
+		}
+		idxs := make([]int32, to-from)
+		for k := range idxs {
+			idxs[k] = int32(from + k)
+		}
+		slices.SortFunc(idxs, func(a, b int32) int { return cmp.Compare(v.rows[a], v.rows[b]) })
+		rows := make([]int64, 0, len(idxs))
+		for _, i := range idxs {
+			if r := v.rows[i]; len(rows) == 0 || rows[len(rows)-1] != r {
+				rows = append(rows, r)
+			}
+		}
+		rowOf := func(i int32) int64 { return v.rows[i] }
+		slotOf := func(i int32) int { return int(v.slot[i]) }
+		// Read under the read lock (a compaction waits for it, and is
+		// seen by moved below): rows and slots stay put meanwhile.
+		buf = slices.Grow(buf[:0], (to-from)*dim)[:(to-from)*dim]
+		filled := 0
+		j := 0
+		err := v.src.VectorCodes(ctx, v.identity, rows, func(row int64, q index.Quantized) error {
+			if q.Dim != dim {
+				return fmt.Errorf("%w: the index has %d components for row %d, the space %s %d", ErrDimension, q.Dim, row, v.identity, dim)
+			}
+			for ; j < len(idxs) && rowOf(idxs[j]) == row; j++ {
+				i := idxs[j]
+				s := slotOf(i)
+				if s >= len(q.Scales) {
+					return fmt.Errorf("vectors: row %d has %d vectors in the index, the space %s its vector %d", row, len(q.Scales), v.identity, s)
+				}
+				copy(buf[(int(i)-from)*dim:], q.Codes[s*dim:(s+1)*dim])
+				filled++
+			}
+			return nil
+		})
+		v.mu.RUnlock()
+		if err != nil {
+			return fmt.Errorf("vectors: fill the codes of %s: %w", v.identity, err)
+		}
+		if filled != len(idxs) {
+			return nil // a row deleted from the index: stop there
+		}
+		v.mu.Lock()
+		if v.moved == moved && v.inMem == from {
+			if from/blockSize == len(v.blocks) {
+				codes, err := v.mem.codeBlock(blockSize * dim)
+				if err != nil {
+					v.mu.Unlock()
+					return fmt.Errorf("vectors: vector space %s: %w", v.identity, err)
+				}
+				v.blocks = append(v.blocks, codes)
+			}
+			for i := from; i < to; i++ {
+				copy(v.vector(i), buf[(i-from)*dim:(i-from+1)*dim])
+			}
+			v.inMem = to
+		}
+		v.mu.Unlock()
+	}
 }
 
 // queryStored is Query's scan of a space some of whose codes are in the

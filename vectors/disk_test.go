@@ -98,8 +98,16 @@ func TestDiskSameAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	mem, disk, third := load(1<<40), load(0), load(n/3*2*dim)
+	// Past MemoryCodes a space is loaded without codes; FillCodes reads
+	// those that fit.
+	if in, _ := third.CodesInMemory(); in != 0 {
+		t.Errorf("loaded past MemoryCodes with %d codes in memory", in)
+	}
+	if err := third.FillCodes(ctx); err != nil {
+		t.Fatal(err)
+	}
 	spaces := map[string]*Space{"disk": disk, "grown": grown, "third": third}
-	for name, want := range map[string][2]float64{"memory": {1, 1}, "disk": {0, 0}, "grown": {0.5, 0.7}, "third": {0.3, 0.34}} {
+	for name, want := range map[string][2]float64{"memory": {1, 1}, "disk": {0, 0}, "grown": {0.5, 0.7}, "third": {0.3, 0.4}} {
 		v := spaces[name]
 		if name == "memory" {
 			v = mem
@@ -175,13 +183,39 @@ func TestDiskSameAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("deleted")
+
+	// A fill that meets a row deleted from the index (the space has not
+	// heard of it yet) stops there, and goes on once the space has.
+	late := load(n / 3 * 2 * dim)
+	late.RemoveSession("s2")
+	late.RemoveRows(rows[100:400])
+	if _, err := f.DB.DeleteSession(ctx, "s6"); err != nil {
+		t.Fatal(err)
+	}
+	if err := late.FillCodes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if in, _ := late.CodesInMemory(); in >= blockSize {
+		t.Errorf("%d codes filled past a deleted row", in)
+	}
+	for _, v := range []*Space{mem, disk, grown, third, late} {
+		v.RemoveSession("s6")
+	}
+	if err := late.FillCodes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if in, all := late.CodesInMemory(); in == 0 || in == all || in > MemoryCodes/dim {
+		t.Errorf("%d of %d codes filled, want %d", in, all, min(all, MemoryCodes/dim))
+	}
+	spaces["late"] = late
+	check("filled late")
 	// A session deleted from the index before the spaces hear of it:
 	// the space on disk skips its rows (search drops deleted rows
 	// either way), and answers with the others.
 	if _, err := f.DB.DeleteSession(ctx, "s5"); err != nil {
 		t.Fatal(err)
 	}
-	got, err := disk.Query(ctx, queries["random"], 20, Filter{Sessions: []string{"s5", "s6"}})
+	got, err := disk.Query(ctx, queries["random"], 20, Filter{Sessions: []string{"s5", "s4"}})
 	if err != nil || len(got) != 20 {
 		t.Fatalf("after a deletion the space has not heard of: %d hits, %v", len(got), err)
 	}

@@ -47,18 +47,14 @@ func load(ctx context.Context, db *index.DB, identity string, log *slog.Logger) 
 	}
 	v := NewSpace(identity)
 	v.src = db
-	split, err := codesSplit(ctx, db, v, identity)
+	fits, err := codesFit(ctx, db, v, identity)
 	if err != nil {
 		return nil, fmt.Errorf("vectors: load vectors of %s: %w", identity, err)
 	}
-	// The codes of the rows before split, then the heads of the others
-	// (their codes stay in the index: disk.go).
-	read, err := loadRows(ctx, db, v, identity, 0, split, false)
-	if err == nil && split < math.MaxInt64 {
-		var heads int
-		heads, err = loadRows(ctx, db, v, identity, split, math.MaxInt64, true)
-		read += heads
-	}
+	// Every code, or the heads alone when the codes do not fit
+	// MemoryCodes: they stay in the index, and FillCodes reads those
+	// that fit later (disk.go).
+	read, err := loadRows(ctx, db, v, identity, 0, math.MaxInt64, !fits)
 	if err != nil {
 		return nil, fmt.Errorf("vectors: load vectors of %s: %w", identity, err)
 	}
@@ -66,23 +62,22 @@ func load(ctx context.Context, db *index.DB, identity string, log *slog.Logger) 
 	return v, nil
 }
 
-// codesSplit is the first row whose codes Load leaves in the index: the
-// rows before it have codes that fit MemoryCodes (MaxInt64 when all do).
-func codesSplit(ctx context.Context, db *index.DB, v *Space, identity string) (int64, error) {
+// codesFit reports whether the codes of identity's vectors fit
+// MemoryCodes; when they do not, it sets v's dimension.
+func codesFit(ctx context.Context, db *index.DB, v *Space, identity string) (bool, error) {
 	exchanges, err := db.CountVectors(ctx, identity)
 	if err != nil || exchanges == 0 {
-		return math.MaxInt64, err
+		return true, err
 	}
 	dim, err := db.VectorDim(ctx, identity)
 	if err != nil || dim <= 0 {
-		return math.MaxInt64, err
+		return true, err
 	}
-	fit := int64(MemoryCodes / (max(v.per, 1) * dim)) // exchanges whose codes fit
-	if exchanges <= fit {
-		return math.MaxInt64, nil
+	if int(exchanges)*max(v.per, 1)*dim <= MemoryCodes {
+		return true, nil
 	}
 	v.dim, v.words = dim, index.SignWords(dim)
-	return db.VectorRowAt(ctx, identity, fit)
+	return false, nil
 }
 
 // loadRows adds to v the vectors of the rows from <= row < to (their

@@ -75,6 +75,9 @@ type Space struct {
 	// blocks, those of the others are read from src (disk.go).
 	src   *index.DB
 	inMem int
+	// moved counts the compactions (keepLocked), which move vectors:
+	// FillCodes checks that none happened while it read.
+	moved int
 
 	// offered and maxOffered are how many index rows were added (a row
 	// whose vectors are all zero included: it has none in the space) and
@@ -398,6 +401,7 @@ func (v *Space) keepLocked(keep func(i int) bool) {
 	}
 	v.rows, v.session, v.ts, v.scale, v.slot = v.rows[:n], v.session[:n], v.ts[:n], v.scale[:n], v.slot[:n]
 	v.inMem = inMem
+	v.moved++
 	v.exchanges = distinctRuns(v.rows)
 }
 
