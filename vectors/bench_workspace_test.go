@@ -155,6 +155,11 @@ func BenchmarkQueryWorkspace(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		if err := v.FillCodes(ctx); err != nil { // as the daemon does
+			b.Fatal(err)
+		}
+		in, all := v.CodesInMemory()
+		b.Logf("%s: %d of %d codes in memory", mode, in, all)
 		var answers [][]Hit
 		for _, q := range qvs {
 			hits, err := v.Query(ctx, q, depth, Filter{})
