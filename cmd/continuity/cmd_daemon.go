@@ -15,7 +15,6 @@ import (
 	"github.com/praxis-os/continuity/embed"
 	"github.com/praxis-os/continuity/engine"
 	"github.com/praxis-os/continuity/importer"
-	"github.com/praxis-os/continuity/vectors"
 	wspace "github.com/praxis-os/continuity/workspace"
 )
 
@@ -30,7 +29,7 @@ type watchFlags struct {
 	retain    time.Duration
 	retainErr error
 	// vectorMemory: MiB of int8 vector codes kept in memory
-	// (vectors.MemoryCodes); vectorMemoryErr: CONTINUITY_VECTOR_MEMORY
+	// (engine.SetVectorMemoryMiB); vectorMemoryErr: CONTINUITY_VECTOR_MEMORY
 	// could not be read.
 	vectorMemory    int
 	vectorMemoryErr error
@@ -72,7 +71,7 @@ func (w *watchFlags) register(fs *flag.FlagSet, daemon bool) {
 				w.retainErr = fmt.Errorf("%s: %v", engine.EnvRetain, err)
 			}
 		}
-		w.vectorMemory = vectors.MemoryCodes >> 20
+		w.vectorMemory = engine.VectorMemoryMiB()
 		if env := os.Getenv(envVectorMemory); env != "" {
 			n, err := strconv.Atoi(env)
 			if err != nil || n < 0 {
@@ -94,7 +93,7 @@ const envVectorMemory = "CONTINUITY_VECTOR_MEMORY"
 // indexing): the watcher as the flags say, the socket, the resume cache.
 func (w *watchFlags) options(log *slog.Logger, emb embed.Embedder) engine.Options {
 	if w.daemon {
-		vectors.MemoryCodes = w.vectorMemory << 20
+		engine.SetVectorMemoryMiB(w.vectorMemory)
 	}
 	return engine.Options{Logger: log, Embedder: emb, Socket: true, ResumeCache: true, Retain: w.retain,
 		Watch: engine.Watch{MaxLineBytes: w.maxLine, Rescan: w.rescan, NoNotify: w.noNotify}}
