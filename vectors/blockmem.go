@@ -15,8 +15,9 @@ import (
 // of vectors would sit at 1.2 GB resident. Mapped anonymously, the blocks
 // cost their size and nothing more, and the collector neither scans nor
 // counts them. They are unmapped when the space is garbage
-// (runtime.AddCleanup in NewVectors), and the code blocks when the space
-// leaves its codes in the index (dropCodes, disk.go).
+// (runtime.AddCleanup in NewVectors). Codes and signs are mapped apart: a
+// large space has sign blocks for all its vectors and code blocks for
+// those whose codes it keeps in memory (disk.go).
 type blockMem struct {
 	mu    sync.Mutex
 	codes [][]byte // the regions of code blocks
@@ -57,23 +58,12 @@ func (m *blockMem) signBlock(signs int) ([]uint64, error) {
 	return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), signs), nil
 }
 
-// dropCodes unmaps the code blocks.
-func (m *blockMem) dropCodes() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, b := range m.codes {
-		unix.Munmap(b)
-	}
-	m.codes = nil
-}
-
 // free unmaps every block.
 func (m *blockMem) free() {
-	m.dropCodes()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, b := range m.signs {
+	for _, b := range append(m.codes, m.signs...) {
 		unix.Munmap(b)
 	}
-	m.signs = nil
+	m.codes, m.signs = nil, nil
 }

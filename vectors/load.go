@@ -22,9 +22,11 @@ const loadMin = 10_000
 // vectors as the space keeps them (int8 codes and a scale each,
 // index/vectorcodec.go): they are copied in, in as many row ranges as
 // there are cores when they are many (each on its own read connection,
-// staged outside the space's lock). Vector snapshot files, which earlier
-// versions wrote beside the index, are removed (when db is writable): the
-// index is the one copy.
+// staged outside the space's lock). When the codes do not fit MemoryCodes
+// only the vectors' heads are read (scales and sign codes: disk.go), and
+// FillCodes reads the codes that fit later. Vector snapshot files, which
+// earlier versions wrote beside the index, are removed (when db is
+// writable): the index is the one copy.
 func Load(ctx context.Context, db *index.DB, identity string) (*Space, error) {
 	return LoadLogged(ctx, db, identity, nil)
 }

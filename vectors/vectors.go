@@ -33,6 +33,9 @@ import (
 // on the dev set is unchanged), and a scan spends more CPU converting
 // components. Components sit in fixed-size blocks without pointers: the
 // collector does not scan them, and growth never copies the whole space.
+// A space loaded from an index keeps the codes of its first vectors up to
+// MemoryCodes bytes; the others stay in the index and are read for the
+// candidates a query scores, with the same answers (disk.go).
 // A sparse query (the hash embedder's, for a short text: about a third
 // of the components are non-zero) is scored over its non-zero components
 // only. The measurements behind these choices are in docs/performance.md,
