@@ -112,7 +112,7 @@ func TestMigrateDerivedIDs(t *testing.T) {
 		`DROP INDEX events_line_key`, `DROP INDEX rejects_line_key`,
 		`ALTER TABLE events DROP COLUMN line_key`, `ALTER TABLE rejects DROP COLUMN line_key`,
 		// and its vectors table (version 10 made it int8 with embedder keys)
-		`DROP TABLE vectors`, `DROP TABLE embedders`,
+		`DROP TABLE vectors`, `DROP TABLE embedders`, `DROP TABLE vector_signs`, // (version 13's)
 		`CREATE TABLE vectors (event INTEGER NOT NULL REFERENCES events(id) ON DELETE CASCADE, embedder TEXT NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (event, embedder))`,
 		`CREATE INDEX vectors_embedder ON vectors(embedder, event)`,
 		`PRAGMA user_version = 8`} {

@@ -367,6 +367,12 @@ CREATE TABLE vectors (
 	event_id TEXT    NOT NULL,
 	session  TEXT
 );`,
+	// 13: the vectors' heads (vectorsigns.go): each vector's scale and
+	// sign code, what a vector space past its memory threshold keeps in
+	// memory, read at start instead of the whole vectors table.
+	// deriveVectorSigns (migrationSteps) writes those of the vectors
+	// stored before.
+	vectorSignsSQL,
 }
 
 // migrationSteps are the steps of a migration done in Go, in the same
@@ -380,6 +386,7 @@ var migrationSteps = map[int]struct {
 	9:  {before: deriveEventIDs},
 	10: {after: migrateVectorsInt8, vacuum: true},
 	11: {after: packStoredLines, vacuum: true},
+	13: {after: deriveVectorSigns},
 }
 
 // deriveEventIDs gives each stored event without a producer id its

@@ -241,7 +241,14 @@ func (db *DB) StoreVectors(ctx context.Context, identity string, rows []int64, v
 		return err
 	}
 	defer ins.Close()
+	insHeads, err := tx.PrepareContext(c, `INSERT INTO vector_signs (event, embedder, heads) VALUES (?, ?, ?)
+		ON CONFLICT (event, embedder) DO UPDATE SET heads = excluded.heads`)
+	if err != nil {
+		return err
+	}
+	defer insHeads.Close()
 	buf := make([]byte, 0, blobLen)
+	var heads []byte
 	for i, row := range rows {
 		var ok bool
 		if err := check.QueryRowContext(c, row).Scan(&ok); err != nil {
@@ -250,7 +257,15 @@ func (db *DB) StoreVectors(ctx context.Context, identity string, rows []int64, v
 		if !ok {
 			continue
 		}
-		if _, err := ins.ExecContext(c, row, key, encodeQuantized(buf[:0], vecs[i], per)); err != nil {
+		buf = encodeQuantized(buf[:0], vecs[i], per)
+		if _, err := ins.ExecContext(c, row, key, buf); err != nil {
+			return fmt.Errorf("row %d: %w", row, err)
+		}
+		// Its heads (vectorsigns.go), in the same transaction.
+		if heads, err = appendHeads(heads[:0], buf, per); err != nil {
+			return fmt.Errorf("row %d: %w", row, err)
+		}
+		if _, err := insHeads.ExecContext(c, row, key, heads); err != nil {
 			return fmt.Errorf("row %d: %w", row, err)
 		}
 	}

@@ -176,8 +176,9 @@ func rowOf(t *testing.T, db *index.DB, id string) int64 {
 	return ev.Row
 }
 
-// sameSpace compares two spaces to the bit: rows, sessions, times, scales
-// and codes of every vector.
+// sameSpace compares two spaces to the bit: rows, sessions, times,
+// scales, slots, sign codes and (when both hold them) codes of every
+// vector.
 func sameSpace(a, b *Space) error {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
@@ -193,7 +194,8 @@ func sameSpace(a, b *Space) error {
 		if a.scale[i] != b.scale[i] {
 			return fmt.Errorf("vector %d (row %d): scale %g against %g", i, a.rows[i], a.scale[i], b.scale[i])
 		}
-		if !slices.Equal(a.vector(i), b.vector(i)) || !slices.Equal(a.signCode(i), b.signCode(i)) {
+		if a.slot[i] != b.slot[i] || !slices.Equal(a.signCode(i), b.signCode(i)) ||
+			i < a.inMem && i < b.inMem && !slices.Equal(a.vector(i), b.vector(i)) {
 			return fmt.Errorf("vector %d (row %d): codes differ", i, a.rows[i])
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"math/bits"
 	"runtime"
 	"sync"
+
+	"github.com/praxis-os/continuity/index"
 )
 
 // Two-stage search for large spaces. A scan reads every vector (512 bytes
@@ -21,11 +23,12 @@ import (
 // measured by BenchmarkPreselectWorkspace (docs/performance.md, "Figures behind design
 // choices"). Spaces below preselectMin (every per-question workspace of
 // the evaluations) are scanned exactly.
-const (
-	preselectMin    = 65536
-	preselectFactor = 20
-	preselectFloor  = 4000
+var (
+	preselectMin   = 65536 // variables for tests (disk_test.go)
+	preselectFloor = 4000
 )
+
+const preselectFactor = 20
 
 // preselects reports whether a dense query for n vectors of a space of
 // total vectors takes the two-stage path.
@@ -38,17 +41,9 @@ func preselectWant(n int) int { return max(n*preselectFactor, preselectFloor) }
 
 // signCode sets the bits of dst (len(code)/64 words, rounded up) to the
 // signs of code: bit j is set when component j is positive.
-func signCode(dst []uint64, code []int8) {
-	for w := range dst {
-		part := code[min(64*w, len(code)):min(64*w+64, len(code))]
-		var x uint64
-		for k, c := range part {
-			// 1 when c > 0, else 0, without a branch (signs are random).
-			x |= uint64((int32(c)-1)>>31+1) << k
-		}
-		dst[w] = x
-	}
-}
+// index.SignCode: the index stores the sign codes of large spaces
+// (vector_signs), which must be these.
+func signCode(dst []uint64, code []int8) { index.SignCode(dst, code) }
 
 // signCodeFloat is signCode of a float vector.
 func signCodeFloat(dst []uint64, q []float32) {
@@ -64,45 +59,11 @@ func signCodeFloat(dst []uint64, q []float32) {
 // pass the filter, through sign-code candidates.
 // want is how many candidates stage 1 keeps (see preselectWant).
 func (v *Space) twoStage(q []float32, qi []int16, n, want int, pass func(int) bool, unfiltered bool) topN {
+	dist, t, done := v.preselect(q, want, pass, unfiltered)
+	defer done()
 	total := len(v.rows)
-	qs := make([]uint64, v.words)
-	signCodeFloat(qs, q)
-
-	// Stage 1: Hamming distances (0xffff: filtered out) and their
-	// histogram, on every core.
-	dp := distPool.Get().(*[]uint16)
-	defer distPool.Put(dp)
-	if cap(*dp) < total {
-		*dp = make([]uint16, total)
-	}
-	dist := (*dp)[:total] // every entry is written below
 	workers := max(1, min(runtime.GOMAXPROCS(0), total/parallelMin))
-	hists := make([][]int, workers)
 	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := total*w/workers, total*(w+1)/workers
-		wg.Go(func() {
-			h := make([]int, v.dim+1)
-			v.hamming(qs, lo, hi, dist, pass, unfiltered, h)
-			hists[w] = h
-		})
-	}
-	wg.Wait()
-	hist := hists[0]
-	for _, h := range hists[1:] {
-		for d, c := range h {
-			hist[d] += c
-		}
-	}
-	// The threshold: every vector at distance t or nearer is a
-	// candidate, t the smallest that gives want (all of distance t, not
-	// the first ones in the space's order, which depends on how it was
-	// loaded: the answer must not).
-	t, below := 0, 0
-	for t < v.dim && below+hist[t] < want {
-		below += hist[t]
-		t++
-	}
 
 	// Stage 2: exact scores of the candidates, each core the best n of
 	// its share, then the best n of those (the same n as one pass: the
@@ -134,6 +95,52 @@ func (v *Space) twoStage(q []float32, qi []int16, n, want int, pass func(int) bo
 		}
 	}
 	return top
+}
+
+// preselect is stage 1 of twoStage: the Hamming distance of each vector's
+// sign code to q's (0xffff: filtered out) and the threshold t: the
+// candidates are the vectors at distance t or nearer. done gives dist
+// back to its pool.
+func (v *Space) preselect(q []float32, want int, pass func(int) bool, unfiltered bool) (dist []uint16, t int, done func()) {
+	total := len(v.rows)
+	qs := make([]uint64, v.words)
+	signCodeFloat(qs, q)
+
+	// Stage 1: Hamming distances (0xffff: filtered out) and their
+	// histogram, on every core.
+	dp := distPool.Get().(*[]uint16)
+	if cap(*dp) < total {
+		*dp = make([]uint16, total)
+	}
+	dist = (*dp)[:total] // every entry is written below
+	workers := max(1, min(runtime.GOMAXPROCS(0), total/parallelMin))
+	hists := make([][]int, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := total*w/workers, total*(w+1)/workers
+		wg.Go(func() {
+			h := make([]int, v.dim+1)
+			v.hamming(qs, lo, hi, dist, pass, unfiltered, h)
+			hists[w] = h
+		})
+	}
+	wg.Wait()
+	hist := hists[0]
+	for _, h := range hists[1:] {
+		for d, c := range h {
+			hist[d] += c
+		}
+	}
+	// The threshold: every vector at distance t or nearer is a
+	// candidate, t the smallest that gives want (all of distance t, not
+	// the first ones in the space's order, which depends on how it was
+	// loaded: the answer must not).
+	below := 0
+	for t < v.dim && below+hist[t] < want {
+		below += hist[t]
+		t++
+	}
+	return dist, t, func() { distPool.Put(dp) }
 }
 
 // distPool holds the distance buffers of twoStage (2 bytes a vector: 2 MB

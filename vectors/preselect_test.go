@@ -73,11 +73,11 @@ func TestTwoStage(t *testing.T) {
 			q[j] += c
 		}
 		qi, _ := quantizeQuery(q)
-		exact := rankedIdx(v.exact(sparseQuery{}, false, qi, k, all, true)...)
+		exact := rankedIdx(v.exact(v.Vectors(), sparseQuery{}, false, qi, k, all, true)...)
 		if got := rankedIdx(v.twoStage(q, qi, k, n, all, true)); !slices.Equal(got, exact) {
 			t.Fatalf("every vector a candidate: %v, exact %v", got, exact)
 		}
-		exactEven := rankedIdx(v.exact(sparseQuery{}, false, qi, k, even, false)...)
+		exactEven := rankedIdx(v.exact(v.Vectors(), sparseQuery{}, false, qi, k, even, false)...)
 		if got := rankedIdx(v.twoStage(q, qi, k, n, even, false)); !slices.Equal(got, exactEven) {
 			t.Fatalf("filtered, every vector a candidate: %v, exact %v", got, exactEven)
 		}
@@ -130,7 +130,7 @@ func TestTwoStageWorkers(t *testing.T) {
 	all := func(int) bool { return true }
 	for _, i := range []int{0, 5000, 2*parallelMin + 50} {
 		qi, _ := quantizeQuery(docs[i].vec)
-		exact := rankedIdx(v.exact(sparseQuery{}, false, qi, 50, all, true)...)[:50] // each worker's 50, merged
+		exact := rankedIdx(v.exact(v.Vectors(), sparseQuery{}, false, qi, 50, all, true)...)[:50] // each worker's 50, merged
 		if got := rankedIdx(v.twoStage(docs[i].vec, qi, 50, v.Len(), all, true)); !slices.Equal(got, exact) {
 			t.Fatalf("vector %d: %v, exact %v", i, got, exact)
 		}

@@ -33,6 +33,9 @@ import (
 // on the dev set is unchanged), and a scan spends more CPU converting
 // components. Components sit in fixed-size blocks without pointers: the
 // collector does not scan them, and growth never copies the whole space.
+// A space loaded from an index keeps the codes of its first vectors up to
+// MemoryCodes bytes; the others stay in the index and are read for the
+// candidates a query scores, with the same answers (disk.go).
 // A sparse query (the hash embedder's, for a short text: about a third
 // of the components are non-zero) is scored over its non-zero components
 // only. The measurements behind these choices are in docs/performance.md,
@@ -63,11 +66,21 @@ type Space struct {
 	rows    []int64    // row id of vector i
 	session []int32    // index in sessions of vector i's session
 	ts      []int64    // timestamp of vector i, unix nanoseconds
+	slot    []uint8    // which of its row's vectors vector i is (Entry.Slot)
 
 	sessions []string         // session ids, by index
 	sessIdx  map[string]int32 // index of a session id
 
 	mem *blockMem // where blocks and signs live (blockmem.go)
+
+	// src is the index the space was loaded from (nil for a space built
+	// with NewSpace alone). The codes of the first inMem vectors are in
+	// blocks, those of the others are read from src (disk.go).
+	src   *index.DB
+	inMem int
+	// moved counts the compactions (keepLocked), which move vectors:
+	// FillCodes checks that none happened while it read.
+	moved int
 
 	// offered and maxOffered are how many index rows were added (a row
 	// whose vectors are all zero included: it has none in the space) and
@@ -199,6 +212,7 @@ type staged struct {
 	rows     []int64
 	sessions []string
 	ts       []int64
+	slots    []uint8
 	// offered and maxRow: the distinct rows of the docs (zero vectors
 	// included) and the largest.
 	offered int
@@ -243,7 +257,7 @@ func stage(docs []vectorDoc) (staged, error) {
 			// what the index stores is this one to the bit.
 			scale = index.QuantizeUnit(code, d.vec)
 		}
-		if scale == 0 || math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) {
+		if !usableScale(scale) {
 			clear(code)
 			continue
 		}
@@ -255,8 +269,15 @@ func stage(docs []vectorDoc) (staged, error) {
 		st.rows = append(st.rows, d.row)
 		st.sessions = append(st.sessions, d.session)
 		st.ts = append(st.ts, d.ts)
+		st.slots = append(st.slots, uint8(d.slot))
 	}
 	return st, nil
+}
+
+// usableScale reports whether a vector of this scale has a place in the
+// space: not zero (a text without content), not NaN nor infinite.
+func usableScale(scale float32) bool {
+	return scale != 0 && !math.IsNaN(float64(scale)) && !math.IsInf(float64(scale), 0)
 }
 
 // addStaged appends a staged batch.
@@ -280,14 +301,26 @@ func (v *Space) addStaged(st staged) error {
 	}
 	for k, row := range st.rows {
 		i := len(v.rows)
-		if i%blockSize == 0 && i/blockSize == len(v.blocks) {
-			codes, signs, err := v.mem.block(blockSize*v.dim, blockSize*v.words)
+		if i%blockSize == 0 && i/blockSize == len(v.signs) {
+			signs, err := v.mem.signBlock(blockSize * v.words)
 			if err != nil {
 				return fmt.Errorf("vectors: vector space %s: %w", v.identity, err)
 			}
-			v.blocks, v.signs = append(v.blocks, codes), append(v.signs, signs)
+			v.signs = append(v.signs, signs)
 		}
-		copy(v.vector(i), st.codes[k*v.dim:(k+1)*v.dim])
+		// In memory while the codes fit MemoryCodes (those past it are
+		// the index's: added here after they were stored), in order.
+		if st.codes != nil && i == v.inMem && (v.src == nil || (i+1)*v.dim <= MemoryCodes) {
+			v.inMem++
+			if i/blockSize == len(v.blocks) {
+				codes, err := v.mem.codeBlock(blockSize * v.dim)
+				if err != nil {
+					return fmt.Errorf("vectors: vector space %s: %w", v.identity, err)
+				}
+				v.blocks = append(v.blocks, codes)
+			}
+			copy(v.vector(i), st.codes[k*v.dim:(k+1)*v.dim])
+		}
 		copy(v.signCode(i), st.signs[k*v.words:(k+1)*v.words])
 		si, ok := v.sessIdx[st.sessions[k]]
 		if !ok {
@@ -299,6 +332,7 @@ func (v *Space) addStaged(st staged) error {
 		v.rows = append(v.rows, row)
 		v.session = append(v.session, si)
 		v.ts = append(v.ts, st.ts[k])
+		v.slot = append(v.slot, st.slots[k])
 	}
 	return nil
 }
@@ -351,19 +385,26 @@ func (v *Space) RemoveRows(rows []int64) {
 // keepLocked keeps the vectors for which keep is true, in order. Blocks
 // past the last vector stay mapped for the next ones. Callers hold mu.
 func (v *Space) keepLocked(keep func(i int) bool) {
-	n := 0
+	n, inMem := 0, 0
 	for i := range v.rows {
 		if !keep(i) {
 			continue
 		}
+		if i < v.inMem {
+			inMem++ // the kept ones of memory stay ahead (n <= i)
+		}
 		if n != i {
-			copy(v.vector(n), v.vector(i))
+			if i < v.inMem {
+				copy(v.vector(n), v.vector(i))
+			}
 			copy(v.signCode(n), v.signCode(i))
-			v.rows[n], v.session[n], v.ts[n], v.scale[n] = v.rows[i], v.session[i], v.ts[i], v.scale[i]
+			v.rows[n], v.session[n], v.ts[n], v.scale[n], v.slot[n] = v.rows[i], v.session[i], v.ts[i], v.scale[i], v.slot[i]
 		}
 		n++
 	}
-	v.rows, v.session, v.ts, v.scale = v.rows[:n], v.session[:n], v.ts[:n], v.scale[:n]
+	v.rows, v.session, v.ts, v.scale, v.slot = v.rows[:n], v.session[:n], v.ts[:n], v.scale[:n], v.slot[:n]
+	v.inMem = inMem
+	v.moved++
 	v.exchanges = distinctRuns(v.rows)
 }
 
@@ -433,7 +474,10 @@ func (v *Space) Query(ctx context.Context, q []float32, n int, f Filter) ([]Hit,
 	}
 	unfiltered := allowed == nil && f.Since == 0 && f.Until == 0
 
-	var tops []topN
+	var (
+		tops []topN
+		err  error
+	)
 	passing := total
 	if !unfiltered {
 		passing = 0
@@ -443,10 +487,15 @@ func (v *Space) Query(ctx context.Context, q []float32, n int, f Filter) ([]Hit,
 			}
 		}
 	}
-	if !sparse && v.preselects(passing, n) {
+	switch {
+	case v.inMem < total:
+		if tops, err = v.queryStored(ctx, q, sq, sparse, qi, n, passing, pass, unfiltered); err != nil {
+			return nil, err
+		}
+	case !sparse && v.preselects(passing, n):
 		tops = []topN{v.twoStage(q, qi, n, preselectWant(n), pass, unfiltered)}
-	} else {
-		tops = v.exact(sq, sparse, qi, n, pass, unfiltered)
+	default:
+		tops = v.exact(total, sq, sparse, qi, n, pass, unfiltered)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -486,10 +535,9 @@ func bestPerRow(all []scoredIdx) []scoredIdx {
 	return out
 }
 
-// exact scores every vector that passes the filter; each worker keeps the
-// best n of its share.
-func (v *Space) exact(sq sparseQuery, sparse bool, qi []int16, n int, pass func(int) bool, unfiltered bool) []topN {
-	total := len(v.rows)
+// exact scores every vector below total that passes the filter; each
+// worker keeps the best n of its share.
+func (v *Space) exact(total int, sq sparseQuery, sparse bool, qi []int16, n int, pass func(int) bool, unfiltered bool) []topN {
 	workers := 1
 	if total >= parallelMin {
 		workers = min(runtime.GOMAXPROCS(0), (total+parallelMin-1)/parallelMin)

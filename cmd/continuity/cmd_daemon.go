@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,6 +28,12 @@ type watchFlags struct {
 	// retainErr: CONTINUITY_RETAIN could not be read.
 	retain    time.Duration
 	retainErr error
+	// vectorMemory: MiB of int8 vector codes kept in memory
+	// (engine.SetVectorMemoryMiB); vectorMemoryErr: CONTINUITY_VECTOR_MEMORY
+	// could not be read.
+	vectorMemory    int
+	vectorMemoryErr error
+	daemon          bool // registered with the daemon's flags
 }
 
 // ageFlag is a duration flag that reads days and weeks too (30d, 2w).
@@ -54,6 +62,7 @@ func (a ageFlag) Set(s string) error {
 func (w *watchFlags) register(fs *flag.FlagSet, daemon bool) {
 	fs.IntVar(&w.maxLine, "max-line-bytes", engine.DefaultMaxLineBytes, "longest log line accepted, in bytes; longer lines are skipped and listed by 'rejects'")
 	fs.StringVar(&w.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
+	w.daemon = daemon
 	if daemon {
 		fs.DurationVar(&w.rescan, "rescan", engine.DefaultRescan, "period of the full rescan that catches anything fsnotify missed")
 		fs.BoolVar(&w.noNotify, "no-notify", os.Getenv("CONTINUITY_NO_NOTIFY") == "1", "do not use fsnotify, rely on the periodic rescan alone (env CONTINUITY_NO_NOTIFY=1)")
@@ -62,20 +71,39 @@ func (w *watchFlags) register(fs *flag.FlagSet, daemon bool) {
 				w.retainErr = fmt.Errorf("%s: %v", engine.EnvRetain, err)
 			}
 		}
+		w.vectorMemory = engine.VectorMemoryMiB()
+		if env := os.Getenv(envVectorMemory); env != "" {
+			n, err := strconv.Atoi(env)
+			if err != nil || n < 0 {
+				w.vectorMemoryErr = fmt.Errorf("%s: %q is not a size in MiB", envVectorMemory, env)
+			}
+			w.vectorMemory = n
+		}
+		fs.IntVar(&w.vectorMemory, "vector-memory", w.vectorMemory, "`MiB` of int8 vectors kept in memory; past it, those of the other exchanges are read from the index for the candidates a search scores: "+
+			"the same results, slower (at 1M exchanges: the daemon under 1 GB, a vector search about 4x slower); 0 keeps none, a larger size all of a larger space (env "+envVectorMemory+")")
 		fs.Var(ageFlag{&w.retain}, "retain", "retention: forget the sessions whose latest event is older than this `DURATION` (30d, 2w, 72h), at start and then periodically, "+
 			"as 'forget --older-than' does (recorded beside the logs: rebuilds and imports keep them out); 0 or unset keeps everything (env "+engine.EnvRetain+")")
 	}
 }
 
+// envVectorMemory is --vector-memory's variable.
+const envVectorMemory = "CONTINUITY_VECTOR_MEMORY"
+
 // options are the engine's options for the daemon (and MCP's in-process
 // indexing): the watcher as the flags say, the socket, the resume cache.
 func (w *watchFlags) options(log *slog.Logger, emb embed.Embedder) engine.Options {
+	if w.daemon {
+		engine.SetVectorMemoryMiB(w.vectorMemory)
+	}
 	return engine.Options{Logger: log, Embedder: emb, Socket: true, ResumeCache: true, Retain: w.retain,
 		Watch: engine.Watch{MaxLineBytes: w.maxLine, Rescan: w.rescan, NoNotify: w.noNotify}}
 }
 
 func (w *watchFlags) level() (slog.Level, error) {
 	var l slog.Level
+	if w.vectorMemoryErr != nil || w.vectorMemory < 0 {
+		return 0, usageError("--vector-memory: %v", cmp.Or(w.vectorMemoryErr, fmt.Errorf("%d MiB is negative", w.vectorMemory)))
+	}
 	if w.retainErr != nil {
 		return 0, usageError("%v", w.retainErr)
 	}

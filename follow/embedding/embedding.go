@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -197,8 +198,29 @@ func (w *Worker) Remove(ctx context.Context, r follow.Removal) error {
 			v.RemoveSession(s)
 		}
 		v.RemoveRows(r.Rows)
+		w.fillCodes(ctx, v) // a fill stopped at a deleted row goes on
 	}
 	return vectors.RemoveSnapshots(w.db)
+}
+
+// fillCodes reads into memory, in the background, the codes of v that
+// fit (vectors.FillCodes: a large space is loaded with its codes in the
+// index, and answers meanwhile with the same results, more slowly).
+func (w *Worker) fillCodes(ctx context.Context, v *vectors.Space) {
+	if in, all := v.CodesInMemory(); in == all {
+		return
+	}
+	go func() {
+		start := time.Now()
+		if err := v.FillCodes(context.WithoutCancel(ctx)); err != nil {
+			if !strings.Contains(err.Error(), "database is closed") { // not at shutdown
+				w.log.Warn("vector codes not read into memory; searches read them from the index", "err", err)
+			}
+			return
+		}
+		in, all := v.CodesInMemory()
+		w.log.Debug("vector codes read into memory", "in_memory", in, "vectors", all, "took", time.Since(start).Round(time.Millisecond))
+	}()
 }
 
 // Progress is the worker's progress as a running daemon tells it
@@ -402,6 +424,7 @@ func (w *Worker) prepare(ctx context.Context) (*vectors.Space, error) {
 	}
 	w.pending.Store(n)
 	w.space.Store(v)
+	w.fillCodes(ctx, v)
 	w.log.Info("vector space loaded", "identity", id, "exchanges", v.Len(), "vectors", v.Vectors(), "pending", n, "took", time.Since(start).Round(time.Millisecond))
 	return v, nil
 }

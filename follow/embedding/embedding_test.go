@@ -406,3 +406,51 @@ func TestWorkerStatusConsistent(t *testing.T) {
 		t.Errorf("at the end: %+v", st)
 	}
 }
+
+// TestWorkerFillsCodes: past vectors.MemoryCodes the worker's space is
+// loaded without codes, reads those that fit into memory in the
+// background, keeps the ones it adds later in the index, and answers as
+// a space with every code in memory does, before and after.
+func TestWorkerFillsCodes(t *testing.T) {
+	defer func(m int) { vectors.MemoryCodes = m }(vectors.MemoryCodes)
+	f := indextest.New(t)
+	indextest.KubeLog(f)
+	e := indextest.Hash(t, 64)
+	all := drain(t, f.DB, e).Space() // every code in memory
+	vectors.MemoryCodes = 5 * 64     // 5 of the 14 vectors' codes
+	w := drain(t, f.DB, e)
+	v := w.Space()
+	waitFor(t, "the codes that fit read into memory", func() bool { in, _ := v.CodesInMemory(); return in == 5 })
+	same := func(when string, want *vectors.Space) {
+		t.Helper()
+		for _, text := range []string{"pods crashing", "ingress certificates", "kind on a laptop"} {
+			q, _ := e.Embed(ctx, []string{text})
+			a, err := want.Query(ctx, q[0], 4, vectors.Filter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := v.Query(ctx, q[0], 4, vectors.Filter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(a) != fmt.Sprint(b) || len(a) == 0 {
+				t.Errorf("%s, %q: the space with 5 codes in memory answers %v, with all %v", when, text, b, a)
+			}
+		}
+	}
+	same("filled", all)
+	// Embedded later: stored, added, its codes left in the index.
+	f.Commit(indextest.Exchange("y1", "y", indextest.At(90), "Are my kubernetes pods crashing again?", "The liveness probe timed out."))
+	if err := w.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if in, n := v.CodesInMemory(); in != 5 || n != 16 {
+		t.Errorf("after an exchange embedded: %d of %d codes in memory, want 5 of 16", in, n)
+	}
+	vectors.MemoryCodes = 1 << 30
+	fresh, err := vectors.Load(ctx, f.DB, vectors.SpaceIdentity(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	same("embedded later", fresh)
+}
