@@ -80,7 +80,7 @@ func (w *watchFlags) register(fs *flag.FlagSet, daemon bool) {
 			w.vectorMemory = n
 		}
 		fs.IntVar(&w.vectorMemory, "vector-memory", w.vectorMemory, "`MiB` of int8 vectors kept in memory; past it, those of the other exchanges are read from the index for the candidates a search scores: "+
-			"the same results, slower (at 1M exchanges: the daemon under 1 GB, a vector search about 4x slower); 0 keeps none, a larger size all of a larger space (env "+envVectorMemory+")")
+			"the same results, slower (at 1M exchanges: the daemon under 1 GB, a search 2-4x slower than with all of them in memory); 0 keeps none, a larger size all of a larger space (env "+envVectorMemory+")")
 		fs.Var(ageFlag{&w.retain}, "retain", "retention: forget the sessions whose latest event is older than this `DURATION` (30d, 2w, 72h), at start and then periodically, "+
 			"as 'forget --older-than' does (recorded beside the logs: rebuilds and imports keep them out); 0 or unset keeps everything (env "+engine.EnvRetain+")")
 	}
