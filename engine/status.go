@@ -57,6 +57,10 @@ type StatusReport struct {
 	Vectors      map[string]int64 `json:"vectors"`
 	EmbedPending int64            `json:"embed_pending"`
 	Embedding    *EmbedProgress   `json:"embedding,omitempty"`
+	// VectorMemory: of the running daemon's vectors, how many have their
+	// codes in memory (the others are read from the index by the searches
+	// that score them: the same results, slower), and its budget.
+	VectorMemory *VectorMemory `json:"vector_memory,omitempty"`
 	// FullTextPending: exchanges not in the full-text index yet (plus
 	// deletions not applied); -1 when it is not built yet.
 	FullTextPending int64 `json:"fulltext_pending"`
@@ -172,6 +176,13 @@ type ProducerCounts struct {
 	UnknownFieldNames map[string]int64 `json:"unknown_field_names"`
 }
 
+// VectorMemory is how much of the daemon's vector space is in memory.
+type VectorMemory struct {
+	Vectors   int `json:"vectors"`
+	InMemory  int `json:"in_memory"`
+	BudgetMiB int `json:"budget_mib"` // daemon --vector-memory
+}
+
 // EmbedProgress is the embedding progress in `status`.
 type EmbedProgress struct {
 	Done    int64   `json:"done"`    // exchanges with a vector of the current embedder
@@ -284,6 +295,9 @@ func (c *Client) embedStatus(ctx context.Context, db *index.DB, r *StatusReport)
 	var es EmbedderStatus
 	id := ""
 	if daemon {
+		if w.Ready && w.Vectors > 0 && w.MemoryBytes > 0 {
+			r.VectorMemory = &VectorMemory{Vectors: w.Vectors, InMemory: w.CodesInMemory, BudgetMiB: w.MemoryBytes >> 20}
+		}
 		es = ofDaemon(w)
 		emb, err := c.embedder()
 		compareEnvironment(&es, emb, err)

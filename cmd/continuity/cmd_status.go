@@ -129,6 +129,9 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 	if r.Embedding != nil {
 		fmt.Fprintf(w, "  embedded\t%s\n", embeddedLine(r.Embedding))
 	}
+	if m := r.VectorMemory; m != nil {
+		fmt.Fprintf(w, "  vectors in memory\t%s\n", vectorMemoryLine(m))
+	}
 	for _, id := range slices.Sorted(maps.Keys(r.Vectors)) {
 		if id != r.Embedder {
 			fmt.Fprintf(w, "  kept of another embedder\t%s: %d vectors, for a switch back ('continuity vectors --drop' removes them)\n", id, r.Vectors[id])
@@ -349,4 +352,13 @@ func retentionLine(r engine.RetentionStatus, now time.Time) string {
 	}
 	return fmt.Sprintf("%s; checked %s ago, %d %s forgotten since the daemon started", s,
 		max(now.Sub(r.LastPass), 0).Round(time.Second), r.Forgotten, words.Plural(int(r.Forgotten), "session", "sessions"))
+}
+
+// vectorMemoryLine says how much of the daemon's vectors is in memory.
+func vectorMemoryLine(m *engine.VectorMemory) string {
+	if m.InMemory >= m.Vectors {
+		return fmt.Sprintf("all %d (within daemon --vector-memory %d MiB)", m.Vectors, m.BudgetMiB)
+	}
+	return fmt.Sprintf("%d of %d: the others are read from the index by each search that scores them, the same results more slowly "+
+		"(daemon --vector-memory %d MiB; a larger budget keeps more)", m.InMemory, m.Vectors, m.BudgetMiB)
 }

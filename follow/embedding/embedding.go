@@ -244,6 +244,13 @@ type Progress struct {
 	Ready     bool   `json:"ready"`
 	Stored    int64  `json:"stored"`
 	LastError string `json:"last_error,omitempty"`
+	// Vectors is how many vectors the loaded space holds, CodesInMemory
+	// how many of them have their int8 codes in memory (the others are
+	// read from the index by the searches that score them), within
+	// MemoryBytes (vectors.MemoryCodes, daemon --vector-memory).
+	Vectors       int `json:"vectors,omitempty"`
+	CodesInMemory int `json:"codes_in_memory,omitempty"`
+	MemoryBytes   int `json:"memory_bytes,omitempty"`
 }
 
 // Report is the worker's Progress. It never blocks on the embedder: a
@@ -251,6 +258,10 @@ type Progress struct {
 func (w *Worker) Report(context.Context) any {
 	st := w.Status()
 	p := Progress{Identity: st.Identity, Pending: st.Pending, Rate: st.Rate, Ready: st.Ready, Stored: st.Stored, LastError: st.LastErr}
+	if v := w.space.Load(); v != nil {
+		p.CodesInMemory, p.Vectors = v.CodesInMemory()
+		p.MemoryBytes = vectors.MemoryCodes
+	}
 	if w.emb != nil {
 		d := embed.Describe(w.emb)
 		p.Embedder = &d
