@@ -70,27 +70,25 @@ func TestRotatedCopyTakesTheLines(t *testing.T) {
 	type op = func(*testing.T, string)
 	var step op // nil: a pass of the watcher
 	for _, tc := range []struct {
-		name     string
-		ops      []op // step marks where the watcher looks
-		want     string
-		liveOnly bool
+		name string
+		ops  []op // step marks where the watcher looks
+		want string
 	}{
-		{"copy seen beside the log", []op{mv("x.jsonl", "x.jsonl.1"), step, gz, step, rm, step, mv("x.jsonl.1.gz", "x.jsonl.2.gz"), step}, "x.jsonl.2.gz", false},
-		{"copy seen after the log left", []op{mv("x.jsonl", "x.jsonl.1"), step, gz, rm, step, mv("x.jsonl.1.gz", "x.jsonl.2.gz"), step}, "x.jsonl.2.gz", false},
-		{"copy seen beside the log, then moved on as it leaves", []op{mv("x.jsonl", "x.jsonl.1"), step, gz, step, rm, mv("x.jsonl.1.gz", "x.jsonl.2.gz"), step}, "x.jsonl.2.gz", false},
+		{"copy seen beside the log", []op{mv("x.jsonl", "x.jsonl.1"), step, gz, step, rm, step, mv("x.jsonl.1.gz", "x.jsonl.2.gz"), step}, "x.jsonl.2.gz"},
+		{"copy seen after the log left", []op{mv("x.jsonl", "x.jsonl.1"), step, gz, rm, step, mv("x.jsonl.1.gz", "x.jsonl.2.gz"), step}, "x.jsonl.2.gz"},
+		{"copy seen beside the log, then moved on as it leaves", []op{mv("x.jsonl", "x.jsonl.1"), step, gz, step, rm, mv("x.jsonl.1.gz", "x.jsonl.2.gz"), step}, "x.jsonl.2.gz"},
 		// copytruncate: the log stays, emptied; its lines are the copy's.
 		// An emptied log is held for Settle (a rewrite?): two passes.
-		// liveOnly: a watcher started while x.jsonl.3 is beside the log
-		// it copies gives the copy (older, opened first) the log's
-		// generation and reads x.jsonl again (its lines skipped as
-		// duplicates): another matter, left for now.
-		{"copytruncate, copy seen before the log is emptied", []op{step, cp, step, empty, step, step}, "x.jsonl.3", true},
-		{"copytruncate seen at once", []op{step, cp, empty, step, step}, "x.jsonl.3", false},
+		// With a restart, a watcher starts while x.jsonl.3 is beside the
+		// log it copies: the log (its generation's own inode) is opened
+		// before the copy, which is then recognised as one (before, the
+		// copy, older and opened first, took the log's generation by its
+		// content, and x.jsonl was read again: its lines duplicates, its
+		// invalid line rejected twice).
+		{"copytruncate, copy seen before the log is emptied", []op{step, cp, step, empty, step, step}, "x.jsonl.3"},
+		{"copytruncate seen at once", []op{step, cp, empty, step, step}, "x.jsonl.3"},
 	} {
 		for _, restart := range []bool{false, true} {
-			if restart && tc.liveOnly {
-				continue
-			}
 			name := tc.name + "/live"
 			if restart {
 				name = tc.name + "/restart"
@@ -135,6 +133,13 @@ func TestRotatedCopyTakesTheLines(t *testing.T) {
 					}
 					o(t, dir)
 				}
+				// The daemon started last keeps running: two more passes
+				// of it (a file held after a start, an emptied log, is
+				// judged once it settled, which a watcher started anew
+				// each pass never sees).
+				restart = false
+				pass()
+				pass()
 				w.Close()
 				rs, err := db.Rejects(ctx, 0)
 				if err != nil {

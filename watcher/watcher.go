@@ -317,12 +317,32 @@ func (w *Watcher) scan(ctx context.Context) error {
 	}
 	// Files not open yet, in name order for deterministic generations,
 	// a log's rotated files before it, oldest first (x.jsonl.2.gz,
-	// x.jsonl.1, x.jsonl): a backfill reads its history in order.
-	names := make([]string, 0, len(present))
-	for _, name := range present {
-		names = append(names, name)
+	// x.jsonl.1, x.jsonl): a backfill reads its history in order. But
+	// first the files that are still a known generation's own (the same
+	// inode: a restart): a copy of one made while no daemon ran (cp
+	// before copytruncate) would otherwise take that generation by its
+	// content, and the log itself be read again as a new one (its valid
+	// lines duplicates, its invalid ones rejected twice); opened after
+	// its log, the copy is recognised as one (rotatedCopy).
+	own := map[fileKey]bool{}
+	for _, g := range w.known {
+		own[fileKey{g.Dev, g.Ino}] = true
 	}
-	slices.SortFunc(names, compareLogNames)
+	names := make([]string, 0, len(present))
+	ownNames := map[string]bool{}
+	for k, name := range present {
+		names = append(names, name)
+		ownNames[name] = own[k]
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if ownNames[a] != ownNames[b] {
+			if ownNames[a] {
+				return -1
+			}
+			return 1
+		}
+		return compareLogNames(a, b)
+	})
 	for name, p := range w.pending {
 		if k, ok := namesKey(present, name); !ok || k != p.key {
 			delete(w.pending, name) // gone, or another file now
@@ -555,7 +575,12 @@ func (w *Watcher) open(ctx context.Context, name string) error {
 		// fingerprints must still recognise a backup of it restored
 		// later (protocol.md, section 8, Restore), as they do when the
 		// daemon saw the old file leave.
-		if old, ok := w.known[replaces]; ok && replaces != 0 && !old.Gone {
+		// But when a rotated copy holds its lines (emptied by
+		// copytruncate while nobody watched, the copy already followed),
+		// they are the copy's, as when the daemon sees the log emptied.
+		if old, ok := w.known[replaces]; ok && replaces != 0 && !old.Gone && w.handOver(ctx, old) {
+			delete(w.known, replaces)
+		} else if ok && replaces != 0 && !old.Gone {
 			old.Gone = true
 			if err := w.store.UpdateGeneration(ctx, old); err != nil {
 				f.Close()
