@@ -159,3 +159,72 @@ func TestRotatedCopyTakesTheLines(t *testing.T) {
 		}
 	}
 }
+
+// TestRotatedCopyOfUnfinishedLog: a log whose only line was still being
+// written when last read (nothing committed of it) is completed, renamed
+// and gzipped before the next pass, which sees the copy beside it: the
+// log is read first, and the copy recognised as its copy. Before, the
+// copy was read as a new log: its line a duplicate of the log's (found by
+// FuzzTailerModel: partial line, complete it, rotate, gzip).
+func TestRotatedCopyOfUnfinishedLog(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	dir := filepath.Join(root, "logs")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	line := `{"type":"exchange","id":"L1","user":"a question","ai":"an answer"}` + "\n"
+	x := filepath.Join(dir, "x.jsonl")
+	if err := os.WriteFile(x, []byte(line[:20]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := index.Open(filepath.Join(root, "index"), index.Options{NoRedaction: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	w, err := watcher.New(watcher.Config{Dir: dir, NoNotify: true, Grace: time.Nanosecond, Settle: time.Nanosecond}, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	step := func() {
+		if err := w.Step(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step() // the unfinished line: nothing committed
+	f, err := os.OpenFile(x, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(line[20:])
+	f.Close()
+	if err := os.Rename(x, x+".1"); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write([]byte(line))
+	zw.Close()
+	if err := os.WriteFile(x+".1.gz", b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	step() // x.jsonl.1 renamed, x.jsonl.1.gz beside it
+	if err := os.Remove(x + ".1"); err != nil {
+		t.Fatal(err)
+	}
+	step()
+	step()
+	st, err := db.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := db.Rejects(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Exchanges != 1 || st.DuplicatesSkipped != 0 || len(rs) != 0 {
+		t.Errorf("%d exchanges, %d duplicates skipped, rejects %+v; want 1, 0 and none", st.Exchanges, st.DuplicatesSkipped, rs)
+	}
+}

@@ -38,11 +38,21 @@ func (w *Watcher) rotatedCopy(ctx context.Context, f source, k fileKey, name str
 	}
 	for _, tk := range w.sortedTails() {
 		t := w.tails[tk]
-		g := t.gen
-		if !t.vanishedAt.IsZero() || g.Offset <= 0 {
+		if !t.vanishedAt.IsZero() {
 			continue
 		}
 		if tn, _ := logformat.ParseLogName(t.name); tn.Base != ln.Base {
+			continue
+		}
+		if t.gen.Offset <= 0 {
+			// Nothing committed of it yet (its first line was still
+			// being written when last read): what it holds now is read
+			// first, else a copy of it made since (rotated and gzipped
+			// at once) would be read as a new log, its lines duplicates.
+			w.drain(ctx, tk, t)
+		}
+		g := t.gen
+		if g.Offset <= 0 {
 			continue
 		}
 		if size < g.Offset {
