@@ -59,6 +59,10 @@ var storedStreamMin = 50_000
 // codes of its candidates on several connections (cores).
 const storedParallelMin = 1024
 
+// MemoryBudget is how many bytes of codes the space keeps in memory at
+// most (MemoryCodes when it was made).
+func (v *Space) MemoryBudget() int { return v.budget }
+
 // CodesInMemory returns how many of the space's vectors have their codes
 // in memory, and how many vectors it has.
 func (v *Space) CodesInMemory() (inMemory, vectors int) {
@@ -82,7 +86,7 @@ func (v *Space) FillCodes(ctx context.Context) error {
 		from, moved, dim := v.inMem, v.moved, v.dim
 		to := min(len(v.rows), (from/blockSize+1)*blockSize)
 		if dim > 0 {
-			to = min(to, MemoryCodes/dim)
+			to = min(to, v.budget/dim)
 		}
 		if v.src == nil || to <= from {
 			v.mu.RUnlock()

@@ -93,7 +93,7 @@ func TestDiskSameAnswers(t *testing.T) {
 	}
 	store(n/2, n)
 	in, _ := grown.CodesInMemory()
-	MemoryCodes = (in + 300) * dim // crossed by the second half
+	grown.budget = (in + 300) * dim // crossed by the second half (a space keeps the MemoryCodes it was made with)
 	if err := grown.Add(entries[n:]); err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func codesFit(ctx context.Context, db *index.DB, v *Space, identity string) (boo
 	if err != nil || dim <= 0 {
 		return true, err
 	}
-	if int(exchanges)*max(v.per, 1)*dim <= MemoryCodes {
+	if int(exchanges)*max(v.per, 1)*dim <= v.budget {
 		return true, nil
 	}
 	v.dim, v.words = dim, index.SignWords(dim)

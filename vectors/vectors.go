@@ -56,6 +56,10 @@ import (
 type Space struct {
 	identity string
 	per      int // the most vectors of one row (VectorsPer of the identity's recipe)
+	// budget is MemoryCodes when the space was made: its own, so that the
+	// space and its background fill never read the variable again (a
+	// test that sets it for one space does not race with another's).
+	budget int
 
 	mu      sync.RWMutex
 	dim     int
@@ -104,7 +108,7 @@ var ErrDimension = errors.New("vectors: vector dimension mismatch")
 // NewSpace returns an empty space for identity; its dimension is set by
 // the first vector added.
 func NewSpace(identity string) *Space {
-	v := &Space{identity: identity, per: VectorsPer(RecipeOfIdentity(identity)), sessIdx: map[string]int32{}, mem: &blockMem{}}
+	v := &Space{identity: identity, per: VectorsPer(RecipeOfIdentity(identity)), budget: MemoryCodes, sessIdx: map[string]int32{}, mem: &blockMem{}}
 	runtime.AddCleanup(v, func(m *blockMem) { m.free() }, v.mem)
 	return v
 }
@@ -310,7 +314,7 @@ func (v *Space) addStaged(st staged) error {
 		}
 		// In memory while the codes fit MemoryCodes (those past it are
 		// the index's: added here after they were stored), in order.
-		if st.codes != nil && i == v.inMem && (v.src == nil || (i+1)*v.dim <= MemoryCodes) {
+		if st.codes != nil && i == v.inMem && (v.src == nil || (i+1)*v.dim <= v.budget) {
 			v.inMem++
 			if i/blockSize == len(v.blocks) {
 				codes, err := v.mem.codeBlock(blockSize * v.dim)

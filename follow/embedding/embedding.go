@@ -260,7 +260,7 @@ func (w *Worker) Report(context.Context) any {
 	p := Progress{Identity: st.Identity, Pending: st.Pending, Rate: st.Rate, Ready: st.Ready, Stored: st.Stored, LastError: st.LastErr}
 	if v := w.space.Load(); v != nil {
 		p.CodesInMemory, p.Vectors = v.CodesInMemory()
-		p.MemoryBytes = vectors.MemoryCodes
+		p.MemoryBytes = v.MemoryBudget()
 	}
 	if w.emb != nil {
 		d := embed.Describe(w.emb)
