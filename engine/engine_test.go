@@ -168,15 +168,7 @@ func TestClientLocalThenDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- e.Run(rctx) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	defer runDaemon(t, e)()
 	sc := server.NewClient(server.SocketPath(ws.Cache))
 	for _, v := range e.views {
 		var raw json.RawMessage
@@ -203,6 +195,22 @@ func TestClientLocalThenDaemon(t *testing.T) {
 	st, err := c.Status(ctx)
 	if err != nil || !st.Daemon.Running || st.BM25 == nil || st.Exchanges != 10 {
 		t.Errorf("status with the daemon: %+v, %v", st, err)
+	}
+}
+
+// runDaemon runs e as the daemon does (Run) until the returned function,
+// which stops it and checks that Run ended without an error, is called
+// (defer runDaemon(t, e)()).
+func runDaemon(t *testing.T, e *Engine) (stop func()) {
+	t.Helper()
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- e.Run(rctx) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
 	}
 }
 

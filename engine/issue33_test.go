@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"errors"
 	"os"
 	"strings"
@@ -101,15 +100,7 @@ func TestIndexer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- e.Run(rctx) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	defer runDaemon(t, e)()
 	waitFor(t, "the daemon answering", func() bool { _, ok := c.Indexer(ctx); return ok })
 	if pid, _ := c.Indexer(ctx); pid != os.Getpid() {
 		t.Errorf("indexer pid %d, want this process's %d", pid, os.Getpid())
@@ -129,15 +120,7 @@ func TestPinnedEmbedder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- e.Run(rctx) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	defer runDaemon(t, e)()
 	waitFor(t, "the daemon's index and vectors", func() bool {
 		c := NewClient(ws, nil, nil)
 		if p, ok := c.daemonEmbedder(ctx); !ok || p.Identity == "" || p.Pending != 0 {
@@ -252,15 +235,7 @@ func TestForgetBefore(t *testing.T) {
 		t.Errorf("after a rebuild, the session forgotten by age is back: %v, %v", ok, err)
 	}
 	// The daemon's retention: b is older than a day, so it goes too.
-	rctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- e.Run(rctx) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	defer runDaemon(t, e)()
 	waitFor(t, "the daemon's retention to forget b", func() bool {
 		ok, err := e.db.SessionExists(ctx, "b")
 		return err == nil && !ok

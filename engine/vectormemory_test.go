@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"testing"
 
 	"github.com/praxis-os/continuity/embed"
@@ -29,15 +28,7 @@ func TestStatusVectorMemory(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rctx, stop := context.WithCancel(ctx)
-			done := make(chan error, 1)
-			go func() { done <- e.Run(rctx) }()
-			defer func() {
-				stop()
-				if err := <-done; err != nil {
-					t.Errorf("Run: %v", err)
-				}
-			}()
+			defer runDaemon(t, e)()
 			c2 := NewClient(ws, func() (embed.Embedder, error) { return hashEmbedder(t), nil }, nil)
 			var r StatusReport
 			waitFor(t, "the daemon's vector space in status", func() bool {
