@@ -308,11 +308,23 @@ func (db *DB) VectorsUpTo(ctx context.Context, identity string, upTo int64) (cou
 
 // EachVectorIn is EachVector for the rows from <= row < to.
 func (db *DB) EachVectorIn(ctx context.Context, identity string, from, to int64, fn func(row int64, session string, ts int64, q Quantized) error) error {
-	rows, err := db.r.QueryContext(ctx, `SELECT v.event, e.session_id, e.ts, v.vec
+	return eachStoredWithMeta(ctx, db, `SELECT v.event, e.session_id, e.ts, v.vec
 		FROM vectors v JOIN events e INDEXED BY events_meta ON e.id = v.event
-		WHERE v.embedder = `+embedderKeySQL+` AND v.event >= ? AND v.event < ? ORDER BY v.event`, identity, from, to)
+		WHERE v.embedder = `+embedderKeySQL+` AND v.event >= ? AND v.event < ? ORDER BY v.event`,
+		[]any{identity, from, to}, identity, "vectors", decodeQuantized, fn)
+}
+
+// eachStoredWithMeta runs query with args (it selects row, session, time
+// and a blob of identity's rows, in row order), decodes each row's
+// blob into one reused T (valid only until fn returns) and calls fn with
+// it, the row's session and time: the stream of EachVectorIn and
+// EachVectorHeadIn, which a start reads whole. what names the data in
+// errors.
+func eachStoredWithMeta[T any](ctx context.Context, db *DB, query string, args []any, identity, what string,
+	decode func(*T, []byte, int) error, fn func(row int64, session string, ts int64, v T) error) error {
+	rows, err := db.r.QueryContext(ctx, query, args...)
 	if err != nil {
-		return fmt.Errorf("index: vectors of %s: %w", identity, err)
+		return fmt.Errorf("index: %s of %s: %w", what, identity, err)
 	}
 	defer rows.Close()
 	per := VectorsPerIdentity(identity)
@@ -320,25 +332,25 @@ func (db *DB) EachVectorIn(ctx context.Context, identity string, from, to int64,
 		session    string // the previous row's: consecutive rows mostly share it
 		rawSession sql.RawBytes
 		raw        sql.RawBytes
-		q          Quantized
+		v          T
 	)
 	for rows.Next() {
 		var row, ts int64
 		if err := rows.Scan(&row, &rawSession, &ts, &raw); err != nil {
-			return fmt.Errorf("index: vectors of %s: %w", identity, err)
+			return fmt.Errorf("index: %s of %s: %w", what, identity, err)
 		}
 		if string(rawSession) != session {
 			session = string(rawSession)
 		}
-		if err := decodeQuantized(&q, raw, per); err != nil {
-			return fmt.Errorf("index: vector of row %d for %s: %w", row, identity, err)
+		if err := decode(&v, raw, per); err != nil {
+			return fmt.Errorf("index: %s of row %d for %s: %w", what, row, identity, err)
 		}
-		if err := fn(row, session, ts, q); err != nil {
+		if err := fn(row, session, ts, v); err != nil {
 			return err
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("index: vectors of %s: %w", identity, err)
+		return fmt.Errorf("index: %s of %s: %w", what, identity, err)
 	}
 	return nil
 }

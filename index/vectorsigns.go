@@ -166,39 +166,10 @@ func (db *DB) CountVectors(ctx context.Context, identity string) (int64, error) 
 // timestamp, as EachVectorIn does for the vectors; h is valid only until
 // fn returns.
 func (db *DB) EachVectorHeadIn(ctx context.Context, identity string, from, to int64, fn func(row int64, session string, ts int64, h Heads) error) error {
-	rows, err := db.r.QueryContext(ctx, `SELECT s.event, e.session_id, e.ts, s.heads
+	return eachStoredWithMeta(ctx, db, `SELECT s.event, e.session_id, e.ts, s.heads
 		FROM vector_signs s JOIN events e INDEXED BY events_meta ON e.id = s.event
-		WHERE s.event >= ? AND s.event < ? AND s.embedder = `+embedderKeySQL+` ORDER BY s.event`, from, to, identity)
-	if err != nil {
-		return fmt.Errorf("index: vector heads of %s: %w", identity, err)
-	}
-	defer rows.Close()
-	per := VectorsPerIdentity(identity)
-	var (
-		session    string
-		rawSession sql.RawBytes
-		raw        sql.RawBytes
-		h          Heads
-	)
-	for rows.Next() {
-		var row, ts int64
-		if err := rows.Scan(&row, &rawSession, &ts, &raw); err != nil {
-			return fmt.Errorf("index: vector heads of %s: %w", identity, err)
-		}
-		if string(rawSession) != session {
-			session = string(rawSession)
-		}
-		if err := decodeHeads(&h, raw, per); err != nil {
-			return fmt.Errorf("index: vector heads of row %d for %s: %w", row, identity, err)
-		}
-		if err := fn(row, session, ts, h); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("index: vector heads of %s: %w", identity, err)
-	}
-	return nil
+		WHERE s.event >= ? AND s.event < ? AND s.embedder = `+embedderKeySQL+` ORDER BY s.event`,
+		[]any{from, to, identity}, identity, "vector heads", decodeHeads, fn)
 }
 
 // VectorCodes calls fn with the stored vectors of identity of each of
