@@ -104,6 +104,11 @@ type SearchResponse struct {
 	// since and until holds no exchange at all (whatever the words):
 	// the window, not the query, is what to change.
 	EmptyWindow *Window `json:"empty_window,omitempty"`
+	// EmptyIndex is true when nothing was found because the index holds
+	// no exchange at all (no log line indexed yet, or every session
+	// forgotten): VectorsMissing is then empty, there is nothing to
+	// embed.
+	EmptyIndex bool `json:"empty_index,omitempty"`
 	// Note says how the search was answered when it is not the usual
 	// way (an embedder asked for that the daemon does not run).
 	Note string `json:"note,omitempty"`
@@ -272,13 +277,19 @@ func (q *answerer) search(ctx context.Context, req SearchRequest) (SearchRespons
 		resp.TimeSpan = &TimeSpan{Phrase: ref.Phrase, From: ref.From, To: ref.To}
 	}
 	resp.Weak = len(res) > 0 && res[0].Weak
-	if len(res) == 0 && (!sq.Since.IsZero() || !sq.Until.IsZero()) {
+	if len(res) == 0 {
+		window := !sq.Since.IsZero() || !sq.Until.IsZero()
 		rows, err := q.db.ExchangesNewestFirst(ctx, index.Filter{Since: sq.Since, Until: sq.Until}, 1)
 		if err != nil {
 			return SearchResponse{}, err
 		}
-		if len(rows) == 0 {
+		switch {
+		case len(rows) > 0:
+		case window:
 			resp.EmptyWindow = &Window{Since: sq.Since, Until: sq.Until}
+		default:
+			resp.EmptyIndex = true
+			resp.VectorsMissing = "" // not missing: nothing to embed
 		}
 	}
 	return resp, nil

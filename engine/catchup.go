@@ -160,6 +160,7 @@ func (e *Engine) EmbedWatch(ctx context.Context, emb embed.Embedder, period time
 				e.views[i] = w
 			}
 		}
+		e.embedding.Close()
 		e.embedding = w
 	}
 	start := time.Now()

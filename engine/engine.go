@@ -236,6 +236,9 @@ var ErrLocked = index.ErrLocked
 // closes the engine itself when it returns.
 func (e *Engine) Close() {
 	e.closeOnce.Do(func() {
+		if e.embedding != nil {
+			e.embedding.Close() // its background reads of the index first
+		}
 		e.db.Close()
 		e.lock.Close()
 	})

@@ -257,3 +257,34 @@ func notInFullText(t *testing.T, ws workspace.Layout) int64 {
 	}
 	return n
 }
+
+// TestSearchEmptyIndex: a search that finds nothing because the index
+// holds no exchange (every session forgotten) says so (EmptyIndex), and
+// not that no exchange has a vector yet (there is nothing to embed);
+// words that match nothing in an index that holds exchanges do not.
+func TestSearchEmptyIndex(t *testing.T) {
+	e := openIngested(t, newLayout(t), Options{})
+	defer e.Close()
+	search := func(query string) SearchResponse {
+		t.Helper()
+		resp, err := e.answerer.search(ctx, SearchRequest{Query: query})
+		if err != nil {
+			t.Fatalf("search %q: %v", query, err)
+		}
+		return resp
+	}
+	if r := search("zebra xylophone"); r.EmptyIndex {
+		t.Errorf("an index with exchanges: %+v; want no empty index", r)
+	}
+	if _, err := e.Forget(ctx, ForgetRequest{Session: "b", Chain: true}); err != nil {
+		t.Fatal(err)
+	}
+	r := search("sqlite database locked")
+	if len(r.Results) != 0 || !r.EmptyIndex || r.VectorsMissing != "" {
+		t.Errorf("every session forgotten: %d results, empty index %v, vectors missing %q; want the empty index said, no vector note",
+			len(r.Results), r.EmptyIndex, r.VectorsMissing)
+	}
+	if r := search("sqlite database locked"); r.EmptyWindow != nil {
+		t.Errorf("no window asked: %+v", r.EmptyWindow)
+	}
+}

@@ -28,6 +28,8 @@ func SearchText(query string, r *engine.SearchResponse) string {
 	switch {
 	case len(r.Results) == 0 && r.Pending != nil && (r.Pending.Bytes > 0 || r.Pending.NotInFullText > 0):
 		fmt.Fprintf(&b, "Nothing found yet for %q, but recent lines are still being indexed (%s). Search again in a moment: do not conclude that it was not discussed.", query, r.Pending.Note)
+	case len(r.Results) == 0 && r.EmptyIndex:
+		fmt.Fprintf(&b, "Nothing found: this workspace's memory holds no exchange yet (none recorded, or every session forgotten), so nothing can match %q. Do not assume it was discussed.", query)
 	case len(r.Results) == 0 && r.EmptyWindow != nil:
 		fmt.Fprintf(&b, "Nothing found: the time window given (since/until: %s) holds no exchange at all in this workspace; widen it to search.", r.EmptyWindow)
 	case len(r.Results) == 0 && r.TimeOnly && r.TimeSpan != nil:

@@ -49,3 +49,12 @@ func TestNoRegexp(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchTextEmptyIndex: an agent told that nothing was found because
+// the memory holds nothing, not that its words matched nothing.
+func TestSearchTextEmptyIndex(t *testing.T) {
+	got := SearchText("sqlite locked", &engine.SearchResponse{EmptyIndex: true})
+	if !strings.Contains(got, "holds no exchange yet") || strings.Contains(got, "matches \"sqlite locked\", by its words") {
+		t.Errorf("SearchText of an empty index: %q", got)
+	}
+}

@@ -26,6 +26,8 @@ type workspace struct {
 	eng  *engine.Engine
 	db   *index.DB
 	more []func() *vectors.Space
+	// workers embed and hold the more spaces (closed before the engine).
+	workers []*embedding.Worker
 
 	indexTime, embedTime time.Duration
 }
@@ -84,6 +86,7 @@ func buildWorkspace(ctx context.Context, emb embed.Embedder, what string, fill f
 			return nil, fmt.Errorf("embed %s for %s: %w", what, vectors.SpaceIdentity(e), err)
 		}
 		ws.more = append(ws.more, w.Space)
+		ws.workers = append(ws.workers, w)
 	}
 	ws.embedTime = time.Since(start)
 	return ws, nil
@@ -102,6 +105,9 @@ func (ws *workspace) searcher(opts search.Options) (*search.Searcher, error) {
 func (ws *workspace) space() *vectors.Space { return ws.eng.Worker().Space() }
 
 func (ws *workspace) close() {
+	for _, w := range ws.workers {
+		w.Close()
+	}
 	if ws.eng != nil {
 		ws.eng.Close()
 	}

@@ -122,6 +122,8 @@ func printResults(w io.Writer, resp engine.SearchResponse, color, floorGiven boo
 		switch {
 		case resp.Pending != nil && (resp.Pending.Bytes > 0 || resp.Pending.NotInFullText > 0):
 			fmt.Fprintln(w, "nothing found among the lines indexed so far (see the note above)")
+		case resp.EmptyIndex:
+			fmt.Fprintln(w, "nothing found: the index holds no exchange yet (no line of .praxis-os/.conversations/*.jsonl indexed, or every session forgotten; 'continuity status' shows which)")
 		case resp.EmptyWindow != nil:
 			fmt.Fprintf(w, "nothing found: the time window (%s) holds no exchange at all; widen --since/--until\n", resp.EmptyWindow)
 		case resp.TimeOnly:

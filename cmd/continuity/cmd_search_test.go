@@ -144,3 +144,24 @@ func TestSearchNothingRelevant(t *testing.T) {
 		t.Errorf("--min-score 1.5: exit %d, %s", code, errs)
 	}
 }
+
+// TestSearchEmptyIndex: a search of a workspace whose index holds no
+// exchange says so, without the note that no exchange has a vector yet
+// (there is nothing to embed; before, a user who had forgotten every
+// session was told to watch the embedding's progress).
+func TestSearchEmptyIndex(t *testing.T) {
+	w := newWorkspace(t)
+	w.shellAppend("a.jsonl", `{"type":"exchange", broken`+"\n")
+	if _, errs, code := w.cli("ingest"); code != 0 {
+		t.Fatalf("ingest: %s", errs)
+	}
+	out, errs, code := w.cli("search", "sqlite locked")
+	if code != 0 || !strings.Contains(out, "nothing found: the index holds no exchange yet") || strings.Contains(errs, "vector") {
+		t.Errorf("empty index: exit %d, %q, %q", code, out, errs)
+	}
+	out, _, _ = w.cli("search", "--json", "sqlite locked")
+	var resp engine.SearchResponse
+	if err := json.Unmarshal([]byte(out), &resp); err != nil || !resp.EmptyIndex || resp.VectorsMissing != "" {
+		t.Errorf("empty index --json: %+v %v", resp, err)
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -85,6 +84,13 @@ type Worker struct {
 	stored  atomic.Int64  // vectors stored by this worker
 	rate    atomic.Uint64 // float64 bits: exchanges embedded per second, smoothed; 0 until measured
 	lastErr atomic.Pointer[string]
+
+	// The background fills of a large space's codes (fillCodes) live
+	// as long as the worker: Close stops them and waits, so none reads
+	// the index after its owner closed it.
+	fills     sync.WaitGroup
+	fillCtx   context.Context
+	stopFills context.CancelFunc
 }
 
 // New returns a worker; call Run (daemon) or Drain (one-shot).
@@ -112,7 +118,16 @@ func New(cfg Config) (*Worker, error) {
 	}
 	w := &Worker{db: cfg.DB, emb: cfg.Embedder, cfg: cfg, log: cfg.Logger, wake: follow.NewKick()}
 	w.pending.Store(-1)
+	w.fillCtx, w.stopFills = context.WithCancel(context.Background())
 	return w, nil
+}
+
+// Close stops the background reading of vector codes into memory and
+// waits for it; call it before closing the index. The worker's space
+// stays usable (codes not read are read from the index by each search).
+func (w *Worker) Close() {
+	w.stopFills()
+	w.fills.Wait()
 }
 
 // Space returns the current vector space, nil until the embedder's
@@ -198,29 +213,31 @@ func (w *Worker) Remove(ctx context.Context, r follow.Removal) error {
 			v.RemoveSession(s)
 		}
 		v.RemoveRows(r.Rows)
-		w.fillCodes(ctx, v) // a fill stopped at a deleted row goes on
+		w.fillCodes(v) // a fill stopped at a deleted row goes on
 	}
 	return vectors.RemoveSnapshots(w.db)
 }
 
 // fillCodes reads into memory, in the background, the codes of v that
 // fit (vectors.FillCodes: a large space is loaded with its codes in the
-// index, and answers meanwhile with the same results, more slowly).
-func (w *Worker) fillCodes(ctx context.Context, v *vectors.Space) {
+// index, and answers meanwhile with the same results, more slowly). The
+// fill outlives the call that starts it (a load, a forget's request) but
+// not the worker (Close).
+func (w *Worker) fillCodes(v *vectors.Space) {
 	if in, all := v.CodesInMemory(); in == all {
 		return
 	}
-	go func() {
+	w.fills.Go(func() {
 		start := time.Now()
-		if err := v.FillCodes(context.WithoutCancel(ctx)); err != nil {
-			if !strings.Contains(err.Error(), "database is closed") { // not at shutdown
+		if err := v.FillCodes(w.fillCtx); err != nil {
+			if w.fillCtx.Err() == nil { // not at Close
 				w.log.Warn("vector codes not read into memory; searches read them from the index", "err", err)
 			}
 			return
 		}
 		in, all := v.CodesInMemory()
 		w.log.Debug("vector codes read into memory", "in_memory", in, "vectors", all, "took", time.Since(start).Round(time.Millisecond))
-	}()
+	})
 }
 
 // Progress is the worker's progress as a running daemon tells it
@@ -435,7 +452,7 @@ func (w *Worker) prepare(ctx context.Context) (*vectors.Space, error) {
 	}
 	w.pending.Store(n)
 	w.space.Store(v)
-	w.fillCodes(ctx, v)
+	w.fillCodes(v)
 	w.log.Info("vector space loaded", "identity", id, "exchanges", v.Len(), "vectors", v.Vectors(), "pending", n, "took", time.Since(start).Round(time.Millisecond))
 	return v, nil
 }
