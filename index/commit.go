@@ -147,6 +147,10 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 		}
 	}()
 
+	ckpt := db.ckpt.Load()
+	if ckpt != nil {
+		ckpt.beforeCommit(w)
+	}
 	tx, err := w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -174,7 +178,13 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 	if err := cb.finish(); err != nil {
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if ckpt != nil && len(b.Lines) > 0 {
+		ckpt.committed(b.Lines[len(b.Lines)-1].End - b.Lines[0].Start)
+	}
+	return nil
 }
 
 // commitBatch is one Commit's work on its transaction: the lines it
