@@ -62,9 +62,10 @@ type checkpointer struct {
 }
 
 // BeginBackfill moves index.db's checkpoints off the writer's commits
-// until end is called (see above): for a backfill (engine.CatchUp), whose
-// commits follow each other. end puts the automatic checkpoints back.
-// Without a writer it does nothing.
+// until end is called (see above), and hands the exchanges committed to
+// the full-text writer in memory (fulltext_feed.go): for a backfill
+// (engine.CatchUp), whose commits follow each other. end puts the
+// automatic checkpoints back. Without a writer it does nothing.
 func (db *DB) BeginBackfill(ctx context.Context) (end func() error, err error) {
 	if db.w == nil {
 		return func() error { return nil }, nil
@@ -91,7 +92,9 @@ func (db *DB) BeginBackfill(ctx context.Context) (end func() error, err error) {
 	c.wg.Add(1)
 	go c.run()
 	db.ckpt.Store(c)
+	db.ftFeed.Store(&ftFeed{})
 	return sync.OnceValue(func() error {
+		db.ftFeed.Store(nil)
 		db.ckpt.Store(nil)
 		close(c.done)
 		c.wg.Wait()
