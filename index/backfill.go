@@ -40,14 +40,14 @@ import (
 // between two checkpoints of a backfill: about 16 MiB of WAL (a line
 // of the logs becomes ~1.5 bytes of WAL: its row and index entries),
 // SQLite's own cadence.
-const backfillCheckpointBytes = 10 << 20
+var backfillCheckpointBytes int64 = 10 << 20
 
 // backfillWALFrames is the size of the WAL (in pages) past which the
 // writer starts it over (see above): 16 MiB, so that, as with SQLite's
 // own checkpoints, the commits write over the same 16–20 MiB of file
 // again and again rather than into new pages of it (a growing WAL was
 // measurably more kernel time: its page cache allocated anew).
-const backfillWALFrames = (16 << 20) / pageSize
+var backfillWALFrames int64 = (16 << 20) / pageSize
 
 // checkpointer runs the checkpoints of a backfill.
 type checkpointer struct {
