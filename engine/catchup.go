@@ -72,6 +72,7 @@ func (e *Engine) CatchUp(ctx context.Context, progress func(done int64)) (Ingest
 	if err != nil {
 		return rep, err
 	}
+	e.db.BackfillStored()
 	close(committed)
 	err = waitFT()
 	if err == nil {

@@ -113,6 +113,17 @@ func (db *DB) BeginBackfill(ctx context.Context) (end func() error, err error) {
 	}), nil
 }
 
+// BackfillStored says that the backfill's commits are done: index.db is
+// checkpointed at once, beside what follows (the full-text writer's last
+// steps), so that closing it, which copies what is left of the WAL into
+// it, has little left to do.
+func (db *DB) BackfillStored() {
+	if c := db.ckpt.Load(); c != nil {
+		c.pending.Store(backfillCheckpointBytes)
+		c.committed(0)
+	}
+}
+
 // committed hears that a commit stored n bytes of lines.
 func (c *checkpointer) committed(n int64) {
 	if c.pending.Add(n) < backfillCheckpointBytes {
@@ -129,6 +140,11 @@ func (c *checkpointer) run() {
 	for {
 		select {
 		case <-c.done:
+			select {
+			case <-c.wake: // the last one asked for: closing would do it
+				c.checkpoint(c.conn)
+			default:
+			}
 			return
 		case <-c.wake:
 		}
