@@ -34,6 +34,17 @@ type Ingested struct {
 func (e *Engine) CatchUp(ctx context.Context, progress func(done int64)) (Ingested, error) {
 	var rep Ingested
 	start := time.Now()
+	// The commits follow each other: index.db is checkpointed beside
+	// them rather than in them.
+	endBackfill, err := e.db.BeginBackfill(ctx)
+	if err != nil {
+		return rep, err
+	}
+	defer func() {
+		if err := endBackfill(); err != nil {
+			e.log.Warn("backfill checkpoints", "err", err)
+		}
+	}()
 	// When the last batch is committed, the full-text indexer indexes
 	// what is left and returns (stopping it instead would throw its step
 	// away).
@@ -56,11 +67,12 @@ func (e *Engine) CatchUp(ctx context.Context, progress func(done int64)) (Ingest
 		}
 	}
 	defer func() { e.onCommit = nil }()
-	err := e.w.CatchUp(ctx)
+	err = e.w.CatchUp(ctx)
 	rep.Stored = time.Since(start)
 	if err != nil {
 		return rep, err
 	}
+	e.db.BackfillStored()
 	close(committed)
 	err = waitFT()
 	if err == nil {

@@ -147,6 +147,13 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 		}
 	}()
 
+	ckpt := db.ckpt.Load()
+	if ckpt != nil {
+		ckpt.beforeCommit(w)
+	}
+	// Before the transaction: a deletion that starts after this makes
+	// the feed's segment unusable (fulltext_feed.go).
+	feed, deleting := db.ftFeed.Load(), db.ftDeleting.Load()
 	tx, err := w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -161,6 +168,7 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 	if err != nil {
 		return err
 	}
+	cb.feeding = feed != nil
 	// Parsing, validating and redacting the lines runs ahead on another
 	// goroutine (another core) while this one stores them: in a backfill
 	// it is a large share of the work of a commit.
@@ -174,7 +182,16 @@ func (db *DB) Commit(ctx context.Context, b watcher.Batch) (err error) {
 	if err := cb.finish(); err != nil {
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if feed != nil {
+		feed.publish(ftSegment{after: cb.firstSeq, last: cb.seq, deleting: deleting, todo: cb.ftTodo})
+	}
+	if ckpt != nil && len(b.Lines) > 0 {
+		ckpt.committed(b.Lines[len(b.Lines)-1].End - b.Lines[0].Start)
+	}
+	return nil
 }
 
 // commitBatch is one Commit's work on its transaction: the lines it
@@ -212,6 +229,10 @@ type commitBatch struct {
 	// occ counts, per logformat.LineKey met in the batch, the lines of
 	// the generation with it so far (occurrence).
 	occ map[int64]int64
+	// feeding: the exchanges stored go to the full-text feed too, in
+	// ftTodo (fulltext_feed.go).
+	feeding bool
+	ftTodo  []ftExchange
 }
 
 // batchCounts are a batch's additions to the counters.
@@ -324,6 +345,13 @@ func (cb *commitBatch) storeLine(i int) error {
 	}
 	if !inserted {
 		return cb.notInserted(l, ev, id, pl.raw)
+	}
+	if cb.feeding && ev.Type == logformat.TypeExchange {
+		files, err := jsonOrNil(ev.Files)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", l.Number, err)
+		}
+		cb.ftTodo = feedExchange(cb.ftTodo, rowID, ev, files)
 	}
 	cb.count(ev)
 	ts := eventTime(ev.Timestamp, cb.now)

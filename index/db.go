@@ -117,6 +117,12 @@ type DB struct {
 	// at its start and at its end: an indexing step read ahead is used
 	// only if it saw no deletion start (ftBatch).
 	ftDeleting atomic.Int64
+	// ckpt runs index.db's checkpoints during a backfill (backfill.go);
+	// nil otherwise.
+	ckpt atomic.Pointer[checkpointer]
+	// ftFeed hands committed exchanges to the full-text writer during a
+	// backfill (fulltext_feed.go); nil otherwise.
+	ftFeed atomic.Pointer[ftFeed]
 
 	// held is index.db, kept open by the writer to notice the file being
 	// deleted or replaced under it (CheckFiles).

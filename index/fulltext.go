@@ -374,7 +374,13 @@ type ftBatch struct {
 // index.db's checkpoints from recycling the WAL, and the commits would
 // slow down) and starts analysing the exchanges among them.
 func (db *DB) readFullTextBatch(ctx context.Context, after int64) (*ftBatch, error) {
-	b := &ftBatch{after: after, last: after, deleting: db.ftDeleting.Load()}
+	deleting := db.ftDeleting.Load()
+	if deleting%2 == 0 {
+		if b := db.ftFeed.Load().take(after, deleting); b != nil {
+			return b, nil // handed over by the commits (fulltext_feed.go)
+		}
+	}
+	b := &ftBatch{after: after, last: after, deleting: deleting}
 	rows, err := db.r.QueryContext(ctx, `SELECT id, type = 'exchange', coalesce(user, ''), coalesce(ai, ''), coalesce(files, '')
 		FROM events WHERE id > ? ORDER BY id LIMIT ?`, after, fullTextStep)
 	if err != nil {
