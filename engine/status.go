@@ -131,16 +131,19 @@ type DaemonInfo struct {
 // wrote that could not be indexed (its mistake, to fix). The lines of
 // forgotten sessions kept out (after a rebuild, read back and kept out
 // again) and identical replays of lines already indexed are listed too,
-// but are no one's mistake: both outputs name them apart.
+// but are no one's mistake: both outputs name them apart. So are the
+// invalid lines of a sync tool's conflict copy that its log has too (one
+// mistake synced into two files: counted once, in its log).
 type RejectCounts struct {
 	Invalid   int64 `json:"invalid"`
 	Forgotten int64 `json:"forgotten_sessions_lines"`
 	Replayed  int64 `json:"replayed"`
+	Copied    int64 `json:"in_conflict_copies,omitempty"`
 }
 
 func rejectCounts(st *index.Status) RejectCounts {
-	return RejectCounts{Invalid: st.Rejects - st.RejectsForgotten - st.RejectsReplayed,
-		Forgotten: st.RejectsForgotten, Replayed: st.RejectsReplayed}
+	return RejectCounts{Invalid: st.Rejects - st.RejectsForgotten - st.RejectsReplayed - st.RejectsCopied,
+		Forgotten: st.RejectsForgotten, Replayed: st.RejectsReplayed, Copied: st.RejectsCopied}
 }
 
 // Note says what the count of rejected lines counts, and what else
@@ -153,6 +156,9 @@ func (c RejectCounts) Note() string {
 	}
 	if c.Replayed > 0 {
 		also = append(also, fmt.Sprintf("%d identical %s of lines already indexed", c.Replayed, words.Plural(int(c.Replayed), "replay", "replays")))
+	}
+	if c.Copied > 0 {
+		also = append(also, fmt.Sprintf("%d %s of sync conflict copies that their logs have too", c.Copied, words.Plural(int(c.Copied), "line", "lines")))
 	}
 	if len(also) > 0 {
 		s += ", which also lists, not counted here, " + strings.Join(also, " and ")

@@ -40,6 +40,10 @@ type Status struct {
 	// Rejects.
 	RejectsReplayed int64 `json:"rejects_replayed"`
 	RejectsReusedID int64 `json:"rejects_reused_id"`
+	// RejectsCopied are the rejects of a sync tool's conflict copy of a
+	// log that its log has too (rejectscopied.go): one bad line synced
+	// into both files, included in Rejects.
+	RejectsCopied int64 `json:"rejects_in_conflict_copies"`
 	// TimestampsNoOffset counts events whose timestamp had no UTC offset
 	// (read as local time); AIFromAlias exchanges whose answer was
 	// "assistant" (protocol.md, "Producer mistakes").
@@ -124,6 +128,9 @@ func (db *DB) Status(ctx context.Context) (st Status, err error) {
 		(SELECT count(*) FROM rejects WHERE kind = ?), (SELECT count(*) FROM rejects WHERE kind = ?)`,
 		KindForgotten, KindDuplicate, KindDuplicateID).
 		Scan(&st.Sessions, &st.Rejects, &st.Forgotten, &st.RejectsForgotten, &st.RejectsReplayed, &st.RejectsReusedID); err != nil {
+		return Status{}, err
+	}
+	if st.RejectsCopied, err = rejectsCopied(ctx, tx); err != nil {
 		return Status{}, err
 	}
 	st.Vectors = map[string]int64{}
