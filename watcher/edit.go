@@ -177,7 +177,8 @@ func committedAt(f source, g Generation, offset, lines int64) (Generation, error
 // editCandidate returns the generation a file called name (identity k)
 // may be an edit of: replaces (the same inode, rewritten while nobody
 // watched), else the generation of a file of the same name that just left
-// the folder (an editor renamed the new version over it), else a
+// the folder (an editor renamed the new version over it; the last to
+// leave, when several did), else a
 // generation of that name whose file was not seen gone (edited while no
 // daemon ran). A generation whose file was deleted is not: a file
 // restored under its name is judged as a restore (olderVersion). from is
@@ -188,10 +189,23 @@ func (w *Watcher) editCandidate(name string, k fileKey, replaces int64) (g Gener
 			return g, nil, true
 		}
 	}
+	// Several files of that name may have left within Grace (a log
+	// deleted, a new one written under its name, then edited): the edit
+	// is of the one that left last, the newest generation among those
+	// that left in the same pass.
+	var last *tail
+	var lastKey fileKey
 	for tk, t := range w.tails {
-		if t.name == name && !t.vanishedAt.IsZero() && tk != k {
-			return t.gen, &tk, true
+		if t.name != name || t.vanishedAt.IsZero() || tk == k {
+			continue
 		}
+		if last == nil || t.vanishedAt.After(last.vanishedAt) ||
+			t.vanishedAt.Equal(last.vanishedAt) && t.gen.ID > last.gen.ID {
+			last, lastKey = t, tk
+		}
+	}
+	if last != nil {
+		return last.gen, &lastKey, true
 	}
 	var best Generation
 	for _, g := range w.known {
