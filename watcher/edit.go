@@ -174,20 +174,32 @@ func committedAt(f source, g Generation, offset, lines int64) (Generation, error
 	return g, nil
 }
 
-// editCandidate returns the generation a file called name (identity k)
-// may be an edit of: replaces (the same inode, rewritten while nobody
-// watched), else the generation of a file of the same name that just left
-// the folder (an editor renamed the new version over it; the last to
-// leave, when several did), else a
-// generation of that name whose file was not seen gone (edited while no
-// daemon ran). A generation whose file was deleted is not: a file
-// restored under its name is judged as a restore (olderVersion). from is
-// the tail of the file that left, if that is the one.
-func (w *Watcher) editCandidate(name string, k fileKey, replaces int64) (g Generation, from *fileKey, ok bool) {
-	if replaces != 0 {
-		if g, ok := w.known[replaces]; ok {
-			return g, nil, true
-		}
+// editCand is a generation a rewritten file may be an edit of; from is
+// the tail of its file when that file just left the folder.
+type editCand struct {
+	g    Generation
+	from *fileKey
+}
+
+// editCandidates returns the generations a file called name (identity k)
+// may be an edit of, the likeliest first. An edit is known by its name
+// (protocol.md, section 8: a new file that takes the name of a log that
+// just left the folder or changed while no daemon ran): replaces (the
+// same inode, rewritten while nobody watched) when it has that name; the
+// generation of a file of that name that just left the folder (an editor
+// renamed the new version over it; the last to leave, when several did);
+// a generation of that name whose file was not seen gone (edited while no
+// daemon ran); then replaces under another name (renamed and rewritten
+// while nobody watched, or a deleted log's inode number reused by the new
+// file: the comparison tells). A generation whose file was deleted is
+// not: a file restored under its name is judged as a restore
+// (olderVersion).
+func (w *Watcher) editCandidates(name string, k fileKey, replaces int64) []editCand {
+	var out []editCand
+	same, sameOK := w.known[replaces]
+	sameOK = sameOK && replaces != 0
+	if sameOK && same.Path == name {
+		out = append(out, editCand{g: same})
 	}
 	// Several files of that name may have left within Grace (a log
 	// deleted, a new one written under its name, then edited): the edit
@@ -205,13 +217,19 @@ func (w *Watcher) editCandidate(name string, k fileKey, replaces int64) (g Gener
 		}
 	}
 	if last != nil {
-		return last.gen, &lastKey, true
+		out = append(out, editCand{g: last.gen, from: &lastKey})
 	}
 	var best Generation
 	for _, g := range w.known {
-		if g.Path == name && !g.Gone && g.ID > best.ID {
+		if g.Path == name && !g.Gone && g.ID > best.ID && g.ID != replaces {
 			best = g
 		}
 	}
-	return best, nil, best.ID != 0
+	if best.ID != 0 {
+		out = append(out, editCand{g: best})
+	}
+	if sameOK && same.Path != name {
+		out = append(out, editCand{g: same})
+	}
+	return out
 }

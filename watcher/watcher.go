@@ -552,16 +552,16 @@ func (w *Watcher) open(ctx context.Context, name string) error {
 	if t == nil {
 		// The log edited (a new version renamed over it, or rewritten
 		// while nobody watched): its index follows the edit.
-		if prev, from, ok := w.editCandidate(name, k, replaces); ok {
-			p, err := w.reconcile(ctx, f, k, name, prev)
+		for _, c := range w.editCandidates(name, k, replaces) {
+			p, err := w.reconcile(ctx, f, k, name, c.g)
 			if err != nil {
 				f.Close()
 				return err
 			}
 			if p != nil {
-				if from != nil {
-					w.closeTail(w.tails[*from])
-					delete(w.tails, *from)
+				if c.from != nil {
+					w.closeTail(w.tails[*c.from])
+					delete(w.tails, *c.from)
 				}
 				w.tails[k] = p
 				return nil
@@ -789,7 +789,7 @@ func (w *Watcher) adopt(ctx context.Context, f source, k fileKey, name string, s
 			return nil, 0, true
 		}
 		if _, isEditor := w.store.(Editor); isEditor {
-			if _, _, ok := w.editCandidate(name, k, replaces); ok {
+			if len(w.editCandidates(name, k, replaces)) > 0 {
 				return nil, replaces, false // an edit that made it shorter: open judges it
 			}
 		}
