@@ -122,8 +122,13 @@ func (w *Watcher) reconcile(ctx context.Context, f source, k fileKey, name strin
 	}
 	t := &tail{gen: g, f: f, name: name}
 	if err := t.load(); err != nil {
-		// Changed again since it was read: the next pass sees it.
-		return nil, fmt.Errorf("read %s after its edit: %w", name, err)
+		// Changed again since it was compared (edited again): the edit
+		// is recorded, g is the log's generation now, and its tail is
+		// followed as is: the next read finds g's bytes gone and
+		// compares the file with g (drain, rewriting, restart). Not
+		// returned, g would be in neither tails nor known, and the file
+		// read as a new log, its lines duplicates.
+		w.log.Info("log changed again while its edit was recorded: comparing it again", "file", name, "generation", id, "err", err)
 	}
 	return t, nil
 }

@@ -963,6 +963,9 @@ func (w *Watcher) drain(ctx context.Context, k fileKey, t *tail) {
 				w.log.Error("cannot start new generation", "file", t.name, "err", err)
 				return
 			}
+			// Checked again: an edit followed may have been changed
+			// again since it was compared (reconcile).
+			continue
 		}
 		t.held = nil
 		b, more, err := t.readBatch(w.buf, w.cfg.MaxLineBytes, w.cfg.BatchLines, w.cfg.BatchBytes)
