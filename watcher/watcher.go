@@ -354,13 +354,18 @@ func (w *Watcher) scan(ctx context.Context) error {
 		}
 	}
 	// Persisted generations whose file is nowhere: gone. Not those a
-	// pending file may be (an edited copy is judged against them).
+	// pending file may be (an edited copy is judged against them), nor
+	// one whose file is a pending file (the same inode: rewritten while
+	// nobody watched, held because it may also be a copy of another
+	// log; once judged, it may be an edit of it).
 	like := map[int64]bool{}
+	held := map[fileKey]bool{}
 	for _, p := range w.pending {
 		like[p.like] = true
+		held[p.key] = true
 	}
 	for id, g := range w.known {
-		if !g.Gone && !like[id] {
+		if !g.Gone && !like[id] && !held[fileKey{g.Dev, g.Ino}] {
 			if w.handOver(ctx, g) {
 				delete(w.known, id)
 				continue
