@@ -13,19 +13,26 @@ import (
 	"github.com/praxis-os/continuity/watcher"
 )
 
-// TestEditWhileNoWatcherHeld: x.jsonl is edited in place (its first line
-// changed) while no watcher runs. The next watcher finds its first bytes
+// TestEditWhileNoWatcherHeld: x.jsonl is edited in place, or by a new
+// version renamed over it (its first line changed), while no watcher
+// runs. The next watcher finds its first bytes
 // changed, and a deleted log whose first bytes it cannot compare (x.jsonl
 // is shorter than what was compared of that log): x.jsonl may be a copy
 // of it still being written, and is held until its size settles. While
-// it is held, x.jsonl's own generation (the same inode) must not be taken
-// for one whose file is gone: once judged, x.jsonl is x.jsonl edited
+// it is held, x.jsonl's own generation (of its name, or its inode) must
+// not be taken for one whose file is gone: once judged, x.jsonl is x.jsonl edited
 // (protocol.md, section 8: changed while no daemon ran). Before, the pass
 // that held it marked x.jsonl's generation gone, and x.jsonl was then
 // read as a new log (its lines duplicates, the old first line kept
 // indexed). Found by TestTailerModel with random seeds (delete, crash,
-// edit-in-place; 1 of 84 sequences of 120 steps).
+// edit-in-place, or delete, crash, edit-rename; 1 of 84 sequences of 120
+// steps each).
 func TestEditWhileNoWatcherHeld(t *testing.T) {
+	t.Run("in-place", func(t *testing.T) { testEditWhileNoWatcherHeld(t, false) })
+	t.Run("rename", func(t *testing.T) { testEditWhileNoWatcherHeld(t, true) })
+}
+
+func testEditWhileNoWatcherHeld(t *testing.T, rename bool) {
 	ctx := context.Background()
 	root := t.TempDir()
 	dir := filepath.Join(root, "logs")
@@ -79,12 +86,19 @@ func TestEditWhileNoWatcherHeld(t *testing.T) {
 	})
 	// No watcher: x.jsonl rewritten in place, its first line changed.
 	x[0] = line("X1", "edited answer")
-	f, err := os.OpenFile(filepath.Join(dir, "x.jsonl"), os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		t.Fatal(err)
+	if rename {
+		write(".sed-tmp", x)
+		if err := os.Rename(filepath.Join(dir, ".sed-tmp"), filepath.Join(dir, "x.jsonl")); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		f, err := os.OpenFile(filepath.Join(dir, "x.jsonl"), os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(strings.Join(x, "\n") + "\n")
+		f.Close()
 	}
-	f.WriteString(strings.Join(x, "\n") + "\n")
-	f.Close()
 	run(3, nil)
 
 	raws, err := db.RawLines(ctx)

@@ -355,9 +355,9 @@ func (w *Watcher) scan(ctx context.Context) error {
 	}
 	// Persisted generations whose file is nowhere: gone. Not those a
 	// pending file may be (an edited copy is judged against them), nor
-	// one whose file is a pending file (the same inode: rewritten while
-	// nobody watched, held because it may also be a copy of another
-	// log; once judged, it may be an edit of it).
+	// those a pending file may be an edit of (its name's, its inode's:
+	// rewritten while nobody watched, held because it may also be a copy
+	// of another log; once judged, see editCandidates).
 	like := map[int64]bool{}
 	held := map[fileKey]bool{}
 	for _, p := range w.pending {
@@ -365,7 +365,8 @@ func (w *Watcher) scan(ctx context.Context) error {
 		held[p.key] = true
 	}
 	for id, g := range w.known {
-		if !g.Gone && !like[id] && !held[fileKey{g.Dev, g.Ino}] {
+		_, heldName := w.pending[g.Path]
+		if !g.Gone && !like[id] && !held[fileKey{g.Dev, g.Ino}] && !heldName {
 			if w.handOver(ctx, g) {
 				delete(w.known, id)
 				continue
