@@ -122,8 +122,13 @@ func (w *Watcher) reconcile(ctx context.Context, f source, k fileKey, name strin
 	}
 	t := &tail{gen: g, f: f, name: name}
 	if err := t.load(); err != nil {
-		// Changed again since it was read: the next pass sees it.
-		return nil, fmt.Errorf("read %s after its edit: %w", name, err)
+		// Changed again since it was compared (edited again): the edit
+		// is recorded, g is the log's generation now, and its tail is
+		// followed as is: the next read finds g's bytes gone and
+		// compares the file with g (drain, rewriting, restart). Not
+		// returned, g would be in neither tails nor known, and the file
+		// read as a new log, its lines duplicates.
+		w.log.Info("log changed again while its edit was recorded: comparing it again", "file", name, "generation", id, "err", err)
 	}
 	return t, nil
 }
@@ -174,30 +179,62 @@ func committedAt(f source, g Generation, offset, lines int64) (Generation, error
 	return g, nil
 }
 
-// editCandidate returns the generation a file called name (identity k)
-// may be an edit of: replaces (the same inode, rewritten while nobody
-// watched), else the generation of a file of the same name that just left
-// the folder (an editor renamed the new version over it), else a
-// generation of that name whose file was not seen gone (edited while no
-// daemon ran). A generation whose file was deleted is not: a file
-// restored under its name is judged as a restore (olderVersion). from is
-// the tail of the file that left, if that is the one.
-func (w *Watcher) editCandidate(name string, k fileKey, replaces int64) (g Generation, from *fileKey, ok bool) {
-	if replaces != 0 {
-		if g, ok := w.known[replaces]; ok {
-			return g, nil, true
+// editCand is a generation a rewritten file may be an edit of; from is
+// the tail of its file when that file just left the folder.
+type editCand struct {
+	g    Generation
+	from *fileKey
+}
+
+// editCandidates returns the generations a file called name (identity k)
+// may be an edit of, the likeliest first. An edit is known by its name
+// (protocol.md, section 8: a new file that takes the name of a log that
+// just left the folder or changed while no daemon ran): replaces (the
+// same inode, rewritten while nobody watched) when it has that name; the
+// generation of a file of that name that just left the folder (an editor
+// renamed the new version over it; the last to leave, when several did);
+// a generation of that name whose file was not seen gone (edited while no
+// daemon ran); then replaces under another name (renamed and rewritten
+// while nobody watched, or a deleted log's inode number reused by the new
+// file: the comparison tells). A generation whose file was deleted is
+// not: a file restored under its name is judged as a restore
+// (olderVersion).
+func (w *Watcher) editCandidates(name string, k fileKey, replaces int64) []editCand {
+	var out []editCand
+	same, sameOK := w.known[replaces]
+	sameOK = sameOK && replaces != 0
+	if sameOK && same.Path == name {
+		out = append(out, editCand{g: same})
+	}
+	// Several files of that name may have left within Grace (a log
+	// deleted, a new one written under its name, then edited): the edit
+	// is of the one that left last, the newest generation among those
+	// that left in the same pass.
+	var last *tail
+	var lastKey fileKey
+	for tk, t := range w.tails {
+		if t.name != name || t.vanishedAt.IsZero() || tk == k {
+			continue
+		}
+		if last == nil || t.vanishedAt.After(last.vanishedAt) ||
+			t.vanishedAt.Equal(last.vanishedAt) && t.gen.ID > last.gen.ID {
+			last, lastKey = t, tk
 		}
 	}
-	for tk, t := range w.tails {
-		if t.name == name && !t.vanishedAt.IsZero() && tk != k {
-			return t.gen, &tk, true
-		}
+	if last != nil {
+		out = append(out, editCand{g: last.gen, from: &lastKey})
 	}
 	var best Generation
 	for _, g := range w.known {
-		if g.Path == name && !g.Gone && g.ID > best.ID {
+		if g.Path == name && !g.Gone && g.ID > best.ID && g.ID != replaces {
 			best = g
 		}
 	}
-	return best, nil, best.ID != 0
+	if best.ID != 0 {
+		out = append(out, editCand{g: best})
+	}
+	if sameOK && same.Path != name {
+		out = append(out, editCand{g: same})
+	}
+	return out
 }

@@ -479,10 +479,25 @@ func (m *model) rename(from, to string) {
 	delete(m.files, from)
 }
 
-// caughtUp waits until every log of the folder is followed by a
-// generation of the index committed to its last complete line (of its
-// content, for a compressed log): the watcher has then read everything
-// there is to read.
+// caughtUp waits until every log of the folder is followed, under its
+// name now, by a generation of the index committed to its last complete
+// line (of its content, for a compressed log): the watcher has then read
+// everything there is to read, and seen every log where it is.
+//
+// The name matters. A log is known by its inode while its file is there,
+// but once a new file replaces it (an edit renamed over it, a delete and
+// a restore) the old inode is gone, and what the watcher can still tell
+// is the name it last saw the log under: an edit is a new file that
+// takes the name of a log that just left the folder (protocol.md,
+// section 8). A rename the watcher did not see (mv x r, then sed -i r
+// before the next scan, or while no watcher ran) leaves it, when it
+// looks, with x gone and a new r holding most of x's lines: read as
+// another log (its lines duplicates of x's) or, shorter, as an older copy
+// of x restored under another name (nothing leaves the index). Neither
+// can be told from what the folder shows then, and neither loses a line;
+// so operations that need the watcher to know a log as it is (edits,
+// truncate, delete) wait until its generation carries its name, as
+// they wait until its bytes are read.
 func (m *model) caughtUp() {
 	m.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -535,12 +550,12 @@ func (m *model) behind() string {
 		end := int64(bytes.LastIndexByte(data, '\n') + 1)
 		followed := false
 		for _, g := range gens {
-			if !g.Gone && g.Dev == uint64(st.Dev) && g.Ino == st.Ino && g.Offset == end {
+			if !g.Gone && g.Dev == uint64(st.Dev) && g.Ino == st.Ino && g.Offset == end && g.Path == e.Name() {
 				followed = true
 			}
 		}
 		if !followed {
-			return fmt.Sprintf("%s (%d complete bytes) not followed to its end: generations %+v", e.Name(), end, gens)
+			return fmt.Sprintf("%s (%d complete bytes) not followed under its name to its end: generations %+v", e.Name(), end, gens)
 		}
 	}
 	return ""

@@ -354,13 +354,19 @@ func (w *Watcher) scan(ctx context.Context) error {
 		}
 	}
 	// Persisted generations whose file is nowhere: gone. Not those a
-	// pending file may be (an edited copy is judged against them).
+	// pending file may be (an edited copy is judged against them), nor
+	// those a pending file may be an edit of (its name's, its inode's:
+	// rewritten while nobody watched, held because it may also be a copy
+	// of another log; once judged, see editCandidates).
 	like := map[int64]bool{}
+	held := map[fileKey]bool{}
 	for _, p := range w.pending {
 		like[p.like] = true
+		held[p.key] = true
 	}
 	for id, g := range w.known {
-		if !g.Gone && !like[id] {
+		_, heldName := w.pending[g.Path]
+		if !g.Gone && !like[id] && !held[fileKey{g.Dev, g.Ino}] && !heldName {
 			if w.handOver(ctx, g) {
 				delete(w.known, id)
 				continue
@@ -552,16 +558,16 @@ func (w *Watcher) open(ctx context.Context, name string) error {
 	if t == nil {
 		// The log edited (a new version renamed over it, or rewritten
 		// while nobody watched): its index follows the edit.
-		if prev, from, ok := w.editCandidate(name, k, replaces); ok {
-			p, err := w.reconcile(ctx, f, k, name, prev)
+		for _, c := range w.editCandidates(name, k, replaces) {
+			p, err := w.reconcile(ctx, f, k, name, c.g)
 			if err != nil {
 				f.Close()
 				return err
 			}
 			if p != nil {
-				if from != nil {
-					w.closeTail(w.tails[*from])
-					delete(w.tails, *from)
+				if c.from != nil {
+					w.closeTail(w.tails[*c.from])
+					delete(w.tails, *c.from)
 				}
 				w.tails[k] = p
 				return nil
@@ -789,7 +795,7 @@ func (w *Watcher) adopt(ctx context.Context, f source, k fileKey, name string, s
 			return nil, 0, true
 		}
 		if _, isEditor := w.store.(Editor); isEditor {
-			if _, _, ok := w.editCandidate(name, k, replaces); ok {
+			if len(w.editCandidates(name, k, replaces)) > 0 {
 				return nil, replaces, false // an edit that made it shorter: open judges it
 			}
 		}
@@ -963,6 +969,9 @@ func (w *Watcher) drain(ctx context.Context, k fileKey, t *tail) {
 				w.log.Error("cannot start new generation", "file", t.name, "err", err)
 				return
 			}
+			// Checked again: an edit followed may have been changed
+			// again since it was compared (reconcile).
+			continue
 		}
 		t.held = nil
 		b, more, err := t.readBatch(w.buf, w.cfg.MaxLineBytes, w.cfg.BatchLines, w.cfg.BatchBytes)
