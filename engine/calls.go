@@ -277,17 +277,22 @@ func (q *answerer) search(ctx context.Context, req SearchRequest) (SearchRespons
 		resp.TimeSpan = &TimeSpan{Phrase: ref.Phrase, From: ref.From, To: ref.To}
 	}
 	resp.Weak = len(res) > 0 && res[0].Weak
-	if len(res) == 0 {
-		window := !sq.Since.IsZero() || !sq.Until.IsZero()
+	switch {
+	case len(res) > 0:
+	case !sq.Since.IsZero() || !sq.Until.IsZero():
 		rows, err := q.db.ExchangesNewestFirst(ctx, index.Filter{Since: sq.Since, Until: sq.Until}, 1)
 		if err != nil {
 			return SearchResponse{}, err
 		}
-		switch {
-		case len(rows) > 0:
-		case window:
+		if len(rows) == 0 {
 			resp.EmptyWindow = &Window{Since: sq.Since, Until: sq.Until}
-		default:
+		}
+	default:
+		has, err := q.db.HasExchange(ctx)
+		if err != nil {
+			return SearchResponse{}, err
+		}
+		if !has {
 			resp.EmptyIndex = true
 			resp.VectorsMissing = "" // not missing: nothing to embed
 		}

@@ -60,6 +60,17 @@ func (db *DB) CountExchanges(ctx context.Context, f Filter) (int64, error) {
 	return n, nil
 }
 
+// HasExchange reports whether the index holds an exchange at all. It
+// stops at the first one: in an index with exchanges that is at once
+// (ExchangesNewestFirst without a filter sorts them all: a second at 1M).
+func (db *DB) HasExchange(ctx context.Context) (bool, error) {
+	var ok bool
+	if err := db.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM events WHERE type = 'exchange')`).Scan(&ok); err != nil {
+		return false, fmt.Errorf("index: any exchange: %w", err)
+	}
+	return ok, nil
+}
+
 // spanQuery is the FROM (with its index) and WHERE clauses, and their
 // arguments, of the exchanges f admits.
 func spanQuery(f Filter) (from, where string, args []any, err error) {
