@@ -6,10 +6,10 @@ import (
 	"github.com/praxis-os/continuity/share/sharetest"
 )
 
-// TestServerRestart: the test server restarts (pg_ctl restart) and
+// TestServerRestart: a test's own server restarts (pg_ctl restart) and
 // answers again, as the failure tests need.
 func TestServerRestart(t *testing.T) {
-	srv := sharetest.Start(t)
+	srv := sharetest.StartOwn(t)
 	if !srv.CanRestart() {
 		t.Skip("this PostgreSQL cannot be restarted by the tests")
 	}

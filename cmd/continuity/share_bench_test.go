@@ -37,7 +37,13 @@ type benchMate struct {
 
 func newBenchTeam(b *testing.B, n int) (*sharetest.Server, string, []*benchMate) {
 	b.Helper()
-	srv := sharetest.Start(b)
+	return newBenchTeamOn(b, sharetest.Start(b), n)
+}
+
+// newBenchTeamOn is newBenchTeam on srv (a benchmark's own server, for
+// one that restarts it: sharetest.StartOwn).
+func newBenchTeamOn(b *testing.B, srv *sharetest.Server, n int) (*sharetest.Server, string, []*benchMate) {
+	b.Helper()
 	db := srv.Database(b)
 	if out, err := exec.Command(binPath, "share", "init", "--db", db).CombinedOutput(); err != nil {
 		b.Fatalf("share init: %v %s", err, out)
@@ -186,7 +192,7 @@ func waitShipped(b *testing.B, db string, want int64) {
 func BenchmarkShareRestart(b *testing.B) {
 	const writers, each = 16, 5000
 	for range b.N {
-		srv, db, mates := newBenchTeam(b, writers)
+		srv, db, mates := newBenchTeamOn(b, sharetest.StartOwn(b), writers)
 		if !srv.CanRestart() {
 			b.Skip("this PostgreSQL cannot be restarted by the benchmarks")
 		}

@@ -33,7 +33,13 @@ const teamRemote = "git@example.com:acme/app.git"
 // schema with 'continuity share init'.
 func newTeamDB(t *testing.T) (*sharetest.Server, string) {
 	t.Helper()
-	srv := sharetest.Start(t)
+	return newTeamDBOn(t, sharetest.Start(t))
+}
+
+// newTeamDBOn is newTeamDB on srv (a test's own server, for a test that
+// restarts it: sharetest.StartOwn).
+func newTeamDBOn(t *testing.T, srv *sharetest.Server) (*sharetest.Server, string) {
+	t.Helper()
 	db := srv.Database(t)
 	for range 2 { // idempotent
 		out, errs, code := runCmd(t, exec.Command(binPath, "share", "init", "--db", db))
@@ -320,7 +326,7 @@ func TestShareTeamMemory(t *testing.T) {
 // every event reaches the database and bob's index exactly once, the
 // forgotten session nowhere.
 func TestShareFailures(t *testing.T) {
-	srv, db := newTeamDB(t)
+	srv, db := newTeamDBOn(t, sharetest.StartOwn(t))
 	if !srv.CanRestart() {
 		t.Skip("this PostgreSQL cannot be restarted by the tests (set CONTINUITY_TEST_PGDATA and CONTINUITY_TEST_PGBIN)")
 	}

@@ -91,12 +91,45 @@ func start() (*Server, error) {
 			data: os.Getenv("CONTINUITY_TEST_PGDATA"), bin: os.Getenv("CONTINUITY_TEST_PGBIN")}
 		return s, s.ping()
 	}
-	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_ctl")
-	if len(bins) == 0 {
-		return nil, fmt.Errorf("no /usr/lib/postgresql/*/bin/pg_ctl")
+	return startLocal("")
+}
+
+// StartOwn starts a PostgreSQL of the test's own, stopped and removed
+// when the test ends, for a test that stops or restarts the server: done
+// to the shared one, it would cut the connections of the tests of other
+// packages using it at the same time (go test runs packages in
+// parallel; CI once lost two end-to-end tests to the share package's
+// restart test). It skips (or fails, with CONTINUITY_REQUIRE_PG=1) the
+// test where no PostgreSQL can be started here (CONTINUITY_TEST_PGBIN,
+// else Debian's /usr/lib/postgresql/*/bin).
+func StartOwn(tb testing.TB) *Server {
+	tb.Helper()
+	s, err := startLocal(os.Getenv("CONTINUITY_TEST_PGBIN"))
+	if err != nil {
+		msg := "no PostgreSQL of its own for this test, which stops and restarts it: " + err.Error()
+		if os.Getenv("CONTINUITY_REQUIRE_PG") == "1" {
+			tb.Fatal(msg + "; CONTINUITY_REQUIRE_PG=1 requires it")
+		}
+		tb.Skip(msg)
 	}
-	sort.Strings(bins)
-	bin := filepath.Dir(bins[len(bins)-1])
+	tb.Cleanup(func() {
+		_ = s.ctl("stop", "-m", "immediate")
+		_ = os.RemoveAll(filepath.Dir(s.data))
+	})
+	return s
+}
+
+// startLocal initialises and starts a server of this process's own with
+// the pg_ctl of bin (a folder; "" for Debian's newest).
+func startLocal(bin string) (*Server, error) {
+	if bin == "" {
+		bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_ctl")
+		if len(bins) == 0 {
+			return nil, fmt.Errorf("no /usr/lib/postgresql/*/bin/pg_ctl")
+		}
+		sort.Strings(bins)
+		bin = filepath.Dir(bins[len(bins)-1])
+	}
 	dir, err := os.MkdirTemp("", "continuity-pg-")
 	if err != nil {
 		return nil, err
