@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/watcher"
 )
 
@@ -33,11 +31,7 @@ func TestEditedAgainWhileRecorded(t *testing.T) {
 
 func testEditedAgainWhileRecorded(t *testing.T, inPlace bool) {
 	ctx := context.Background()
-	root := t.TempDir()
-	dir := filepath.Join(root, "logs")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	dir, db := logsAndIndex(t)
 	var lines []string
 	for i := 1; i <= 5; i++ {
 		lines = append(lines, fmt.Sprintf(`{"type":"exchange","session_id":"m","id":"L%d","user":"question %d","ai":"answer %d"}`, i, i, i))
@@ -49,11 +43,6 @@ func testEditedAgainWhileRecorded(t *testing.T, inPlace bool) {
 		}
 	}
 	write(x, lines)
-	db, err := index.Open(filepath.Join(root, "index"), index.Options{NoRedaction: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	edits := 0
 	cfg := watcher.Config{Dir: dir, NoNotify: true, Grace: time.Hour, Settle: time.Nanosecond,
 		OnEdit: func(watcher.Edit) {
@@ -89,26 +78,8 @@ func testEditedAgainWhileRecorded(t *testing.T, inPlace bool) {
 		step()
 	}
 
-	raws, err := db.RawLines(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	raw := map[string]string{}
-	for _, r := range raws {
-		got = append(got, r.EventID)
-		raw[r.EventID] = string(r.Raw)
-	}
-	slices.Sort(got)
-	rejects, err := db.Rejects(ctx, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rs []string
-	for _, r := range rejects {
-		rs = append(rs, fmt.Sprintf("%s:%d: %s", r.File, r.Line, r.Reason))
-	}
-	if strings.Join(got, " ") != "L1 L2 L3 L5" || raw["L3"] != lines[2] || len(rs) != 0 || edits != 2 {
-		t.Errorf("indexed %v (L3 %s), rejects %q, %d edits; want L1 L2 L3 L5 (L3 edited at length), none, 2", got, raw["L3"], rs, edits)
+	ix := readIndexed(t, db)
+	if got := ix.ids(); strings.Join(got, " ") != "L1 L2 L3 L5" || ix.n != len(got) || ix.lines["L3"] != lines[2] || len(ix.rejects) != 0 || edits != 2 {
+		t.Errorf("indexed %v (%d lines; L3 %s), rejects %q, %d edits; want L1 L2 L3 L5 (L3 edited at length), none, 2", got, ix.n, ix.lines["L3"], ix.rejects, edits)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/watcher"
 )
 
@@ -34,11 +33,7 @@ func TestEditWhileNoWatcherHeld(t *testing.T) {
 
 func testEditWhileNoWatcherHeld(t *testing.T, rename bool) {
 	ctx := context.Background()
-	root := t.TempDir()
-	dir := filepath.Join(root, "logs")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	dir, db := logsAndIndex(t)
 	line := func(id, ai string) string {
 		return fmt.Sprintf(`{"type":"exchange","session_id":"m","id":%q,"user":"question %s","ai":%q}`, id, id, ai)
 	}
@@ -57,11 +52,6 @@ func testEditWhileNoWatcherHeld(t *testing.T, rename bool) {
 	}
 	write("x.jsonl", x)
 	write("other.jsonl", other)
-	db, err := index.Open(filepath.Join(root, "index"), index.Options{NoRedaction: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	run := func(steps int, between func()) {
 		t.Helper()
 		w, err := watcher.New(watcher.Config{Dir: dir, NoNotify: true, Grace: time.Nanosecond, Settle: time.Nanosecond}, db)
@@ -101,23 +91,8 @@ func testEditWhileNoWatcherHeld(t *testing.T, rename bool) {
 	}
 	run(3, nil)
 
-	raws, err := db.RawLines(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]string{}
-	for _, r := range raws {
-		got[r.EventID] = string(r.Raw)
-	}
-	rejects, err := db.Rejects(ctx, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rs []string
-	for _, r := range rejects {
-		rs = append(rs, fmt.Sprintf("%s:%d: %s", r.File, r.Line, r.Reason))
-	}
-	if len(raws) != 17 || got["X1"] != x[0] || len(rs) != 0 {
-		t.Errorf("%d lines indexed (want 17), X1 %s (want the edited line), rejects %q (want none)", len(raws), got["X1"], rs)
+	got := readIndexed(t, db)
+	if got.n != 17 || got.lines["X1"] != x[0] || len(got.rejects) != 0 {
+		t.Errorf("%d lines indexed (want 17), X1 %s (want the edited line), rejects %q (want none)", got.n, got.lines["X1"], got.rejects)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/watcher"
 )
 
@@ -57,11 +56,7 @@ func TestEditAfterRename(t *testing.T) {
 
 func testEditAfterRename(t *testing.T, seen, crash, remove bool) {
 	ctx := context.Background()
-	root := t.TempDir()
-	dir := filepath.Join(root, "logs")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	dir, db := logsAndIndex(t)
 	var lines []string
 	for i := 1; i <= 5; i++ {
 		lines = append(lines, fmt.Sprintf(`{"type":"exchange","session_id":"m","id":"L%d","user":"question %d","ai":"answer %d"}`, i, i, i))
@@ -70,11 +65,6 @@ func testEditAfterRename(t *testing.T, seen, crash, remove bool) {
 	if err := os.WriteFile(filepath.Join(dir, "x.jsonl"), content(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	db, err := index.Open(filepath.Join(root, "index"), index.Options{NoRedaction: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	newWatcher := func() *watcher.Watcher {
 		w, err := watcher.New(watcher.Config{Dir: dir, NoNotify: true, Grace: time.Hour, Settle: time.Nanosecond}, db)
 		if err != nil {
@@ -117,20 +107,10 @@ func testEditAfterRename(t *testing.T, seen, crash, remove bool) {
 		step()
 	}
 
-	raws, err := db.RawLines(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]string{}
-	for _, r := range raws {
-		if _, ok := got[r.EventID]; ok {
-			t.Errorf("%s indexed twice", r.EventID)
-		}
-		got[r.EventID] = string(r.Raw)
-	}
-	rejects, err := db.Rejects(ctx, 0)
-	if err != nil {
-		t.Fatal(err)
+	x := readIndexed(t, db)
+	got, rejects := x.lines, x.rejected
+	if x.n != len(got) {
+		t.Errorf("%d lines indexed for %d ids: some twice", x.n, len(got))
 	}
 	st, err := db.Status(ctx)
 	if err != nil {
@@ -182,16 +162,7 @@ func TestEditAfterDeleteAndRecreate(t *testing.T) {
 
 func testEditAfterDeleteAndRecreate(t *testing.T) {
 	ctx := context.Background()
-	root := t.TempDir()
-	dir := filepath.Join(root, "logs")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	db, err := index.Open(filepath.Join(root, "index"), index.Options{NoRedaction: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	dir, db := logsAndIndex(t)
 	w, err := watcher.New(watcher.Config{Dir: dir, NoNotify: true, Grace: time.Hour, Settle: time.Nanosecond}, db)
 	if err != nil {
 		t.Fatal(err)
@@ -241,24 +212,13 @@ func testEditAfterDeleteAndRecreate(t *testing.T) {
 	step()
 	step()
 
-	raws, err := db.RawLines(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]string{}
-	for _, r := range raws {
-		got[r.EventID] = string(r.Raw)
-	}
+	got := readIndexed(t, db)
 	st, err := db.Status(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rejects, err := db.Rejects(ctx, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(raws) != n || got["L10"] != last[3] || st.DuplicatesSkipped != 0 || len(rejects) != 0 {
-		t.Errorf("%d lines indexed (want %d), L10 %s (want the edited line), %d duplicates skipped, rejects %+v (want none)",
-			len(raws), n, got["L10"], st.DuplicatesSkipped, rejects)
+	if got.n != n || got.lines["L10"] != last[3] || st.DuplicatesSkipped != 0 || len(got.rejects) != 0 {
+		t.Errorf("%d lines indexed (want %d), L10 %s (want the edited line), %d duplicates skipped, rejects %q (want none)",
+			got.n, n, got.lines["L10"], st.DuplicatesSkipped, got.rejects)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/praxis-os/continuity/index"
 	"github.com/praxis-os/continuity/watcher"
 )
 
@@ -31,11 +30,7 @@ import (
 // system does not reuse an inode on demand.
 func TestEditWhileNoWatcherReusedInode(t *testing.T) {
 	ctx := context.Background()
-	root := t.TempDir()
-	dir := filepath.Join(root, "logs")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	dir, db := logsAndIndex(t)
 	line := func(id string, ai string) string {
 		return fmt.Sprintf(`{"type":"exchange","session_id":"m","id":%q,"user":"question %s","ai":%q}`, id, id, ai)
 	}
@@ -51,11 +46,6 @@ func TestEditWhileNoWatcherReusedInode(t *testing.T) {
 	}
 	write(filepath.Join(dir, "x.jsonl"), x)
 	write(filepath.Join(dir, "other.jsonl"), []string{line("O1", "other"), line("O2", "other")})
-	db, err := index.Open(filepath.Join(root, "index"), index.Options{NoRedaction: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	run := func() {
 		t.Helper()
 		w, err := watcher.New(watcher.Config{Dir: dir, NoNotify: true, Grace: time.Hour, Settle: time.Nanosecond}, db)
@@ -101,23 +91,8 @@ func TestEditWhileNoWatcherReusedInode(t *testing.T) {
 	}
 	run()
 
-	raws, err := db.RawLines(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]string{}
-	for _, r := range raws {
-		got[r.EventID] = string(r.Raw)
-	}
-	rejects, err := db.Rejects(ctx, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(raws) != 7 || got["X4"] != x[3] || len(rejects) != 0 {
-		var rs []string
-		for _, r := range rejects {
-			rs = append(rs, fmt.Sprintf("%s:%d: %s", r.File, r.Line, r.Reason))
-		}
-		t.Errorf("%d lines indexed (want 7), X4 %s (want the edited line), rejects %q (want none)", len(raws), got["X4"], rs)
+	got := readIndexed(t, db)
+	if got.n != 7 || got.lines["X4"] != x[3] || len(got.rejects) != 0 {
+		t.Errorf("%d lines indexed (want 7), X4 %s (want the edited line), rejects %q (want none)", got.n, got.lines["X4"], got.rejects)
 	}
 }
