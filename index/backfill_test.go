@@ -65,7 +65,14 @@ func TestBackfillCheckpoints(t *testing.T) {
 	}
 }
 
-// waitCheckpoint returns once c has no checkpoint asked for nor running.
+// waitCheckpoint returns once the checkpoint asked of c, if any, has been
+// picked up (and any that was running has ended): the next commit then
+// runs beside a checkpoint, as in a backfill, rather than racing the
+// machine's load to ask for one. It does not wait for the checkpoint
+// picked up to end: were every checkpoint done before the next commit,
+// SQLite would start the WAL over by itself and the test would no longer
+// see whether the writer does (it passes then without the writer's
+// restart; with this wait it fails without it, the WAL at 15-20 MiB).
 func waitCheckpoint(c *checkpointer) {
 	for len(c.wake) > 0 {
 		time.Sleep(time.Millisecond)
