@@ -84,6 +84,13 @@ type workspace struct {
 	t    *testing.T
 	root string
 	logs string
+	// cred, when set, is the user the daemon runs as (asNobody); the
+	// CLI runs as that user too, as a user's CLI runs as its daemon's
+	// user. A CLI run as root beside a daemon of another user races it:
+	// SQLite creates index.db's -wal or -shm as root and hands it to the
+	// file's owner a moment later, and a daemon opening it in between
+	// fails with "permission denied" (seen in CI: TestFaultPermissions).
+	cred *syscall.Credential
 }
 
 func newWorkspace(t *testing.T) *workspace {
@@ -100,7 +107,11 @@ func newWorkspace(t *testing.T) *workspace {
 // exit code.
 func (w *workspace) cli(args ...string) (string, string, int) {
 	w.t.Helper()
-	return runCmd(w.t, exec.Command(binPath, append([]string{"--root", w.root}, args...)...))
+	cmd := exec.Command(binPath, append([]string{"--root", w.root}, args...)...)
+	if w.cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: w.cred}
+	}
+	return runCmd(w.t, cmd)
 }
 
 // runCmd runs cmd to completion and returns its stdout, stderr and exit

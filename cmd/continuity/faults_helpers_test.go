@@ -72,6 +72,11 @@ func (w *workspace) waitExchanges(want int64, timeout time.Duration) {
 			return
 		}
 		if time.Now().After(deadline) {
+			if got < 0 {
+				// No count: say why status failed, not "lines lost".
+				_, errs, code := w.cli("status", "--json")
+				w.t.Fatalf("no exchange count after %s, want %d: status exits %d: %s", timeout, want, code, errs)
+			}
 			w.t.Fatalf("index holds %d exchanges after %s, want %d: lines lost", got, timeout, want)
 		}
 		time.Sleep(50 * time.Millisecond)

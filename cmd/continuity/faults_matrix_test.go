@@ -271,7 +271,8 @@ func TestFaultPermissions(t *testing.T) {
 }
 
 // asNobody makes the workspace and the binary reachable by the user
-// nobody and returns a function starting the daemon as nobody.
+// nobody and returns a function starting the daemon as nobody; the
+// workspace's CLI runs as nobody from then on (workspace.cred).
 func (w *workspace) asNobody(t *testing.T) func(...string) *daemonProc {
 	const uid, gid = 65534, 65534
 	for dir := w.root; dir != "/" && dir != os.TempDir(); dir = filepath.Dir(dir) {
@@ -284,9 +285,10 @@ func (w *workspace) asNobody(t *testing.T) func(...string) *daemonProc {
 		}
 		return nil
 	})
+	w.cred = &syscall.Credential{Uid: uid, Gid: gid}
 	return func(extra ...string) *daemonProc {
 		cmd := exec.Command(binPath, append([]string{"daemon", "--root", w.root, "--log-level", "debug"}, extra...)...)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: w.cred}
 		return w.start(cmd)
 	}
 }
