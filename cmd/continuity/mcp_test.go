@@ -346,7 +346,7 @@ func TestMCPDefersToDaemon(t *testing.T) {
 	}
 	// The daemon's log reaches the test through a pipe, copied by another
 	// goroutine: the line can come after the answer. Wait for it.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(waitLimit(5 * time.Second))
 	for !strings.Contains(d.stderr.String(), "name=sessions") && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
