@@ -188,7 +188,7 @@ func (d *daemonProc) stop(t *testing.T) {
 		if err != nil {
 			t.Errorf("daemonProc exited with %v; stderr:\n%s", err, d.stderr)
 		}
-	case <-time.After(60 * time.Second):
+	case <-time.After(waitLimit(60 * time.Second)):
 		t.Fatalf("daemonProc did not stop within a minute of SIGTERM; stderr:\n%s", d.stderr)
 	}
 }
