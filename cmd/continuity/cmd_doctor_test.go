@@ -303,7 +303,7 @@ func TestDoctor(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(t, ws)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), waitLimit(30*time.Second))
 			defer cancel()
 			r, code := runDoctorJSON(ctx, t, ws)
 			if code != tc.code {
@@ -376,13 +376,13 @@ func TestDoctorDaemon(t *testing.T) {
 		cancel()
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(waitLimit(10 * time.Second)):
 			t.Error("daemon did not stop")
 		}
 	}()
 	eventually(t, 10*time.Second, "the daemon answers ping", func() bool {
 		var out engine.PingReply
-		cctx, ccancel := context.WithTimeout(ctx, time.Second)
+		cctx, ccancel := context.WithTimeout(ctx, waitLimit(time.Second))
 		defer ccancel()
 		return server.NewClient(server.SocketPath(doctorCache(ws))).Call(cctx, "ping", struct{}{}, &out) == nil
 	})

@@ -188,7 +188,7 @@ func (d *daemonProc) stop(t *testing.T) {
 		if err != nil {
 			t.Errorf("daemonProc exited with %v; stderr:\n%s", err, d.stderr)
 		}
-	case <-time.After(60 * time.Second):
+	case <-time.After(waitLimit(60 * time.Second)):
 		t.Fatalf("daemonProc did not stop within a minute of SIGTERM; stderr:\n%s", d.stderr)
 	}
 }
@@ -260,9 +260,14 @@ func (w *workspace) rejects() []rejectJSON {
 	return r.Rejects
 }
 
-// eventually polls cond until it holds or the timeout passes.
+// waitLimit is a wait's limit as the test states it, times waitScale.
+func waitLimit(d time.Duration) time.Duration { return d * waitScale }
+
+// eventually polls cond until it holds or the timeout (times waitScale)
+// passes.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
+	timeout = waitLimit(timeout)
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
@@ -321,7 +326,7 @@ func (w *workspace) caughtUp(want, lagBytes int64) {
 	w.t.Helper()
 	name := fmt.Sprintf("caught-up-%d.jsonl", time.Now().UnixNano())
 	w.shellAppend(name, exchangeLine("caught-up", name, "the caught-up marker "+name, "ok"))
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(waitLimit(30 * time.Second))
 	for {
 		st := w.status()
 		if st.Exchanges > want {

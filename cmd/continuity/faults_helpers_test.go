@@ -62,6 +62,7 @@ func (w *workspace) exchanges() int64 {
 // ever holds more.
 func (w *workspace) waitExchanges(want int64, timeout time.Duration) {
 	w.t.Helper()
+	timeout = waitLimit(timeout)
 	deadline := time.Now().Add(timeout)
 	for {
 		got := w.exchanges()

@@ -43,7 +43,7 @@ func startMCPIn(t *testing.T, dir string, env []string, version string, roots ..
 	for _, r := range roots {
 		client.AddRoots(&mcp.Root{URI: "file://" + r})
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit(10*time.Second))
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {

@@ -53,7 +53,7 @@ func startMCP(t *testing.T, ws *workspace) *mcpProc {
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "continuity-test", Version: "0"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit(10*time.Second))
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}, nil)
 	if err != nil {
@@ -72,7 +72,7 @@ func startMCP(t *testing.T, ws *workspace) *mcpProc {
 // call calls a tool; a protocol error fails the test.
 func (m *mcpProc) call(t *testing.T, name string, args any) *mcp.CallToolResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit(15*time.Second))
 	defer cancel()
 	res, err := m.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
@@ -159,7 +159,7 @@ func TestMCPServer(t *testing.T) {
 
 	// The tools: each with a description saying when to call it, and an
 	// object input schema with its required arguments.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit(10*time.Second))
 	defer cancel()
 	lt, err := m.cs.ListTools(ctx, nil)
 	if err != nil {
@@ -346,7 +346,7 @@ func TestMCPDefersToDaemon(t *testing.T) {
 	}
 	// The daemon's log reaches the test through a pipe, copied by another
 	// goroutine: the line can come after the answer. Wait for it.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(waitLimit(5 * time.Second))
 	for !strings.Contains(d.stderr.String(), "name=sessions") && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -391,7 +391,7 @@ func TestMCPConfigSnippet(t *testing.T) {
 	cmd := exec.Command(filepath.Join(filepath.Dir(binPath), entry.Command), entry.Args...)
 	cmd.Dir = sub
 	client := mcp.NewClient(&mcp.Implementation{Name: "continuity-test", Version: "0"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit(10*time.Second))
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}, nil)
 	if err != nil {

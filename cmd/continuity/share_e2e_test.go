@@ -118,6 +118,7 @@ func (m *mate) pulled() (n, ids int) {
 
 func poll(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
+	timeout = waitLimit(timeout)
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {

@@ -69,7 +69,7 @@ func TestWorkspaceDiscovery(t *testing.T) {
 		{"--root", filepath.Join(wt, ".git"), "status"},
 	} {
 		// Bounded: a daemon that starts on the mistyped root would run on.
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit(5*time.Second))
 		var out, errb bytes.Buffer
 		code := run(ctx, args, strings.NewReader(""), &out, &errb)
 		cancel()
