@@ -104,6 +104,11 @@ type SearchResponse struct {
 	// since and until holds no exchange at all (whatever the words):
 	// the window, not the query, is what to change.
 	EmptyWindow *Window `json:"empty_window,omitempty"`
+	// NoMatchInWindow is there when nothing was found in a window of
+	// since and until that holds exchanges: none of them matches. It
+	// says what the same search finds without the window, so that "not
+	// in this window" is not read as "never discussed".
+	NoMatchInWindow *WindowMiss `json:"no_match_in_window,omitempty"`
 	// EmptyIndex is true when nothing was found because the index holds
 	// no exchange at all (no log line indexed yet, or every session
 	// forgotten): VectorsMissing is then empty, there is nothing to
@@ -132,6 +137,16 @@ func (w Window) String() string {
 		return "from " + w.Since.UTC().Format(layout) + " UTC on"
 	}
 	return "from " + w.Since.UTC().Format(layout) + " to " + w.Until.UTC().Format(layout) + " UTC"
+}
+
+// WindowMiss is a window without a match (Since, Until) and how many
+// exchanges the same search finds outside it (Outside, at most the
+// search's limit; OutsideMore when it stopped at the limit). Weak matches
+// are not counted.
+type WindowMiss struct {
+	Window
+	Outside     int  `json:"outside"`
+	OutsideMore bool `json:"outside_more,omitempty"`
 }
 
 // TimeSpan is a search.TimeRef in JSON.
@@ -284,8 +299,32 @@ func (q *answerer) search(ctx context.Context, req SearchRequest) (SearchRespons
 		if err != nil {
 			return SearchResponse{}, err
 		}
-		if len(rows) == 0 {
-			resp.EmptyWindow = &Window{Since: sq.Since, Until: sq.Until}
+		win := Window{Since: sq.Since, Until: sq.Until}
+		switch {
+		case len(rows) == 0:
+			resp.EmptyWindow = &win
+		case !resp.TimeOnly:
+			// The window holds exchanges and none matches: the same
+			// search without it says whether the answer lies outside.
+			// A second search, paid only when the first found nothing.
+			outside := sq
+			outside.Since, outside.Until = time.Time{}, time.Time{}
+			other, err := q.searcher.Search(ctx, outside)
+			if err != nil {
+				return SearchResponse{}, err
+			}
+			miss := WindowMiss{Window: win}
+			for _, r := range other {
+				if !r.Weak {
+					miss.Outside++
+				}
+			}
+			limit := outside.Limit
+			if limit <= 0 {
+				limit = search.DefaultLimit
+			}
+			miss.OutsideMore = miss.Outside > 0 && len(other) >= min(limit, search.MaxLimit)
+			resp.NoMatchInWindow = &miss
 		}
 	default:
 		has, err := q.db.HasExchange(ctx)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/praxis-os/continuity/engine"
 )
@@ -56,5 +57,25 @@ func TestSearchTextEmptyIndex(t *testing.T) {
 	got := SearchText("sqlite locked", &engine.SearchResponse{EmptyIndex: true})
 	if !strings.Contains(got, "holds no exchange yet") || strings.Contains(got, "matches \"sqlite locked\", by its words") {
 		t.Errorf("SearchText of an empty index: %q", got)
+	}
+}
+
+// Nothing in the window matches: the answer says what the same search
+// finds outside it, never plainly that no exchange matches.
+func TestSearchTextNoMatchInWindow(t *testing.T) {
+	win := engine.Window{Since: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)}
+	cases := []struct {
+		miss      engine.WindowMiss
+		want, not string
+	}{
+		{engine.WindowMiss{Window: win, Outside: 2}, "Outside that window the same search finds 2 matching exchanges", "do not assume"},
+		{engine.WindowMiss{Window: win, Outside: 10, OutsideMore: true}, "finds 10 or more matching exchanges", "do not assume"},
+		{engine.WindowMiss{Window: win}, "in the time window given (since/until: from 2026-11-25 00:00 UTC on) or outside it", "Outside that window"},
+	}
+	for _, c := range cases {
+		got := SearchText("signing keys", &engine.SearchResponse{NoMatchInWindow: &c.miss})
+		if !strings.Contains(got, c.want) || strings.Contains(got, c.not) {
+			t.Errorf("%+v: %q; want %q, not %q", c.miss, got, c.want, c.not)
+		}
 	}
 }
