@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/praxis-os/continuity/embed"
@@ -104,6 +105,12 @@ type SearchResponse struct {
 	// since and until holds no exchange at all (whatever the words):
 	// the window, not the query, is what to change.
 	EmptyWindow *Window `json:"empty_window,omitempty"`
+	// NoMatchInScope is there when nothing was found within the
+	// request's filters (a window of since and until that holds
+	// exchanges, a session, a chain): it says what the same search finds
+	// without them, so that "not in this scope" is not read as "never
+	// discussed".
+	NoMatchInScope *ScopeMiss `json:"no_match_in_scope,omitempty"`
 	// EmptyIndex is true when nothing was found because the index holds
 	// no exchange at all (no log line indexed yet, or every session
 	// forgotten): VectorsMissing is then empty, there is nothing to
@@ -132,6 +139,49 @@ func (w Window) String() string {
 		return "from " + w.Since.UTC().Format(layout) + " UTC on"
 	}
 	return "from " + w.Since.UTC().Format(layout) + " to " + w.Until.UTC().Format(layout) + " UTC"
+}
+
+// ScopeMiss is a search's scope without a match: its filters (Window,
+// zero when the time was not bounded; Session; Chain) and how many
+// exchanges the same search finds without them (Outside, at most the
+// search's limit; OutsideMore when it stopped at the limit). Weak matches
+// are not counted.
+type ScopeMiss struct {
+	Window
+	Session     string `json:"session,omitempty"`
+	Chain       string `json:"chain,omitempty"`
+	Outside     int    `json:"outside"`
+	OutsideMore bool   `json:"outside_more,omitempty"`
+}
+
+// String says the scope in words: "session s1 and the time window from
+// 2026-11-25 00:00 UTC on".
+func (m ScopeMiss) String() string {
+	var parts []string
+	if m.Session != "" {
+		parts = append(parts, "session "+m.Session)
+	}
+	if m.Chain != "" {
+		parts = append(parts, "the chain of session "+m.Chain)
+	}
+	if !m.Since.IsZero() || !m.Until.IsZero() {
+		parts = append(parts, "the time window "+m.Window.String())
+	}
+	return strings.Join(parts, " and ")
+}
+
+// Flags names the CLI's flags that set the scope: "--session, --since".
+func (m ScopeMiss) Flags() string {
+	var flags []string
+	for _, f := range []struct {
+		set  bool
+		name string
+	}{{m.Session != "", "--session"}, {m.Chain != "", "--chain"}, {!m.Since.IsZero(), "--since"}, {!m.Until.IsZero(), "--until"}} {
+		if f.set {
+			flags = append(flags, f.name)
+		}
+	}
+	return strings.Join(flags, ", ")
 }
 
 // TimeSpan is a search.TimeRef in JSON.
@@ -277,15 +327,29 @@ func (q *answerer) search(ctx context.Context, req SearchRequest) (SearchRespons
 		resp.TimeSpan = &TimeSpan{Phrase: ref.Phrase, From: ref.From, To: ref.To}
 	}
 	resp.Weak = len(res) > 0 && res[0].Weak
+	windowed := !sq.Since.IsZero() || !sq.Until.IsZero()
 	switch {
 	case len(res) > 0:
-	case !sq.Since.IsZero() || !sq.Until.IsZero():
-		rows, err := q.db.ExchangesNewestFirst(ctx, index.Filter{Since: sq.Since, Until: sq.Until}, 1)
-		if err != nil {
-			return SearchResponse{}, err
+	case windowed || sq.Session != "" || sq.Chain != "":
+		if windowed {
+			rows, err := q.db.ExchangesNewestFirst(ctx, index.Filter{Since: sq.Since, Until: sq.Until}, 1)
+			if err != nil {
+				return SearchResponse{}, err
+			}
+			if len(rows) == 0 {
+				resp.EmptyWindow = &Window{Since: sq.Since, Until: sq.Until}
+				break
+			}
 		}
-		if len(rows) == 0 {
-			resp.EmptyWindow = &Window{Since: sq.Since, Until: sq.Until}
+		if !resp.TimeOnly {
+			// Nothing within the filters matches: the same search
+			// without them says whether the answer lies outside. A
+			// second search, paid only when the first found nothing.
+			miss, err := q.outsideScope(ctx, sq)
+			if err != nil {
+				return SearchResponse{}, err
+			}
+			resp.NoMatchInScope = &miss
 		}
 	default:
 		has, err := q.db.HasExchange(ctx)
@@ -298,6 +362,29 @@ func (q *answerer) search(ctx context.Context, req SearchRequest) (SearchRespons
 		}
 	}
 	return resp, nil
+}
+
+// outsideScope runs sq without its filters (time window, session,
+// chain) and says what it finds.
+func (q *answerer) outsideScope(ctx context.Context, sq search.Query) (ScopeMiss, error) {
+	miss := ScopeMiss{Window: Window{Since: sq.Since, Until: sq.Until}, Session: sq.Session, Chain: sq.Chain}
+	outside := sq
+	outside.Since, outside.Until, outside.Session, outside.Chain = time.Time{}, time.Time{}, "", ""
+	other, err := q.searcher.Search(ctx, outside)
+	if err != nil {
+		return ScopeMiss{}, err
+	}
+	for _, r := range other {
+		if !r.Weak {
+			miss.Outside++
+		}
+	}
+	limit := outside.Limit
+	if limit <= 0 {
+		limit = search.DefaultLimit
+	}
+	miss.OutsideMore = miss.Outside > 0 && len(other) >= min(limit, search.MaxLimit)
+	return miss, nil
 }
 
 // searchQuery reads and checks a SearchRequest; its errors are the

@@ -79,8 +79,37 @@ func TestSearchWindow(t *testing.T) {
 	if len(r.Results) != 0 || r.EmptyWindow == nil || r.EmptyWindow.String() != "from 2026-01-03 00:00 to 2026-01-04 00:00 UTC" {
 		t.Errorf("an empty window: %+v; want it said to hold nothing", r)
 	}
-	if r := search("sqlite locked", "2026-01-02", "2026-01-02"); len(r.Results) != 0 || r.EmptyWindow != nil {
+	r = search("sqlite locked", "2026-01-02", "2026-01-02")
+	if len(r.Results) != 0 || r.EmptyWindow != nil {
 		t.Errorf("words that match nothing in a window that holds exchanges: %+v; want no empty window", r)
+	}
+	// ... but it says that the same search finds the day before's six
+	// outside the window: not "never discussed".
+	if m := r.NoMatchInScope; m == nil || m.Outside != 6 || m.OutsideMore ||
+		m.String() != "the time window from 2026-01-02 00:00 to 2026-01-03 00:00 UTC" {
+		t.Errorf("no match in a window, six outside: %+v", m)
+	}
+	if r := search("sqlite locked", "2026-01-01", "2026-01-01"); r.NoMatchInScope != nil {
+		t.Errorf("results in the window: %+v", r.NoMatchInScope)
+	}
+	r, err := e.answerer.search(ctx, SearchRequest{Query: "sqlite locked", Since: "2026-01-02", Limit: 2, Mode: "bm25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := r.NoMatchInScope; m == nil || m.Outside != 2 || !m.OutsideMore {
+		t.Errorf("no match in a window, more outside than the limit (2): %+v", m)
+	}
+	// A session scope likewise: b holds no sqlite exchange, a does.
+	r, err = e.answerer.search(ctx, SearchRequest{Query: "sqlite locked", Session: "b", Mode: "bm25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := r.NoMatchInScope; len(r.Results) != 0 || m == nil || m.Outside != 6 || m.String() != "session b" || m.Flags() != "--session" {
+		t.Errorf("no match in a session, six outside: %+v", r)
+	}
+	r = search("zebra giraffe", "2026-01-02", "2026-01-02")
+	if m := r.NoMatchInScope; len(r.Results) != 0 || m == nil || m.Outside != 0 || m.OutsideMore {
+		t.Errorf("no match in the window or outside it: %+v", r)
 	}
 	if _, err := e.answerer.search(ctx, SearchRequest{Query: "x", Since: "2026-01-03", Until: "2026-01-02"}); !IsBadRequest(err) {
 		t.Errorf("since after until: %v; want a bad request", err)

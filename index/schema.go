@@ -373,6 +373,19 @@ CREATE TABLE vectors (
 	// deriveVectorSigns (migrationSteps) writes those of the vectors
 	// stored before.
 	vectorSignsSQL,
+	// 14: the exchanges by time. A search with a time window (--since,
+	// --until, "what did we do last week") lists the window's exchanges
+	// newest first, counts them, or asks whether it holds any. Through
+	// events_meta (id, ts, session_id) that read the type of every event
+	// of the window from the table and sorted them: 3.2 s for a wide
+	// window of a 1M index, 0.8 s to find a window empty. Walking this
+	// index in ts order reads the window's entries only, in the order
+	// asked (the row id breaks ties, as ORDER BY ts, id wants). 17 bytes
+	// an exchange (1.7 MB at 100k); an exchange's insert pays one more
+	// B-tree insert.
+	`
+CREATE INDEX IF NOT EXISTS events_exchange_ts ON events(ts) WHERE type = 'exchange';
+`,
 }
 
 // migrationSteps are the steps of a migration done in Go, in the same

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/praxis-os/continuity/engine"
 )
@@ -56,5 +57,27 @@ func TestSearchTextEmptyIndex(t *testing.T) {
 	got := SearchText("sqlite locked", &engine.SearchResponse{EmptyIndex: true})
 	if !strings.Contains(got, "holds no exchange yet") || strings.Contains(got, "matches \"sqlite locked\", by its words") {
 		t.Errorf("SearchText of an empty index: %q", got)
+	}
+}
+
+// Nothing within the filters matches: the answer says what the same
+// search finds without them, never plainly that no exchange matches.
+func TestSearchTextNoMatchInScope(t *testing.T) {
+	win := engine.Window{Since: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)}
+	cases := []struct {
+		miss      engine.ScopeMiss
+		want, not string
+	}{
+		{engine.ScopeMiss{Window: win, Outside: 2}, "Without these filters the same search finds 2 matching exchanges", "do not assume"},
+		{engine.ScopeMiss{Window: win, Outside: 10, OutsideMore: true}, "finds 10 or more matching exchanges", "do not assume"},
+		{engine.ScopeMiss{Window: win}, "within the filters given (the time window from 2026-11-25 00:00 UTC on) or outside them", "Without these filters"},
+		{engine.ScopeMiss{Session: "s1", Window: win, Outside: 1}, "within the filters given (session s1 and the time window from 2026-11-25 00:00 UTC on)", "do not assume"},
+		{engine.ScopeMiss{Chain: "s2"}, "(the chain of session s2) or outside them", "Without these filters"},
+	}
+	for _, c := range cases {
+		got := SearchText("signing keys", &engine.SearchResponse{NoMatchInScope: &c.miss})
+		if !strings.Contains(got, c.want) || strings.Contains(got, c.not) {
+			t.Errorf("%+v: %q; want %q, not %q", c.miss, got, c.want, c.not)
+		}
 	}
 }

@@ -130,6 +130,16 @@ func TestUntilDateCLI(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "the time window (from 2026-11-27 00:00 to 2026-11-28 00:00 UTC) holds no exchange at all") {
 		t.Errorf("an empty window: exit %d, %q; want it named as holding nothing", code, out)
 	}
+	// A window whose exchanges do not match says that one outside it
+	// does. Before: "no past exchange matches these words".
+	w.shellAppend("a.jsonl", `{"type":"exchange","id":"x2","session_id":"s","timestamp":"2026-11-29T09:00:00Z","user":"the deploy script","ai":"fixed"}`+"\n")
+	if _, errs, code := w.cli("ingest"); code != 0 {
+		t.Fatalf("ingest: %s", errs)
+	}
+	out, _, code = w.cli("search", "--since", "2026-11-29", "flaky upload")
+	if want := "nothing found in the time window from 2026-11-29 00:00 UTC on: none of its exchanges matches these words or their meaning; 1 exchange outside it does (widen or drop --since to see them)"; code != 0 || !strings.Contains(out, want) {
+		t.Errorf("no match in a window, one outside: exit %d, %q; want %q", code, out, want)
+	}
 }
 
 // TestIngestWhileDaemon (item 12): `ingest` while the daemon runs says
