@@ -169,7 +169,7 @@ func TestMigrateFromVersion4(t *testing.T) {
 				break
 			}
 		}
-		if got := indexNames(t, db.w); !reflect.DeepEqual(got, []string{"events_exchange_ts", "events_line_key", "events_meta", "events_producer_id",
+		if got := indexNames(t, db.w); !reflect.DeepEqual(got, []string{"events_line_key", "events_meta", "events_producer_id",
 			"events_session_ts", "events_type", "sqlite_autoindex_events_1", "sqlite_autoindex_events_2"}) {
 			t.Fatalf("version 4 indexes: %v", got)
 		}
