@@ -142,14 +142,16 @@ func (w Window) String() string {
 }
 
 // ScopeMiss is a search's scope without a match: its filters (Window,
-// zero when the time was not bounded; Session; Chain) and how many
-// exchanges the same search finds without them (Outside, at most the
-// search's limit; OutsideMore when it stopped at the limit). Weak matches
-// are not counted.
+// zero when the time was not bounded; Session; Chain), whether they admit
+// no exchange at all (Empty: a session outside the window, one with
+// context resets only), and how many exchanges the same search finds
+// without them (Outside, at most the search's limit; OutsideMore when it
+// stopped at the limit). Weak matches are not counted.
 type ScopeMiss struct {
 	Window
 	Session     string `json:"session,omitempty"`
 	Chain       string `json:"chain,omitempty"`
+	Empty       bool   `json:"empty,omitempty"`
 	Outside     int    `json:"outside"`
 	OutsideMore bool   `json:"outside_more,omitempty"`
 }
@@ -368,6 +370,14 @@ func (q *answerer) search(ctx context.Context, req SearchRequest) (SearchRespons
 // chain) and says what it finds.
 func (q *answerer) outsideScope(ctx context.Context, sq search.Query) (ScopeMiss, error) {
 	miss := ScopeMiss{Window: Window{Since: sq.Since, Until: sq.Until}, Session: sq.Session, Chain: sq.Chain}
+	if sq.Session != "" || sq.Chain != "" {
+		// A window alone was found to hold exchanges by the caller.
+		holds, err := q.searcher.ScopeHolds(ctx, sq)
+		if err != nil {
+			return ScopeMiss{}, err
+		}
+		miss.Empty = !holds
+	}
 	outside := sq
 	outside.Since, outside.Until, outside.Session, outside.Chain = time.Time{}, time.Time{}, "", ""
 	other, err := q.searcher.Search(ctx, outside)

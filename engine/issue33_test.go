@@ -104,8 +104,18 @@ func TestSearchWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := r.NoMatchInScope; len(r.Results) != 0 || m == nil || m.Outside != 6 || m.String() != "session b" || m.Flags() != "--session" {
+	if m := r.NoMatchInScope; len(r.Results) != 0 || m == nil || m.Empty || m.Outside != 6 || m.String() != "session b" || m.Flags() != "--session" {
 		t.Errorf("no match in a session, six outside: %+v", r)
+	}
+	// Session b within a window of a's day: the window holds exchanges,
+	// b none of them (Empty); b's kubernetes exchanges are outside.
+	r, err = e.answerer.search(ctx, SearchRequest{Query: "kubernetes pod", Session: "b", Since: "2026-01-01", Until: "2026-01-01", Mode: "bm25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := r.NoMatchInScope; len(r.Results) != 0 || r.EmptyWindow != nil || m == nil || !m.Empty || m.Outside == 0 ||
+		m.String() != "session b and the time window from 2026-01-01 00:00 to 2026-01-02 00:00 UTC" || m.Flags() != "--session, --since, --until" {
+		t.Errorf("a session outside the window: %+v %+v", r, r.NoMatchInScope)
 	}
 	r = search("zebra giraffe", "2026-01-02", "2026-01-02")
 	if m := r.NoMatchInScope; len(r.Results) != 0 || m == nil || m.Outside != 0 || m.OutsideMore {

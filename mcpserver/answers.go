@@ -32,18 +32,22 @@ func SearchText(query string, r *engine.SearchResponse) string {
 		fmt.Fprintf(&b, "Nothing found: this workspace's memory holds no exchange yet (none recorded, or every session forgotten), so nothing can match %q. Do not assume it was discussed.", query)
 	case len(r.Results) == 0 && r.EmptyWindow != nil:
 		fmt.Fprintf(&b, "Nothing found: the time window given (since/until: %s) holds no exchange at all in this workspace; widen it to search.", r.EmptyWindow)
-	case len(r.Results) == 0 && r.NoMatchInScope != nil && r.NoMatchInScope.Outside > 0:
+	case len(r.Results) == 0 && r.NoMatchInScope != nil:
 		m := r.NoMatchInScope
+		if m.Empty {
+			fmt.Fprintf(&b, "Nothing found: the filters given (%s) admit no exchange at all. ", m)
+		} else {
+			fmt.Fprintf(&b, "Nothing found within the filters given (%s): none of those exchanges matches %q. ", m, query)
+		}
+		if m.Outside == 0 {
+			fmt.Fprintf(&b, "No exchange outside them matches %q either, by its words or its meaning: the history may not hold it; do not assume it was discussed.", query)
+			break
+		}
 		more := ""
 		if m.OutsideMore {
 			more = " or more"
 		}
-		fmt.Fprintf(&b, "Nothing found within the filters given (%s): none of those exchanges matches %q. "+
-			"Without these filters the same search finds %d%s matching exchanges: call again without them, or with wider ones, to see them.",
-			m, query, m.Outside, more)
-	case len(r.Results) == 0 && r.NoMatchInScope != nil:
-		fmt.Fprintf(&b, "Nothing found: no past exchange in this workspace matches %q, by its words or its meaning, within the filters given (%s) or outside them. "+
-			"The history may not hold it: do not assume it was discussed.", query, r.NoMatchInScope)
+		fmt.Fprintf(&b, "Without these filters the same search finds %d%s matching exchanges: call again without them, or with wider ones, to see them.", m.Outside, more)
 	case len(r.Results) == 0 && r.TimeOnly && r.TimeSpan != nil:
 		fmt.Fprintf(&b, "No exchange in this workspace is dated in %q, from %s to %s (UTC).", r.TimeSpan.Phrase, Time(r.TimeSpan.From), Time(r.TimeSpan.To))
 	case len(r.Results) == 0:

@@ -70,9 +70,10 @@ func TestSearchTextNoMatchInScope(t *testing.T) {
 	}{
 		{engine.ScopeMiss{Window: win, Outside: 2}, "Without these filters the same search finds 2 matching exchanges", "do not assume"},
 		{engine.ScopeMiss{Window: win, Outside: 10, OutsideMore: true}, "finds 10 or more matching exchanges", "do not assume"},
-		{engine.ScopeMiss{Window: win}, "within the filters given (the time window from 2026-11-25 00:00 UTC on) or outside them", "Without these filters"},
+		{engine.ScopeMiss{Window: win}, "within the filters given (the time window from 2026-11-25 00:00 UTC on): none of those exchanges matches \"signing keys\". No exchange outside them matches", "Without these filters"},
+		{engine.ScopeMiss{Session: "s1", Window: win, Empty: true, Outside: 3}, "the filters given (session s1 and the time window from 2026-11-25 00:00 UTC on) admit no exchange at all. Without these filters the same search finds 3", "none of those"},
 		{engine.ScopeMiss{Session: "s1", Window: win, Outside: 1}, "within the filters given (session s1 and the time window from 2026-11-25 00:00 UTC on)", "do not assume"},
-		{engine.ScopeMiss{Chain: "s2"}, "(the chain of session s2) or outside them", "Without these filters"},
+		{engine.ScopeMiss{Chain: "s2"}, "(the chain of session s2): none of those exchanges matches \"signing keys\". No exchange outside them matches", "Without these filters"},
 	}
 	for _, c := range cases {
 		got := SearchText("signing keys", &engine.SearchResponse{NoMatchInScope: &c.miss})

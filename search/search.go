@@ -1141,6 +1141,18 @@ func (s *Searcher) filter(ctx context.Context, q Query) (f index.Filter, none bo
 	return f, false, nil
 }
 
+// ScopeHolds reports whether q's filters (session, chain, time window)
+// admit any exchange, whatever its words: a search that found nothing
+// within them says whether there was anything to find.
+func (s *Searcher) ScopeHolds(ctx context.Context, q Query) (bool, error) {
+	f, none, err := s.filter(ctx, q)
+	if err != nil || none {
+		return false, err
+	}
+	rows, err := s.db.ExchangesNewestFirst(ctx, f, 1)
+	return len(rows) > 0, err
+}
+
 // VectorsMissing says why a query is answered without vectors, "" when
 // the vector side takes part: no embedder configured, the space still
 // loading (a daemon that just started), no vector stored yet, the embedder

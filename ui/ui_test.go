@@ -372,7 +372,11 @@ func TestPages(t *testing.T) {
 		{"/session?id=b", []string{`id="forget-chain" href="/forget?chain=1&amp;session=b"`, "Forget it and the sessions it resumes"}, nil},
 		{"/exchange?id=b1", []string{"the kubernetes pod restarts", "b.jsonl:2"}, nil},
 		{"/search?q=sqlite+lock&mode=bm25", []string{"<mark>sqlite</mark>", "<mark>lock</mark>", `class="score"`, "a.jsonl:1"}, []string{`id="nothing"`}},
-		{"/search?q=sqlite&session=b&mode=bm25", []string{`id="nothing"`, "Nothing relevant: no past exchange within these filters matches"}, []string{`class="result`}},
+		// Nothing in the session, a match outside it: said, with a link
+		// to the search without the filters; never "the history does not
+		// hold it".
+		{"/search?q=sqlite&session=b&mode=bm25", []string{`id="nothing"`, "Nothing relevant in session b: none of the exchanges there matches",
+			`id="outside"`, "Outside these filters, 1 exchange matches", `href="/search?mode=bm25&amp;q=sqlite"`}, []string{`class="result`, "does not hold it"}},
 		{"/search?q=quantum+entanglement+photosynthesis", []string{`id="nothing"`, "Nothing relevant: no past exchange matches"}, []string{`class="result`}},
 		// One word in common with one exchange, the rest about nothing:
 		// its closest match, said to be weak (as `continuity search` does).

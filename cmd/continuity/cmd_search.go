@@ -59,7 +59,7 @@ stored vectors of the one given (words only when it has none), and says so.
 	fs.IntVar(&req.Context, "context", 0, fmt.Sprintf("show each result with up to N exchanges of its session before and after it (like grep -C; 0 to %d), marked as context, not as matches: the answer to a question found is often the next exchange", engine.MaxContext))
 	fs.StringVar(&req.Mode, "mode", "hybrid", "ranking: hybrid, bm25 (lexical only) or vector (vectors only)")
 	minScore := fs.Float64("min-score", engine.DefaultMinScore, "leave out results scoring under this, 0 to 1 (0 keeps every match, however weak). Not given: once a result scores 0.2, results down to 0.1 are kept; when none does, the 5 closest are shown marked weak; --mode vector has no floor unless given. A score estimates relevance the same way for every query (see docs/search.md, \"Search scores\")")
-	asJSON := fs.Bool("json", false, `print JSON: {"query", "results": [{"id","session_id","timestamp","user","ai","files","score","weak","superseded_by","supersedes","file","line","context": [{"offset","id","timestamp","user","ai","files","file","line"}] with --context}], "min_score", "time_span": {"phrase","from","to"} when the query names a time, "time_only", "span_exchanges": how many exchanges that span holds, "weak" when no result reached the floor, "pending" when lines just written are not searchable yet, "empty_window": {"since","until"} when the --since/--until window holds no exchange at all, "no_match_in_scope": {"since","until","session","chain","outside","outside_more"} when nothing within --since/--until, --session or --chain matches (outside: how many exchanges the same search finds without them), "vectors_missing": why vectors took no part, when they did not}`)
+	asJSON := fs.Bool("json", false, `print JSON: {"query", "results": [{"id","session_id","timestamp","user","ai","files","score","weak","superseded_by","supersedes","file","line","context": [{"offset","id","timestamp","user","ai","files","file","line"}] with --context}], "min_score", "time_span": {"phrase","from","to"} when the query names a time, "time_only", "span_exchanges": how many exchanges that span holds, "weak" when no result reached the floor, "pending" when lines just written are not searchable yet, "empty_window": {"since","until"} when the --since/--until window holds no exchange at all, "no_match_in_scope": {"since","until","session","chain","empty","outside","outside_more"} when nothing within --since/--until, --session or --chain matches (empty: they admit no exchange at all; outside: how many exchanges the same search finds without them), "vectors_missing": why vectors took no part, when they did not}`)
 	var ef embedFlags
 	ef.register(fs)
 	pos, err := parse(e, fs, args)
@@ -105,6 +105,33 @@ stored vectors of the one given (words only when it has none), and says so.
 	return nil
 }
 
+// scopeMissText says that nothing was found within the search's filters,
+// and what the same search finds without them.
+func scopeMissText(m engine.ScopeMiss) string {
+	in := fmt.Sprintf("nothing found in %s: none of the exchanges there matches these words or their meaning", m)
+	if m.Empty {
+		in = fmt.Sprintf("nothing found: there is no exchange in %s", m)
+	}
+	if m.Outside == 0 {
+		if m.Empty {
+			return in + ", and none outside matches these words or their meaning"
+		}
+		return in + ", and none outside does either"
+	}
+	n := fmt.Sprintf("%d exchanges outside match", m.Outside)
+	switch {
+	case m.OutsideMore:
+		n = fmt.Sprintf("%d or more exchanges outside match", m.Outside)
+	case m.Outside == 1:
+		n = "1 exchange outside matches"
+	}
+	verb := "widen or drop" // a window can be widened, a session only dropped
+	if m.Since.IsZero() && m.Until.IsZero() {
+		verb = "drop"
+	}
+	return fmt.Sprintf("%s; %s (%s %s to see them)", in, n, verb, m.Flags())
+}
+
 // printResults prints one compact block per hit; on a terminal the query's
 // terms are highlighted. Times are local. floorGiven: the floor was the
 // caller's (--min-score), not the default's gate; limit: --limit.
@@ -128,22 +155,8 @@ func printResults(w io.Writer, resp engine.SearchResponse, color, floorGiven boo
 			fmt.Fprintln(w, "nothing found: the index holds no exchange yet (no line of .praxis-os/.conversations/*.jsonl indexed, or every session forgotten; 'continuity status' shows which)")
 		case resp.EmptyWindow != nil:
 			fmt.Fprintf(w, "nothing found: the time window (%s) holds no exchange at all; widen --since/--until\n", resp.EmptyWindow)
-		case resp.NoMatchInScope != nil && resp.NoMatchInScope.Outside > 0:
-			m := resp.NoMatchInScope
-			n := fmt.Sprintf("%d exchanges outside it do", m.Outside)
-			switch {
-			case m.OutsideMore:
-				n = fmt.Sprintf("%d or more exchanges outside it do", m.Outside)
-			case m.Outside == 1:
-				n = "1 exchange outside it does"
-			}
-			verb := "widen or drop" // a window can be widened, a session only dropped
-			if m.Since.IsZero() && m.Until.IsZero() {
-				verb = "drop"
-			}
-			fmt.Fprintf(w, "nothing found in %s: none of its exchanges matches these words or their meaning; %s (%s %s to see them)\n", m, n, verb, m.Flags())
 		case resp.NoMatchInScope != nil:
-			fmt.Fprintf(w, "nothing found: no past exchange matches these words or their meaning, in %s or outside it\n", resp.NoMatchInScope)
+			fmt.Fprintln(w, scopeMissText(*resp.NoMatchInScope))
 		case resp.TimeOnly:
 			fmt.Fprintln(w, "no exchange in that span")
 		case floorGiven && resp.MinScore > 0:

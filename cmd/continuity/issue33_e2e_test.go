@@ -137,7 +137,7 @@ func TestUntilDateCLI(t *testing.T) {
 		t.Fatalf("ingest: %s", errs)
 	}
 	out, _, code = w.cli("search", "--since", "2026-11-29", "flaky upload")
-	if want := "nothing found in the time window from 2026-11-29 00:00 UTC on: none of its exchanges matches these words or their meaning; 1 exchange outside it does (widen or drop --since to see them)"; code != 0 || !strings.Contains(out, want) {
+	if want := "nothing found in the time window from 2026-11-29 00:00 UTC on: none of the exchanges there matches these words or their meaning; 1 exchange outside matches (widen or drop --since to see them)"; code != 0 || !strings.Contains(out, want) {
 		t.Errorf("no match in a window, one outside: exit %d, %q; want %q", code, out, want)
 	}
 }
