@@ -172,20 +172,6 @@ func (m ScopeMiss) String() string {
 	return strings.Join(parts, " and ")
 }
 
-// Flags names the CLI's flags that set the scope: "--session, --since".
-func (m ScopeMiss) Flags() string {
-	var flags []string
-	for _, f := range []struct {
-		set  bool
-		name string
-	}{{m.Session != "", "--session"}, {m.Chain != "", "--chain"}, {!m.Since.IsZero(), "--since"}, {!m.Until.IsZero(), "--until"}} {
-		if f.set {
-			flags = append(flags, f.name)
-		}
-	}
-	return strings.Join(flags, ", ")
-}
-
 // TimeSpan is a search.TimeRef in JSON.
 type TimeSpan struct {
 	Phrase string    `json:"phrase"`

@@ -129,7 +129,21 @@ func scopeMissText(m engine.ScopeMiss) string {
 	if m.Since.IsZero() && m.Until.IsZero() {
 		verb = "drop"
 	}
-	return fmt.Sprintf("%s; %s (%s %s to see them)", in, n, verb, m.Flags())
+	return fmt.Sprintf("%s; %s (%s %s to see them)", in, n, verb, scopeFlags(m))
+}
+
+// scopeFlags names the flags that set the scope m: "--session, --since".
+func scopeFlags(m engine.ScopeMiss) string {
+	var flags []string
+	for _, f := range []struct {
+		set  bool
+		name string
+	}{{m.Session != "", "--session"}, {m.Chain != "", "--chain"}, {!m.Since.IsZero(), "--since"}, {!m.Until.IsZero(), "--until"}} {
+		if f.set {
+			flags = append(flags, f.name)
+		}
+	}
+	return strings.Join(flags, ", ")
 }
 
 // printResults prints one compact block per hit; on a terminal the query's

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/praxis-os/continuity/engine"
 )
@@ -163,5 +164,36 @@ func TestSearchEmptyIndex(t *testing.T) {
 	var resp engine.SearchResponse
 	if err := json.Unmarshal([]byte(out), &resp); err != nil || !resp.EmptyIndex || resp.VectorsMissing != "" {
 		t.Errorf("empty index --json: %+v %v", resp, err)
+	}
+}
+
+// TestScopeMissText: nothing found within the filters says which, whether
+// they admit any exchange, what lies outside them, and which flags to
+// widen or drop.
+func TestScopeMissText(t *testing.T) {
+	since := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	win := engine.Window{Since: since}
+	cases := []struct {
+		name string
+		m    engine.ScopeMiss
+		want string
+	}{
+		{"window, two outside", engine.ScopeMiss{Window: win, Outside: 2},
+			"nothing found in the time window from 2026-11-25 00:00 UTC on: none of the exchanges there matches these words or their meaning; 2 exchanges outside match (widen or drop --since to see them)"},
+		{"window, nothing outside", engine.ScopeMiss{Window: win},
+			"nothing found in the time window from 2026-11-25 00:00 UTC on: none of the exchanges there matches these words or their meaning, and none outside does either"},
+		{"session, one outside", engine.ScopeMiss{Session: "s1", Outside: 1},
+			"nothing found in session s1: none of the exchanges there matches these words or their meaning; 1 exchange outside matches (drop --session to see them)"},
+		{"chain, the limit reached outside", engine.ScopeMiss{Chain: "s2", Outside: 10, OutsideMore: true},
+			"nothing found in the chain of session s2: none of the exchanges there matches these words or their meaning; 10 or more exchanges outside match (drop --chain to see them)"},
+		{"a session outside the window", engine.ScopeMiss{Session: "s1", Window: engine.Window{Since: since, Until: since.AddDate(0, 0, 1)}, Empty: true, Outside: 3},
+			"nothing found: there is no exchange in session s1 and the time window from 2026-11-25 00:00 to 2026-11-26 00:00 UTC; 3 exchanges outside match (widen or drop --session, --since, --until to see them)"},
+		{"empty, nothing outside", engine.ScopeMiss{Session: "s1", Window: engine.Window{Until: since}, Empty: true},
+			"nothing found: there is no exchange in session s1 and the time window before 2026-11-25 00:00 UTC, and none outside matches these words or their meaning"},
+	}
+	for _, c := range cases {
+		if got := scopeMissText(c.m); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
+		}
 	}
 }
