@@ -320,11 +320,13 @@ func (q *answerer) search(ctx context.Context, req SearchRequest) (SearchRespons
 	case len(res) > 0:
 	case windowed || sq.Session != "" || sq.Chain != "":
 		if windowed {
-			rows, err := q.db.ExchangesNewestFirst(ctx, index.Filter{Since: sq.Since, Until: sq.Until}, 1)
+			window := sq
+			window.Session, window.Chain = "", ""
+			holds, err := q.searcher.ScopeHolds(ctx, window)
 			if err != nil {
 				return SearchResponse{}, err
 			}
-			if len(rows) == 0 {
+			if !holds {
 				resp.EmptyWindow = &Window{Since: sq.Since, Until: sq.Until}
 				break
 			}

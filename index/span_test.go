@@ -139,6 +139,28 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// A forgotten session's exchanges leave the time index with their rows:
+// a window that held only them is empty, its count 0.
+func TestExchangesByTimeForget(t *testing.T) {
+	db := openTest(t, testDir(t))
+	t0 := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
+	f := newFeeder(t, db, "a.jsonl")
+	commit(t, db, f.batch(spanEvents(t0)...))
+	last := Filter{Since: t0.Add(6 * time.Hour)} // s3's "last" alone
+	if n, err := db.CountExchanges(ctx, last); err != nil || n != 1 {
+		t.Fatalf("before the forget: %d, %v", n, err)
+	}
+	if _, err := db.DeleteSession(ctx, "s3"); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := db.ExchangesNewestFirst(ctx, last, 0); err != nil || len(ids) != 0 {
+		t.Errorf("after forgetting s3: %v, %v", ids, err)
+	}
+	if n, err := db.CountExchanges(ctx, Filter{}); err != nil || n != 5 {
+		t.Errorf("after forgetting s3: %d exchanges, %v; want 5", n, err)
+	}
+}
+
 // A window without sessions is read from events_exchange_ts in the order
 // asked: no event row read to learn its type, no sort. Through events_meta
 // a wide window of a 1M index took 3.2 s, an empty one 0.8 s.
