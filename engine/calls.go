@@ -84,8 +84,9 @@ type SearchResponse struct {
 	// MinScore is the floor the results were held to.
 	MinScore float64 `json:"min_score"`
 	// VectorsMissing says why vectors took no part in a hybrid or vector
-	// query (the space still loading, being built, no embedder); absent
-	// when they did, and for --mode bm25.
+	// query (the space still loading, being built, no embedder, the
+	// embedder failing for this hybrid query), read with the space the
+	// search used; absent when they did, and for --mode bm25.
 	VectorsMissing string `json:"vectors_missing,omitempty"`
 	// TimeOnly: the query named nothing but a time (TimeSpan): the
 	// results are that span's exchanges, newest first, each scoring 1.
@@ -294,17 +295,16 @@ func (q *answerer) search(ctx context.Context, req SearchRequest) (SearchRespons
 	if q.pending != nil {
 		pending = q.pending(ctx, sq.Mode, "search")
 	}
-	res, err := q.searcher.Search(ctx, sq)
+	ans, err := q.searcher.Answer(ctx, sq)
 	if errors.Is(err, search.ErrEmptyQuery) {
 		return SearchResponse{}, &Error{Code: CodeEmptyQuery, Field: "query"}
 	}
 	if err != nil {
 		return SearchResponse{}, err
 	}
-	resp := SearchResponse{Query: req.Query, Results: searchResults(res), MinScore: floor, Pending: pending}
-	if sq.Mode != search.ModeLexical {
-		resp.VectorsMissing = q.searcher.VectorsMissing()
-	}
+	res := ans.Results
+	// Why vectors took no part, read with the space the search used.
+	resp := SearchResponse{Query: req.Query, Results: searchResults(res), MinScore: floor, Pending: pending, VectorsMissing: ans.VectorsMissing}
 	if ref, ok := q.searcher.TimeOnly(sq); ok {
 		resp.TimeSpan = &TimeSpan{Phrase: ref.Phrase, From: ref.From, To: ref.To}
 		resp.TimeOnly = true

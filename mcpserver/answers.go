@@ -50,6 +50,11 @@ func SearchText(query string, r *engine.SearchResponse) string {
 		fmt.Fprintf(&b, "Without these filters the same search finds %d%s matching exchanges: call again without them, or with wider ones, to see them.", m.Outside, more)
 	case len(r.Results) == 0 && r.TimeOnly && r.TimeSpan != nil:
 		fmt.Fprintf(&b, "No exchange in this workspace is dated in %q, from %s to %s (UTC).", r.TimeSpan.Phrase, Time(r.TimeSpan.From), Time(r.TimeSpan.To))
+	case len(r.Results) == 0 && r.VectorsMissing != "":
+		// Its words were searched, its meaning was not.
+		fmt.Fprintf(&b, "Nothing found by the words of %q; its meaning could not be searched (%s). "+
+			"The history may hold it in other words: search again later, or with other words, before concluding that it was not discussed.", query, r.VectorsMissing)
+		return b.String()
 	case len(r.Results) == 0:
 		fmt.Fprintf(&b, "Nothing found: no past exchange in this workspace matches %q, by its words or its meaning. "+
 			"The history may not hold it: do not assume it was discussed.", query)

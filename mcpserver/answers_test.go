@@ -82,3 +82,19 @@ func TestSearchTextNoMatchInScope(t *testing.T) {
 		}
 	}
 }
+
+// Nothing found while the vectors took no part: the words were searched,
+// the meaning was not, and the answer says so once; it never says that
+// nothing matches "by its words or its meaning".
+func TestSearchTextVectorsMissing(t *testing.T) {
+	const why = "the vector space is still loading (the daemon just started, or cannot reach its embedder): lexical (BM25) ranking only for now"
+	got := SearchText("ingress", &engine.SearchResponse{VectorsMissing: why})
+	if !strings.Contains(got, `Nothing found by the words of "ingress"; its meaning could not be searched (`+why+")") ||
+		strings.Contains(got, "by its words or its meaning") || strings.Contains(got, "do not assume") || strings.Count(got, why) != 1 {
+		t.Errorf("nothing found, vectors missing: %q", got)
+	}
+	got = SearchText("ingress", &engine.SearchResponse{})
+	if !strings.Contains(got, "by its words or its meaning") {
+		t.Errorf("nothing found, vectors searched: %q", got)
+	}
+}

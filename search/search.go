@@ -693,21 +693,48 @@ func vectorList(hs []vectors.Hit, weight float64) ranked {
 // the exchanges of the span rise, the others stay findable. A query that
 // names nothing but a time lists the span's exchanges (TimeOnly).
 func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
+	a, err := s.Answer(ctx, q)
+	return a.Results, err
+}
+
+// Answer is what a search found, and why its vector side took no part
+// when it took none.
+type Answer struct {
+	Results []Result
+	// VectorsMissing is why the vectors took no part in a hybrid or
+	// vector query (see Searcher.VectorsMissing, and a query that could
+	// not be embedded), "" when they did or the query is lexical. It is
+	// read with the vector space the search used: a space that finishes
+	// loading while the query runs cannot leave an answer that found
+	// nothing and gives no reason.
+	VectorsMissing string
+}
+
+// Answer runs q as Search does and says, with its results, why vectors
+// took no part when they took none.
+func (s *Searcher) Answer(ctx context.Context, q Query) (Answer, error) {
 	if q.Context < 0 || q.Context > MaxContext {
-		return nil, fmt.Errorf("search: context %d: want 0 to %d exchanges on each side", q.Context, MaxContext)
+		return Answer{}, fmt.Errorf("search: context %d: want 0 to %d exchanges on each side", q.Context, MaxContext)
 	}
-	r, err := s.rank(ctx, q)
+	view := s.view()
+	var a Answer
+	if q.Mode != ModeLexical {
+		a.VectorsMissing = view.missing
+	}
+	r, err := s.rank(ctx, q, view)
 	if err != nil || r == nil {
-		return nil, err
+		return a, err
 	}
-	res, err := s.results(ctx, s.db.ExchangesByRows, r)
-	if err != nil {
-		return nil, err
+	if r.missing != "" {
+		a.VectorsMissing = r.missing
 	}
-	if err := s.withContext(ctx, res, q.Context); err != nil {
-		return nil, err
+	if a.Results, err = s.results(ctx, s.db.ExchangesByRows, r); err != nil {
+		return Answer{}, err
 	}
-	return res, nil
+	if err := s.withContext(ctx, a.Results, q.Context); err != nil {
+		return Answer{}, err
+	}
+	return a, nil
 }
 
 // RankRows returns the rows Search would consider for q, in the order of
@@ -725,7 +752,7 @@ func (s *Searcher) RankRows(ctx context.Context, q Query) ([]int64, error) {
 	if q.MinScore == nil || *q.MinScore > 0 {
 		return nil, errors.New("search: RankRows needs MinScore 0 (a floor needs the texts)")
 	}
-	r, err := s.rank(ctx, q)
+	r, err := s.rank(ctx, q, s.view())
 	if err != nil || r == nil {
 		return nil, err
 	}
@@ -779,10 +806,14 @@ type ranking struct {
 	adj          map[int64]index.Adjacency
 	// nbCombine: how the neighbour field combines (NeighbourMax, ...).
 	nbCombine int
+	// missing: the vector side failed (a remote embedder down) and the
+	// lexical side answered alone; why, for Answer.VectorsMissing.
+	missing string
 }
 
 // rank runs both sides of q and fuses them; nil when nothing can match.
-func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
+// The vector side searches view, read once by the caller.
+func (s *Searcher) rank(ctx context.Context, q Query, view vectorView) (*ranking, error) {
 	if strings.TrimSpace(q.Text) == "" {
 		return nil, ErrEmptyQuery
 	}
@@ -807,7 +838,7 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 	if q.Mode != ModeLexical {
 		ectx, cancel := context.WithCancel(ctx)
 		defer cancel() // an early return stops it
-		embedding = s.embedQuery(ectx, q.Text)
+		embedding = s.embedQuery(ectx, q.Text, view)
 	}
 	f, none, err := s.filter(ctx, q)
 	if err != nil || none {
@@ -825,7 +856,7 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 	// The vector side runs concurrently with BM25.
 	var vch <-chan vecAnswer
 	if q.Mode != ModeLexical {
-		vch = s.vectorSide(ctx, embedding, sq)
+		vch = s.vectorSide(ctx, embedding, view, sq)
 	}
 	var lex lexAnswer
 	if q.Mode != ModeVector {
@@ -833,6 +864,7 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 	}
 	var vec vecAnswer
 	vecOK := false
+	missing := ""
 	if vch != nil {
 		switch a := <-vch; {
 		case a.err == nil:
@@ -843,6 +875,10 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 			// The vector side improves search but is not required: a
 			// remote embedder that is down must not break it.
 			s.log.Warn("vector search failed; using BM25 alone", "err", a.err)
+			missing = fmt.Sprintf("the vector search failed (%v): lexical (BM25) ranking only for this query", a.err)
+			if qe := (*queryEmbedError)(nil); errors.As(a.err, &qe) {
+				missing = fmt.Sprintf("the query could not be embedded (%v): lexical (BM25) ranking only for this query", qe.err)
+			}
 		}
 	}
 	if lex.err != nil && vecOK && errors.Is(lex.err, index.ErrNoFullText) {
@@ -865,6 +901,7 @@ func (s *Searcher) rank(ctx context.Context, q Query) (*ranking, error) {
 		span: span, timeOutside: s.opts.TimeOutside, vshare: vshare, vpow: vpow, vfloor: vfloor, adj: adj, vfloorBelow: s.opts.VectorFloorBelow}
 	r.nbLex, r.nbVec = s.neighbourWeights(q.Mode)
 	r.nbCombine = s.opts.NeighbourCombine
+	r.missing = missing
 	r.vfloorTop, r.vfloorRel = s.opts.VectorFloorTop, s.opts.VectorFloorRelative
 	r.cal = calibrationFor(s.emb)
 	r.weakInterleave = q.Mode == ModeHybrid && !s.opts.WeakScoreOrder
@@ -916,7 +953,7 @@ type vecAnswer struct {
 
 // vectorSide starts the vector side of a query on a goroutine of its own;
 // its answer comes on the channel.
-func (s *Searcher) vectorSide(ctx context.Context, embedding func() ([]float32, error), sq sideQuery) <-chan vecAnswer {
+func (s *Searcher) vectorSide(ctx context.Context, embedding func() ([]float32, error), view vectorView, sq sideQuery) <-chan vecAnswer {
 	vch := make(chan vecAnswer, 1)
 	go func() {
 		filters := []index.Filter{sq.f}
@@ -925,7 +962,7 @@ func (s *Searcher) vectorSide(ctx context.Context, embedding func() ([]float32, 
 		}
 		var a vecAnswer
 		var lists [][]vectors.Hit
-		if lists, a.qv, a.err = s.vectorCandidates(ctx, embedding, sq.depth, filters...); a.err == nil {
+		if lists, a.qv, a.err = s.vectorCandidates(ctx, embedding, view, sq.depth, filters...); a.err == nil {
 			a.hits = lists[0]
 			if sq.inSpan != nil {
 				a.inSpan = lists[1]
@@ -1160,10 +1197,25 @@ func (s *Searcher) ScopeHolds(ctx context.Context, q Query) (bool, error) {
 // Callers show it next to the results, so that an empty or lexical-only
 // answer is never mistaken for "nothing similar".
 func (s *Searcher) VectorsMissing() string {
+	return s.view().missing
+}
+
+// vectorView is the vector space a query searches and why it cannot
+// (VectorsMissing), read once: the space and the embedder's state change
+// while a query runs (a daemon that just started finishes loading, a
+// remote embedder is reached), and a query's vector side and the reason
+// its answer gives must be of the same moment.
+type vectorView struct {
+	space   *vectors.Space
+	missing string // "" when the space is searchable
+}
+
+func (s *Searcher) view() vectorView {
 	if s.emb == nil || s.space == nil {
-		return "no embedder is configured: lexical (BM25) ranking only"
+		return vectorView{missing: "no embedder is configured: lexical (BM25) ranking only"}
 	}
-	return vectorsMissing(s.emb, s.space())
+	v := s.space()
+	return vectorView{space: v, missing: vectorsMissing(s.emb, v)}
 }
 
 func vectorsMissing(e embed.Embedder, v *vectors.Space) string {
@@ -1182,12 +1234,18 @@ func vectorsMissing(e embed.Embedder, v *vectors.Space) string {
 	return ""
 }
 
-// embedQuery starts embedding text in its own goroutine, when there is a
+// queryEmbedError is the embedder's failure to embed a query.
+type queryEmbedError struct{ err error }
+
+func (e *queryEmbedError) Error() string { return "search: embed query: " + e.err.Error() }
+func (e *queryEmbedError) Unwrap() error { return e.err }
+
+// embedQuery starts embedding text in its own goroutine, when view is a
 // vector space of the embedder's identity to search (none yet, or still
 // being built for a new embedder: then nothing is embedded), and returns
 // the function that waits for the vector (nil without a space).
-func (s *Searcher) embedQuery(ctx context.Context, text string) func() ([]float32, error) {
-	if s.emb == nil || s.space == nil || vectorsMissing(s.emb, s.space()) != "" {
+func (s *Searcher) embedQuery(ctx context.Context, text string, view vectorView) func() ([]float32, error) {
+	if view.missing != "" {
 		return func() ([]float32, error) { return nil, nil }
 	}
 	type answer struct {
@@ -1198,7 +1256,7 @@ func (s *Searcher) embedQuery(ctx context.Context, text string) func() ([]float3
 	go func() {
 		qv, err := embed.EmbedQueries(ctx, s.emb, []string{text}) // with the model's query prefix, if any
 		if err != nil {
-			ch <- answer{err: fmt.Errorf("search: embed query: %w", err)}
+			ch <- answer{err: &queryEmbedError{err}}
 			return
 		}
 		ch <- answer{qv: qv[0]}
@@ -1214,17 +1272,17 @@ func (s *Searcher) embedQuery(ctx context.Context, text string) func() ([]float3
 // (embedding, see embedQuery) under each filter, in order, and the
 // query's vector; nothing when there is no vector space of the embedder's
 // identity.
-func (s *Searcher) vectorCandidates(ctx context.Context, embedding func() ([]float32, error), depth int, filters ...index.Filter) ([][]vectors.Hit, []float32, error) {
+func (s *Searcher) vectorCandidates(ctx context.Context, embedding func() ([]float32, error), view vectorView, depth int, filters ...index.Filter) ([][]vectors.Hit, []float32, error) {
 	out := make([][]vectors.Hit, len(filters))
-	if s.emb == nil || s.space == nil {
+	if view.missing != "" {
 		return out, nil, nil
 	}
 	q, err := embedding()
 	if err != nil {
 		return nil, nil, err
 	}
-	v := s.space()
-	if q == nil || vectorsMissing(s.emb, v) != "" {
+	v := view.space
+	if q == nil {
 		return out, nil, nil
 	}
 	qv := [][]float32{q}

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/praxis-os/continuity/embed"
@@ -527,6 +529,87 @@ func TestVectorsMissing(t *testing.T) {
 				t.Fatalf("VectorsMissing() = %q, want one saying %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestAnswerVectorsMissingOneMoment: the space (or a remote embedder's
+// dimension) changes while a query runs: a daemon that just started
+// finishes loading. The answer's reason is read with the space its vector
+// side used, so a vector query never finds nothing and gives no reason
+// (the failure of TestRemoteEmbedderDown in CI: the space was nil when
+// the query was to be embedded and loaded when the reason was read).
+func TestAnswerVectorsMissingOneMoment(t *testing.T) {
+	f := newFixture(t)
+	f.commit(exchange("a", "s", at(0), "deploy the service to kubernetes", "use helm"))
+	e := builtin(t, 64)
+	loaded := drain(t, f.db, e).Space()
+	for after := 0; after <= 3; after++ {
+		for _, m := range []Mode{ModeVector, ModeHybrid} {
+			t.Run(fmt.Sprintf("loaded after %d reads, %s", after, m), func(t *testing.T) {
+				var reads atomic.Int64
+				space := func() *vectors.Space {
+					if reads.Add(1) <= int64(after) {
+						return nil
+					}
+					return loaded
+				}
+				s, err := New(Config{DB: f.db, Embedder: e, Vectors: space, Options: noFloor})
+				if err != nil {
+					t.Fatal(err)
+				}
+				a, err := s.Answer(ctx, Query{Text: "kubernetes deploy", Mode: m})
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case after == 0 && (len(a.Results) == 0 || a.VectorsMissing != ""):
+					t.Fatalf("loaded from the start: %d results, reason %q; want the exchange and no reason", len(a.Results), a.VectorsMissing)
+				case after > 0 && !strings.Contains(a.VectorsMissing, "loading"):
+					t.Fatalf("loading when the query began: %d results, reason %q; want it to say the space was loading", len(a.Results), a.VectorsMissing)
+				case len(a.Results) == 0 && a.VectorsMissing == "":
+					t.Fatal("no result and no reason")
+				}
+				if r := reads.Load(); r != 1 {
+					t.Errorf("the space was read %d times by one query, want once", r)
+				}
+			})
+		}
+	}
+}
+
+// failingEmbedder embeds texts as its inner embedder does, and fails to
+// embed queries: a remote embedder that went down after the vectors
+// were built.
+type failingEmbedder struct{ embed.Embedder }
+
+func (failingEmbedder) Embed(context.Context, []string) ([][]float32, error) {
+	return nil, errors.New("connect: connection refused")
+}
+
+// TestAnswerEmbedderDown: a hybrid query whose embedding fails is
+// answered by BM25 alone and says so (before, only the log did); a
+// vector query fails with the embedder's error.
+func TestAnswerEmbedderDown(t *testing.T) {
+	f := newFixture(t)
+	f.commit(exchange("a", "s", at(0), "deploy the service to kubernetes", "use helm"))
+	e := builtin(t, 64)
+	w := drain(t, f.db, e)
+	s, err := New(Config{DB: f.db, Embedder: failingEmbedder{e}, Vectors: w.Space, Options: noFloor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.Answer(ctx, Query{Text: "kubernetes deploy", Mode: ModeHybrid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Results) != 1 || !strings.Contains(a.VectorsMissing, "the query could not be embedded (connect: connection refused): lexical (BM25) ranking only") {
+		t.Fatalf("hybrid with the embedder down: %d results, reason %q; want the BM25 result and the embedder's error", len(a.Results), a.VectorsMissing)
+	}
+	if a, err := s.Answer(ctx, Query{Text: "kubernetes deploy", Mode: ModeLexical}); err != nil || a.VectorsMissing != "" || len(a.Results) != 1 {
+		t.Fatalf("bm25 with the embedder down: %v %d %q", err, len(a.Results), a.VectorsMissing)
+	}
+	if _, err := s.Answer(ctx, Query{Text: "kubernetes deploy", Mode: ModeVector}); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("vector with the embedder down: %v, want the embedder's error", err)
 	}
 }
 

@@ -179,8 +179,13 @@ import keeps its old lines out; the log files stay. Unset: nothing expires.`)
 	uf.register(fs, "ui-")
 	var sf shareFlags
 	sf.register(fs)
-	if _, err := parse(e, fs, args); err != nil {
+	pos, err := parse(e, fs, args)
+	if err != nil {
 		return err
+	}
+	if len(pos) > 0 {
+		// "continuity daemon stop" must not start a daemon.
+		return usageError("unexpected arguments %q: the daemon takes flags only; a running daemon stops on Ctrl-C or SIGTERM (kill PID; 'continuity status' shows its pid)", pos)
 	}
 	defer daemonGC()()
 	agents, err := importer.ParseAgents(*importList)

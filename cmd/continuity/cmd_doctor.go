@@ -20,7 +20,7 @@ per check: OK, WARN or FAIL, with the fix. Exits 1 if a check fails, 0
 otherwise (warnings included).`)
 	asJSON := fs.Bool("json", false, "print JSON: {\"workspace\", \"checks\": [{\"name\",\"status\",\"message\",\"fix\"}], \"ok\", \"warnings\", \"failures\"}")
 	home := fs.String("agent-home", "", "home folder holding the agents' folders (.claude, ...) in place of $HOME (env CONTINUITY_AGENT_HOME)")
-	if _, err := parse(e, fs, args); err != nil {
+	if err := parseFlagsOnly(e, fs, args); err != nil {
 		return err
 	}
 	if *home != "" {

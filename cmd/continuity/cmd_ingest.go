@@ -45,7 +45,7 @@ the daemon computes them in the background, so you need not wait.`)
 	ef.register(fs)
 	noEmbed := fs.Bool("no-embed", false, "do not compute vectors now (they stay pending for the daemon); lexical search works at once")
 	every := fs.Duration("progress-every", 10*time.Second, "while computing vectors with stderr not a terminal, print a progress line this often (0: none); a terminal gets a line redrawn twice a second")
-	if _, err := parse(e, fs, args); err != nil {
+	if err := parseFlagsOnly(e, fs, args); err != nil {
 		return err
 	}
 	level, err := wf.level()

@@ -22,7 +22,7 @@ producer, then append a corrected line, or fix the line in place (the index
 follows an edit of the log).`)
 	asJSON := fs.Bool("json", false, "print JSON: {\"rejects\": [{\"file\",\"line\",\"offset\",\"reason\",\"excerpt\"}]}")
 	limit := fs.Int("limit", 1000, "most rejects listed (newest first)")
-	if _, err := parse(e, fs, args); err != nil {
+	if err := parseFlagsOnly(e, fs, args); err != nil {
 		return err
 	}
 	c, err := e.client(nil)

@@ -101,7 +101,7 @@ stored vectors of the one given (words only when it has none), and says so.
 	if resp.VectorsMissing != "" {
 		fmt.Fprintf(e.stderr, "continuity search: note: %s\n", resp.VectorsMissing)
 	}
-	printResults(e.stdout, resp, isTerminal(e.stdout), req.MinScore != nil, req.Limit)
+	printResults(e.stdout, resp, isTerminal(e.stdout), req.MinScore != nil, req.Limit, req.Mode == "vector")
 	return nil
 }
 
@@ -148,8 +148,9 @@ func scopeFlags(m engine.ScopeMiss) string {
 
 // printResults prints one compact block per hit; on a terminal the query's
 // terms are highlighted. Times are local. floorGiven: the floor was the
-// caller's (--min-score), not the default's gate; limit: --limit.
-func printResults(w io.Writer, resp engine.SearchResponse, color, floorGiven bool, limit int) {
+// caller's (--min-score), not the default's gate; limit: --limit;
+// vectorOnly: --mode vector.
+func printResults(w io.Writer, resp engine.SearchResponse, color, floorGiven bool, limit int, vectorOnly bool) {
 	if p := resp.Pending; p != nil {
 		fmt.Fprintf(w, "note: %s.\n\n", p.Note)
 	}
@@ -175,6 +176,11 @@ func printResults(w io.Writer, resp engine.SearchResponse, color, floorGiven boo
 			fmt.Fprintln(w, "no exchange in that span")
 		case floorGiven && resp.MinScore > 0:
 			fmt.Fprintf(w, "nothing relevant found: no past exchange scores %.2f or more (--min-score 0 lists the weakest matches too)\n", resp.MinScore)
+		case resp.VectorsMissing != "" && vectorOnly:
+			// Not "nothing matches": nothing was compared.
+			fmt.Fprintln(w, "nothing found: the search by meaning could not run (see the note above); --mode bm25 or hybrid searches by words")
+		case resp.VectorsMissing != "":
+			fmt.Fprintln(w, "nothing found by these words; their meaning was not searched (see the note above)")
 		default:
 			fmt.Fprintln(w, "nothing found: no past exchange matches these words or their meaning")
 		}

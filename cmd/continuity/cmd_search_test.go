@@ -197,3 +197,26 @@ func TestScopeMissText(t *testing.T) {
 		}
 	}
 }
+
+// TestNothingFoundWithoutVectors: a search that found nothing while the
+// vectors took no part says what was not searched, never that nothing
+// matches "these words or their meaning".
+func TestNothingFoundWithoutVectors(t *testing.T) {
+	const why = "the vector space is still loading"
+	for _, tc := range []struct {
+		missing    string
+		vectorOnly bool
+		want       string
+	}{
+		{"", false, "nothing found: no past exchange matches these words or their meaning"},
+		{"", true, "nothing found: no past exchange matches these words or their meaning"},
+		{why, false, "nothing found by these words; their meaning was not searched (see the note above)"},
+		{why, true, "nothing found: the search by meaning could not run (see the note above); --mode bm25 or hybrid searches by words"},
+	} {
+		var b strings.Builder
+		printResults(&b, engine.SearchResponse{VectorsMissing: tc.missing}, false, false, 10, tc.vectorOnly)
+		if got := strings.TrimSpace(b.String()); got != tc.want {
+			t.Errorf("missing %q, vector only %v: %q, want %q", tc.missing, tc.vectorOnly, got, tc.want)
+		}
+	}
+}

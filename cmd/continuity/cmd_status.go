@@ -41,7 +41,7 @@ its size on disk and the offset reached in its content.`)
 	asJSON := fs.Bool("json", false, "print JSON")
 	var ef embedFlags
 	ef.register(fs)
-	if _, err := parse(e, fs, args); err != nil {
+	if err := parseFlagsOnly(e, fs, args); err != nil {
 		return err
 	}
 	c, err := e.client(&ef)
