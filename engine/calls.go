@@ -393,15 +393,6 @@ func searchQuery(req SearchRequest) (search.Query, error) {
 		return q, badValue("context", "%d", req.Context, fmt.Sprintf("want 0 to %d exchanges on each side", search.MaxContext))
 	}
 	var err error
-	if q.Since, err = ParseTime("since", req.Since); err != nil {
-		return q, err
-	}
-	if q.Until, err = ParseUntil(req.Until); err != nil {
-		return q, err
-	}
-	if !q.Since.IsZero() && !q.Until.IsZero() && !q.Since.Before(q.Until) {
-		return q, &Error{Code: CodeEmptyWindow, Field: "since", Value: req.Since, Other: "until", OtherValue: req.Until}
-	}
 	loc := requestZone(req)
 	if q.Now, err = parseAsOf(req.AsOf, loc); err != nil {
 		return q, err
@@ -410,6 +401,15 @@ func searchQuery(req SearchRequest) (search.Query, error) {
 		q.Now = time.Now()
 	}
 	q.Now = q.Now.In(loc)
+	if q.Since, err = parseBound("since", req.Since, q.Now); err != nil {
+		return q, err
+	}
+	if q.Until, err = parseBound("until", req.Until, q.Now); err != nil {
+		return q, err
+	}
+	if !q.Since.IsZero() && !q.Until.IsZero() && !q.Since.Before(q.Until) {
+		return q, &Error{Code: CodeEmptyWindow, Field: "since", Value: req.Since, Other: "until", OtherValue: req.Until}
+	}
 	if req.Mode != "" {
 		if q.Mode, err = search.ParseMode(req.Mode); err != nil {
 			// search's own words ("search: unknown mode ..."), as before.
@@ -461,7 +461,31 @@ func ParseTime(name, s string) (time.Time, error) {
 	if d, err := ParseAge(s); err == nil {
 		return time.Now().Add(-d).UTC(), nil
 	}
-	return time.Time{}, badValue(name, "%q", s, "want an RFC 3339 time (2026-11-22T10:00:00Z), a date (2026-11-22) or an age (7d, 2w, 12h: that long ago)")
+	return time.Time{}, badValue(name, "%q", s, "want an RFC 3339 time (2026-11-22T10:00:00Z), a date (2026-11-22), an age (7d, 2w, 12h: that long ago) or, for a search, a day or span in words (yesterday, last week)")
+}
+
+// parseBound reads a search's since or until bound (name): what
+// ParseTime and ParseUntil read, or a day or span in words, as a query
+// names one ("yesterday", "last week", "3 days ago": search.ParseTimeRef,
+// read against now, in now's location): since is its start, until its
+// end (the span included, as for a date).
+func parseBound(name, s string, now time.Time) (time.Time, error) {
+	parse := ParseUntil
+	if name == "since" {
+		parse = func(s string) (time.Time, error) { return ParseTime(name, s) }
+	}
+	t, err := parse(s)
+	if err == nil {
+		return t, nil
+	}
+	words := strings.Join(strings.Fields(strings.ToLower(s)), " ")
+	if ref, ok := search.ParseTimeRef(words, now); ok && ref.Phrase == words {
+		if name == "since" {
+			return ref.From.UTC(), nil
+		}
+		return ref.To.UTC(), nil
+	}
+	return time.Time{}, err
 }
 
 // ParseUntil reads an until bound, exclusive: an RFC 3339 time as given;

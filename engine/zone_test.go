@@ -41,3 +41,50 @@ func TestSearchRequestZone(t *testing.T) {
 		t.Error("--as-of yesterday: no error")
 	}
 }
+
+// TestSearchBoundsInWords: --since and --until take a day or span in
+// words as a query names one, read in the asker's zone against --as-of:
+// since is its start, until its end (the span included); words that name
+// no span, or more than a span, are refused as before.
+func TestSearchBoundsInWords(t *testing.T) {
+	if _, err := time.LoadLocation("America/New_York"); err != nil {
+		t.Skip("no time zone database:", err)
+	}
+	const asOf = "2026-11-26T10:00" // a Thursday
+	for _, tc := range []struct {
+		since, until, zone   string
+		wantSince, wantUntil string // RFC 3339 UTC; "" for no bound
+		err                  bool
+	}{
+		{since: "yesterday", zone: "UTC", wantSince: "2026-11-25T00:00:00Z"},
+		{since: "Yesterday ", zone: "America/New_York", wantSince: "2026-11-25T05:00:00Z"},
+		{until: "yesterday", zone: "UTC", wantUntil: "2026-11-26T00:00:00Z"},
+		{since: "last week", until: "yesterday", zone: "UTC", wantSince: "2026-11-16T00:00:00Z", wantUntil: "2026-11-26T00:00:00Z"},
+		{since: "3 days ago", zone: "UTC", wantSince: "2026-11-23T00:00:00Z"},
+		{since: "2026-11-20", until: "2026-11-20", zone: "UTC", wantSince: "2026-11-20T00:00:00Z", wantUntil: "2026-11-21T00:00:00Z"},
+		{since: "yesterday", until: "last week", zone: "UTC", err: true}, // an empty window
+		{since: "bogus words", zone: "UTC", err: true},
+		{since: "yesterday morning please", zone: "UTC", err: true}, // more than a span
+	} {
+		q, err := searchQuery(SearchRequest{Query: "x", AsOf: asOf, TimeZone: tc.zone, Since: tc.since, Until: tc.until})
+		if tc.err {
+			if err == nil {
+				t.Errorf("since %q until %q: no error (since %v, until %v)", tc.since, tc.until, q.Since, q.Until)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("since %q until %q: %v", tc.since, tc.until, err)
+			continue
+		}
+		format := func(t time.Time) string {
+			if t.IsZero() {
+				return ""
+			}
+			return t.UTC().Format(time.RFC3339)
+		}
+		if format(q.Since) != tc.wantSince || format(q.Until) != tc.wantUntil {
+			t.Errorf("since %q until %q: [%s, %s), want [%s, %s)", tc.since, tc.until, format(q.Since), format(q.Until), tc.wantSince, tc.wantUntil)
+		}
+	}
+}

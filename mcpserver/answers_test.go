@@ -87,7 +87,7 @@ func TestSearchTextNoMatchInScope(t *testing.T) {
 // the meaning was not, and the answer says so once; it never says that
 // nothing matches "by its words or its meaning".
 func TestSearchTextVectorsMissing(t *testing.T) {
-	const why = "the vector space is still loading (the daemon just started, or cannot reach its embedder): lexical (BM25) ranking only for now"
+	const why = "the vector space is still loading (the daemon just started): lexical (BM25) ranking only for now"
 	got := SearchText("ingress", &engine.SearchResponse{VectorsMissing: why})
 	if !strings.Contains(got, `Nothing found by the words of "ingress"; its meaning could not be searched (`+why+")") ||
 		strings.Contains(got, "by its words or its meaning") || strings.Contains(got, "do not assume") || strings.Count(got, why) != 1 {

@@ -61,8 +61,8 @@ type searchIn struct {
 	Query   string `json:"query" jsonschema:"what to look for: words, an error message, a file or function name, a question; a time it names ('last week', 'two days ago', 'yesterday') ranks that span's exchanges higher"`
 	Session string `json:"session,omitempty" jsonschema:"only this session's exchanges"`
 	Chain   string `json:"chain,omitempty" jsonschema:"only this session and the sessions it resumes (its session_resume links, followed back)"`
-	Since   string `json:"since,omitempty" jsonschema:"only exchanges at or after this time: RFC 3339 (2026-11-22T10:00:00Z) or a date (2026-11-22, UTC), or an age, that long ago (7d, 2w, 12h)"`
-	Until   string `json:"until,omitempty" jsonschema:"only exchanges before this time (RFC 3339, or an age: 7d, 12h ago), or up to the end of this day (a date, YYYY-MM-DD, UTC: the day included)"`
+	Since   string `json:"since,omitempty" jsonschema:"only exchanges at or after this time: RFC 3339 (2026-11-22T10:00:00Z) or a date (2026-11-22, UTC), or an age, that long ago (7d, 2w, 12h), or the start of a day or span in words ('yesterday', 'last week', '3 days ago')"`
+	Until   string `json:"until,omitempty" jsonschema:"only exchanges before this time (RFC 3339, or an age: 7d, 12h ago), or up to the end of this day (a date, YYYY-MM-DD, UTC: the day included) or of a day or span in words ('yesterday', 'last week': included)"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"most results (default 10, at most 200)"`
 	Context int    `json:"context,omitempty" jsonschema:"add to each result up to this many exchanges of its session before and after it (0 to 10; like grep -C), as context, not matches: a question's answer is often the next exchange ('go with it'), and a 'done' is explained by the one before"`
 	// MinScore: a pointer, so that 0 (keep everything) differs from absent.

@@ -1220,12 +1220,13 @@ func (s *Searcher) view() vectorView {
 
 func vectorsMissing(e embed.Embedder, v *vectors.Space) string {
 	switch {
-	case v == nil:
-		return "the vector space is still loading (the daemon just started, or cannot reach its embedder): lexical (BM25) ranking only for now"
-	// Dimension 0: a remote embedder that has not reached its server yet;
-	// asking for its identity would probe the server on every search.
+	// Dimension 0: a remote embedder that has not reached its server yet
+	// (its space cannot load before it has); asking for its identity
+	// would probe the server on every search.
 	case e.Dimension() == 0:
-		return "the embedder has not been reached yet: lexical (BM25) ranking only for now"
+		return "the embedder's server has not been reached yet (is it running? 'continuity doctor' checks it): lexical (BM25) ranking only for now"
+	case v == nil:
+		return "the vector space is still loading (the daemon just started): lexical (BM25) ranking only for now"
 	case v.Identity() != vectors.SpaceIdentity(e):
 		return "the vectors of " + vectors.SpaceIdentity(e) + " are still being built: lexical (BM25) ranking only for now ('continuity status' shows the progress)"
 	case v.Len() == 0:

@@ -515,6 +515,7 @@ func TestVectorsMissing(t *testing.T) {
 	}{
 		{"no embedder", nil, nil, "no embedder"},
 		{"loading", e, func() *vectors.Space { return nil }, "loading"},
+		{"server not reached", unreached{e}, func() *vectors.Space { return nil }, "server has not been reached"},
 		{"new embedder being built", other, func() *vectors.Space { return loaded }, "being built"},
 		{"no vector yet", e, func() *vectors.Space { return empty }, "no exchange has a vector"},
 		{"searchable", e, func() *vectors.Space { return loaded }, ""},
@@ -612,6 +613,12 @@ func TestAnswerEmbedderDown(t *testing.T) {
 		t.Fatalf("vector with the embedder down: %v, want the embedder's error", err)
 	}
 }
+
+// unreached is a remote embedder that has not reached its server: its
+// dimension is not known yet.
+type unreached struct{ embed.Embedder }
+
+func (unreached) Dimension() int { return 0 }
 
 // TestRankRows: without a floor, RankRows lists the candidates Search
 // scores, without reading texts, in the fusion's order: Search's rows are

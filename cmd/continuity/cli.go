@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/praxis-os/continuity/engine"
+	"github.com/praxis-os/continuity/logformat"
 	wspace "github.com/praxis-os/continuity/workspace"
 )
 
@@ -166,6 +167,17 @@ func parse(e *env, fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// sessionArgs is the error for a command that takes its session as
+// --session and was given arguments: one that names a session (as in
+// "continuity export a1") is shown the command to type, unless the
+// command was told which session otherwise (named: --session, --latest).
+func sessionArgs(command string, pos []string, named bool) error {
+	if len(pos) == 1 && !named && logformat.ValidSessionID(pos[0]) == nil {
+		return usageError("unexpected argument %q: give the session with --session (continuity %s --session %s)", pos[0], command, pos[0])
+	}
+	return usageError("unexpected arguments %q", pos)
 }
 
 // parseFlagsOnly parses a command that takes flags and no argument.

@@ -28,7 +28,7 @@ followed back, as resume does).`)
 	}
 	switch {
 	case len(pos) > 0:
-		return usageError("unexpected arguments %q", pos)
+		return sessionArgs("export", pos, *session != "")
 	case *session == "":
 		return usageError("which session? give --session ID (see 'continuity sessions')")
 	case *format != "markdown" && *format != "jsonl":

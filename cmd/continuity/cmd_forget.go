@@ -58,7 +58,7 @@ daemon to do it by itself: 'continuity daemon --retain DURATION'.`)
 		return err
 	}
 	if len(pos) > 0 {
-		return usageError("unexpected arguments %q", pos)
+		return sessionArgs("forget", pos, *session != "" || olderThan > 0)
 	}
 	if olderThan > 0 {
 		if *session != "" || *chain {

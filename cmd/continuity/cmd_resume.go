@@ -52,7 +52,7 @@ out (not reached, no room, a duplicate, still in context).`)
 	}
 	switch {
 	case len(pos) > 0:
-		return usageError("unexpected arguments %q", pos)
+		return sessionArgs("resume", pos, *session != "" || *latest)
 	case *latest && *session != "":
 		return usageError("--session and --latest exclude each other")
 	case !*latest && *session == "":

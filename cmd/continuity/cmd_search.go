@@ -52,8 +52,8 @@ stored vectors of the one given (words only when it has none), and says so.
 	var req engine.SearchRequest
 	fs.StringVar(&req.Session, "session", "", "only this session")
 	fs.StringVar(&req.Chain, "chain", "", "only this session and the sessions it resumes (session_resume links, followed back)")
-	fs.StringVar(&req.Since, "since", "", "only events at or after this time (RFC 3339 or YYYY-MM-DD), or this long ago (7d, 2w, 12h)")
-	fs.StringVar(&req.Until, "until", "", "only events before this time (RFC 3339, or this long ago: 7d, 12h), or up to the end of this day (YYYY-MM-DD, UTC: the day is included)")
+	fs.StringVar(&req.Since, "since", "", "only events at or after this time (RFC 3339 or YYYY-MM-DD), this long ago (7d, 2w, 12h), or the start of a day or span in words (yesterday, last week, 3 days ago: local time)")
+	fs.StringVar(&req.Until, "until", "", "only events before this time (RFC 3339, or this long ago: 7d, 12h), or up to the end of this day (YYYY-MM-DD, UTC: the day is included) or of a day or span in words (yesterday, last week: included)")
 	fs.IntVar(&req.Limit, "limit", engine.DefaultLimit, fmt.Sprintf("most results (1 to %d)", engine.MaxLimit))
 	fs.StringVar(&req.AsOf, "as-of", "", `read the query's relative times ("yesterday", "two weeks ago", "last Saturday") as of this time, not now (RFC 3339; a date or a time without offset is local, as TZ says)`)
 	fs.IntVar(&req.Context, "context", 0, fmt.Sprintf("show each result with up to N exchanges of its session before and after it (like grep -C; 0 to %d), marked as context, not as matches: the answer to a question found is often the next exchange", engine.MaxContext))
