@@ -82,3 +82,28 @@ func (d Description) Where() string {
 	}
 	return "in the binary"
 }
+
+// ProvisionalIdentity is e's identity as far as it is known without
+// contacting a server: Identity once the dimension is known, else a
+// remote embedder's "<provider>:<model>:?" (the dimension its server
+// has not told yet); "" for an embedder of unknown dimension that cannot
+// say. Status and 'continuity vectors' use it to recognise the stored
+// vectors of an embedder whose server is down.
+func ProvisionalIdentity(e Embedder) string {
+	if e == nil {
+		return ""
+	}
+	if e.Dimension() > 0 {
+		return e.Identity()
+	}
+	for {
+		if p, ok := e.(interface{ ProvisionalIdentity() string }); ok {
+			return p.ProvisionalIdentity()
+		}
+		u, ok := e.(Unwrapper)
+		if !ok {
+			return ""
+		}
+		e = u.Unwrap()
+	}
+}

@@ -94,6 +94,15 @@ func (r *remote) Identity() string {
 	return r.idPrefix + ":?"
 }
 
+// ProvisionalIdentity is Identity without contacting the server: with
+// "?" for a dimension not known yet (see embed.ProvisionalIdentity).
+func (r *remote) ProvisionalIdentity() string {
+	if d := r.dim.Load(); d > 0 {
+		return r.idPrefix + ":" + strconv.FormatInt(d, 10)
+	}
+	return r.idPrefix + ":?"
+}
+
 // Dimension returns the configured or learned dimension, or 0.
 func (r *remote) Dimension() int { return int(r.dim.Load()) }
 

@@ -461,7 +461,7 @@ func ParseTime(name, s string) (time.Time, error) {
 	if d, err := ParseAge(s); err == nil {
 		return time.Now().Add(-d).UTC(), nil
 	}
-	return time.Time{}, badValue(name, "%q", s, "want an RFC 3339 time (2026-11-22T10:00:00Z), a date (2026-11-22), an age (7d, 2w, 12h: that long ago) or, for a search, a day or span in words (yesterday, last week)")
+	return time.Time{}, badValue(name, "%q", s, "want an RFC 3339 time (2026-11-22T10:00:00Z), a date (2026-11-22) or an age (7d, 2w, 12h: that long ago)")
 }
 
 // parseBound reads a search's since or until bound (name): what
@@ -485,7 +485,7 @@ func parseBound(name, s string, now time.Time) (time.Time, error) {
 		}
 		return ref.To.UTC(), nil
 	}
-	return time.Time{}, err
+	return time.Time{}, badValue(name, "%q", s, "want an RFC 3339 time (2026-11-22T10:00:00Z), a date (2026-11-22), an age (7d, 2w, 12h: that long ago) or a day or span in words (yesterday, last week, 3 days ago)")
 }
 
 // ParseUntil reads an until bound, exclusive: an RFC 3339 time as given;

@@ -247,6 +247,15 @@ func KnownIdentity(emb embed.Embedder) (string, bool) {
 	return vectors.KnownSpaceIdentity(emb)
 }
 
+// MayBeInUse reports whether the stored vectors of space identity id may
+// be those of the embedder in use, given as VectorSets.InUse or
+// EmbedderStatus.SpacePattern: the same identity, or a remote embedder
+// whose server has not answered yet with the same model and recipe
+// (vectors.SpaceMayBe).
+func MayBeInUse(inUse, id string) bool {
+	return vectors.SpaceMayBe(inUse, id)
+}
+
 // openReader opens the workspace's index read-only, for queries that may
 // run while a daemon writes.
 func openReader(ws workspace.Layout) (*index.DB, error) {

@@ -32,6 +32,10 @@ type EmbedderStatus struct {
 	// (vectors.SpaceIdentity); "" while a remote embedder has not
 	// learned its dimension.
 	Space string `json:"space,omitempty"`
+	// SpacePattern is Space, or while a remote embedder has not learned
+	// its dimension, its identity with "?" for it: the stored vectors it
+	// matches (vectors.SpaceMayBe) may be this embedder's.
+	SpacePattern string `json:"space_pattern,omitempty"`
 	embed.Description
 	// Ready: the daemon's vector space is loaded. Stored: the vectors it
 	// stored since it started. LastError: its last embedding failure
@@ -80,7 +84,7 @@ func (c *Client) daemonEmbedder(ctx context.Context) (embedding.Progress, bool) 
 // ofDaemon is the EmbedderStatus of the daemon's embedder as p reports
 // it (daemonEmbedder).
 func ofDaemon(p embedding.Progress) EmbedderStatus {
-	s := EmbedderStatus{Source: EmbedderOfDaemon, Space: p.Space, Description: *p.Embedder, Ready: p.Ready, Stored: p.Stored, LastError: p.LastError}
+	s := EmbedderStatus{Source: EmbedderOfDaemon, Space: p.Space, SpacePattern: cmp.Or(p.SpacePattern, p.Space), Description: *p.Embedder, Ready: p.Ready, Stored: p.Stored, LastError: p.LastError}
 	if s.Remote {
 		switch {
 		case p.LastError != "":
@@ -98,6 +102,7 @@ func ofDaemon(p embedding.Progress) EmbedderStatus {
 func ofEnvironment(emb embed.Embedder) EmbedderStatus {
 	s := EmbedderStatus{Source: EmbedderOfEnvironment, Description: embed.Describe(emb)}
 	s.Space, _ = vectors.KnownSpaceIdentity(emb)
+	s.SpacePattern = vectors.SpacePattern(emb)
 	return s
 }
 

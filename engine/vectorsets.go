@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -58,6 +59,12 @@ func dropVectors(ctx context.Context, db *index.DB, inUse string, req DropVector
 		return resp, server.BadRequest(fmt.Errorf("%s is the embedder in use: search reads its vectors, and they would all be computed again; "+
 			"switch embedders first (its vectors are kept until you drop them)", req.Embedder))
 	}
+	if vectors.SpaceMayBe(inUse, req.Embedder) {
+		// A remote embedder whose server has not answered: these are
+		// probably its own vectors.
+		return resp, server.BadRequest(fmt.Errorf("%s may be the vectors of the embedder in use (%s: its server has not answered yet, so its dimension is not known): "+
+			"search reads them once it answers, and they would all be computed again; drop them once it answers and runs with another dimension, or switch embedders first", req.Embedder, inUse))
+	}
 	n, err := db.DropVectors(ctx, req.Embedder)
 	if err != nil {
 		return resp, err
@@ -104,16 +111,14 @@ func (e *Engine) DropVectors(ctx context.Context, req DropVectorsRequest) (DropV
 	return dropVectors(ctx, e.db, e.inUse(), req)
 }
 
-// inUse is the identity of the engine's embedder, "" when none.
+// inUse is the space identity of the engine's embedder, or its pattern
+// while a remote one has not learned its dimension (vectors.SpacePattern);
+// "" when none.
 func (e *Engine) inUse() string {
 	if sp := e.embedding.Space(); sp != nil {
 		return sp.Identity()
 	}
-	if emb := e.embedding.Embedder(); emb != nil {
-		id, _ := KnownIdentity(emb)
-		return id
-	}
-	return ""
+	return vectors.SpacePattern(e.embedding.Embedder())
 }
 
 // VectorSets lists the stored vectors by embedder (read from the index),
@@ -134,10 +139,11 @@ func (c *Client) VectorSets(ctx context.Context) (VectorSets, error) {
 }
 
 // inUse is the daemon's embedder when one answers, else the one
-// configured here ("" when unknown).
+// configured here: its space identity, or its pattern while a remote one
+// has not learned its dimension (vectors.SpacePattern); "" when unknown.
 func (c *Client) inUse(ctx context.Context) string {
 	if p, ok := c.daemonEmbedder(ctx); ok {
-		return p.Space
+		return cmp.Or(p.Space, p.SpacePattern)
 	}
 	if c.embedder == nil {
 		return ""
@@ -146,8 +152,7 @@ func (c *Client) inUse(ctx context.Context) string {
 	if err != nil {
 		return ""
 	}
-	id, _ := KnownIdentity(emb)
-	return id
+	return vectors.SpacePattern(emb)
 }
 
 // DropVectors removes another embedder's stored vectors, through the

@@ -44,3 +44,32 @@ func TestResolveVectorSet(t *testing.T) {
 		t.Errorf("resolveVectorSet with no vectors: %v", err)
 	}
 }
+
+// TestDropVectorsOfUnreachedEmbedder: while the embedder in use is a
+// remote one whose server has not answered (its space identity known up
+// to its dimension: "provider:model:?#recipe"), its stored vectors are
+// not another embedder's: --drop refuses them (it dropped them, and every
+// exchange was embedded again, paid for, once the server answered).
+func TestDropVectorsOfUnreachedEmbedder(t *testing.T) {
+	e := openIngested(t, newLayout(t), Options{})
+	defer e.Close()
+	sets, err := e.db.VectorSets(ctx)
+	if err != nil || len(sets) != 1 {
+		t.Fatalf("VectorSets = %+v, %v", sets, err)
+	}
+	id := sets[0].Identity // builtin:hash-v2:256#...
+	head, recipe, _ := strings.Cut(id, "#")
+	pattern := head[:strings.LastIndex(head, ":")+1] + "?#" + recipe
+	for _, inUse := range []string{id, pattern} {
+		if _, err := dropVectors(ctx, e.db, inUse, DropVectorsRequest{Embedder: "hash"}); err == nil || !strings.Contains(err.Error(), "embedder in use") {
+			t.Errorf("drop hash while %s is in use: %v, want a refusal", inUse, err)
+		}
+	}
+	if _, err := dropVectors(ctx, e.db, pattern, DropVectorsRequest{Embedder: "hash"}); err == nil || !strings.Contains(err.Error(), "its server has not answered yet") {
+		t.Errorf("drop while %s is in use: %v, want it to say the server has not answered", pattern, err)
+	}
+	resp, err := dropVectors(ctx, e.db, "builtin:hash-v2:?#other", DropVectorsRequest{Embedder: "hash"})
+	if err != nil || resp.Vectors != 10 {
+		t.Errorf("drop hash while another recipe's pattern is in use: %+v, %v; want 10 dropped", resp, err)
+	}
+}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -86,5 +87,18 @@ func TestSearchBoundsInWords(t *testing.T) {
 		if format(q.Since) != tc.wantSince || format(q.Until) != tc.wantUntil {
 			t.Errorf("since %q until %q: [%s, %s), want [%s, %s)", tc.since, tc.until, format(q.Since), format(q.Until), tc.wantSince, tc.wantUntil)
 		}
+	}
+}
+
+// TestSearchBoundRefused: a bound read as neither a time nor a span in
+// words is refused with every form a search takes; the viewer's
+// ParseTime, which takes no words, does not offer them.
+func TestSearchBoundRefused(t *testing.T) {
+	_, err := searchQuery(SearchRequest{Query: "x", Until: "bogus words"})
+	if err == nil || !strings.Contains(err.Error(), `until "bogus words"`) || !strings.Contains(err.Error(), "a day or span in words (yesterday") {
+		t.Errorf("search --until bogus words: %v", err)
+	}
+	if _, err := ParseTime("since", "yesterday"); err == nil || strings.Contains(err.Error(), "in words") {
+		t.Errorf("ParseTime(yesterday): %v; want an error that offers no words", err)
 	}
 }

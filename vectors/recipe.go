@@ -121,6 +121,55 @@ func KnownSpaceIdentity(e embed.Embedder) (string, bool) {
 	return SpaceIdentity(e), true
 }
 
+// SpacePattern is e's space identity as far as it is known without
+// contacting a server: KnownSpaceIdentity when known, else with "?" for
+// the dimension of a remote embedder whose server has not answered yet
+// ("ollama:nomic-embed-text:?#user|ai"), which SpaceMayBe matches with
+// any dimension; "" when nothing is known. It never blocks.
+func SpacePattern(e embed.Embedder) string {
+	if id, ok := KnownSpaceIdentity(e); ok {
+		return id
+	}
+	if p := embed.ProvisionalIdentity(e); p != "" {
+		return p + "#" + RecipeOf(e)
+	}
+	return ""
+}
+
+// SpaceMayBe reports whether the stored vectors of space identity id may
+// be those of the space pattern names (SpacePattern): the same identity,
+// or, for a pattern whose dimension is not known ("?"), the same
+// provider, model and recipe with any dimension. An embedder whose
+// server is down is thus never told that its own vectors are another
+// embedder's.
+func SpaceMayBe(pattern, id string) bool {
+	if pattern == "" {
+		return false
+	}
+	if id == pattern {
+		return true
+	}
+	i := strings.LastIndex(pattern, ":?#")
+	if i < 0 {
+		return false
+	}
+	head, tail := pattern[:i+1], pattern[i+2:] // "provider:model:", "#recipe"
+	dim, ok := strings.CutPrefix(id, head)
+	if !ok {
+		return false
+	}
+	dim, ok = strings.CutSuffix(dim, tail)
+	if !ok || dim == "" {
+		return false
+	}
+	for _, c := range dim {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // EmbedTexts is what is embedded of an exchange under recipe: one text per
 // vector (VectorsPer); "" for a vector that is zero (not embedded), except
 // the first, which is embedded whatever it is, as it always was. prev is

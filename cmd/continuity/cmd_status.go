@@ -132,8 +132,17 @@ func printStatus(out io.Writer, r engine.StatusReport) {
 	if m := r.VectorMemory; m != nil {
 		fmt.Fprintf(w, "  vectors in memory\t%s\n", vectorMemoryLine(m))
 	}
+	pattern := ""
+	if i := r.EmbedderInfo; i != nil {
+		pattern = i.SpacePattern
+	}
 	for _, id := range slices.Sorted(maps.Keys(r.Vectors)) {
-		if id != r.Embedder {
+		switch {
+		case id == r.Embedder:
+		case engine.MayBeInUse(pattern, id):
+			// Its server has not answered: not another embedder's.
+			fmt.Fprintf(w, "  vectors stored\t%s: %d vectors, this embedder's if its server still gives %s dimensions (it has not answered yet)\n", id, r.Vectors[id], dimensionOf(id))
+		default:
 			fmt.Fprintf(w, "  kept of another embedder\t%s: %d vectors, for a switch back ('continuity vectors --drop' removes them)\n", id, r.Vectors[id])
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/praxis-os/continuity/engine"
@@ -20,7 +21,7 @@ until you drop them: --drop EMBEDDER removes one embedder's vectors (as
 listed), never those of the embedder in use. Goes through the daemon when
 one runs.`)
 	drop := fs.String("drop", "", "remove the stored vectors of this embedder (its identity as listed, or a unique beginning: uselite, hash)")
-	asJSON := fs.Bool("json", false, `print JSON: {"in_use", "sets": [{"embedder", "vectors", "bytes"}]}, or with --drop {"embedder", "vectors"}`)
+	asJSON := fs.Bool("json", false, `print JSON: {"in_use" (with "?" for the dimension of a remote embedder whose server has not answered yet: the sets of any dimension it matches are probably its own, and --drop refuses them), "sets": [{"embedder", "vectors", "bytes"}]}, or with --drop {"embedder", "vectors"}`)
 	pos, err := parse(e, fs, args)
 	if err != nil {
 		return err
@@ -59,9 +60,12 @@ one runs.`)
 	others := 0
 	for _, s := range sets.Sets {
 		mark := ""
-		if s.Identity == sets.InUse {
+		switch {
+		case s.Identity == sets.InUse:
 			mark = "in use"
-		} else {
+		case engine.MayBeInUse(sets.InUse, s.Identity):
+			mark = "in use, if its server still gives " + dimensionOf(s.Identity) + " dimensions (it has not answered yet)"
+		default:
 			others++
 		}
 		fmt.Fprintf(w, "%s\t%d\t%.1f MiB\t%s\n", s.Identity, s.Vectors, float64(s.Bytes)/(1<<20), mark)
@@ -71,4 +75,11 @@ one runs.`)
 		fmt.Fprintln(e.stdout, "\nvectors of other embedders are kept for a switch back; 'continuity vectors --drop EMBEDDER' removes them")
 	}
 	return nil
+}
+
+// dimensionOf is the dimension a space identity names
+// ("ollama:toy:768#user" → "768").
+func dimensionOf(id string) string {
+	id, _, _ = strings.Cut(id, "#")
+	return id[strings.LastIndex(id, ":")+1:]
 }

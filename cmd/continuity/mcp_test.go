@@ -476,7 +476,12 @@ func checkMCPSearch(t *testing.T, m *mcpProc) {
 		t.Errorf("search zebrafish, min_score 0: %+v", resp)
 	}
 	m.fails(t, "search_conversations", map[string]any{"query": "x", "min_score": 1.5}, "min score")
-	m.fails(t, "search_conversations", map[string]any{"query": "x", "since": "yesterday"}, "since")
+	// A span in words bounds a search as a date does.
+	m.ok(t, "search_conversations", map[string]any{"query": "zebrafish", "since": "last week", "min_score": 0}, &resp)
+	if len(resp.Results) == 0 {
+		t.Errorf("search zebrafish since last week: %+v", resp)
+	}
+	m.fails(t, "search_conversations", map[string]any{"query": "x", "since": "soonish"}, "since")
 	m.fails(t, "search_conversations", map[string]any{"query": "x", "limit": 100000}, "limit")
 	m.fails(t, "search_conversations", map[string]any{"query": "  "}, "query")
 	m.fails(t, "search_conversations", map[string]any{"limit": 3}, "query")
@@ -566,7 +571,7 @@ func TestMCPLightAnswers(t *testing.T) {
 		name string
 		args map[string]any
 	}{
-		{"search_conversations", map[string]any{"query": "x", "since": "yesterday"}},
+		{"search_conversations", map[string]any{"query": "x", "since": "soonish"}},
 		{"resume_context", map[string]any{"session_id": "nope"}},
 		{"log_exchange", map[string]any{"session_id": "L", "user": "u"}},
 	} {

@@ -252,6 +252,10 @@ type Progress struct {
 	// remote embedder has not learned its dimension, or without an
 	// embedder.
 	Space string `json:"space,omitempty"`
+	// SpacePattern is Space, or while a remote embedder has not learned
+	// its dimension, its identity with "?" for it (vectors.SpacePattern):
+	// which stored vectors may be its own.
+	SpacePattern string `json:"space_pattern,omitempty"`
 	// Embedder describes the worker's embedder (nil without one): its
 	// provider, model and, for a remote one, the server's URL.
 	Embedder *embed.Description `json:"embedder,omitempty"`
@@ -283,6 +287,7 @@ func (w *Worker) Report(context.Context) any {
 		d := embed.Describe(w.emb)
 		p.Embedder = &d
 		p.Space, _ = vectors.KnownSpaceIdentity(w.emb)
+		p.SpacePattern = vectors.SpacePattern(w.emb)
 	}
 	return p
 }
