@@ -29,6 +29,7 @@ func TestResumeCacheFollowsChanges(t *testing.T) {
 		line(map[string]string{"type": "context_reset", "session_id": "b", "timestamp": "2026-11-02T09:02:00Z"})+
 		ex("b", "2026-11-02T09:03:00Z", "after the reset", "still in the window"))
 	d := ws.startDaemon()
+	eventually(t, 15*time.Second, "the daemon answering", func() bool { return ws.status().Daemon.Running })
 
 	var last string
 	resume := func() (string, bool) {
@@ -38,9 +39,12 @@ func TestResumeCacheFollowsChanges(t *testing.T) {
 	}
 	wait := func(what string, cond func(out string) bool) {
 		t.Helper()
+		// Whole: not an answer that says lines are still pending (given
+		// in-process while the daemon started, or before the full-text
+		// index caught up), which the next answer would not repeat.
 		eventually(t, 15*time.Second, what, func() bool {
 			out, ok := resume()
-			return ok && cond(out)
+			return ok && !strings.Contains(out, `"pending"`) && cond(out)
 		})
 		// Asked again: from the warm cache, the same pack.
 		if again, _ := resume(); again != last {
