@@ -183,7 +183,11 @@ const tombstonePeriod = time.Second
 func (e *Engine) followTombstones(ctx context.Context) error {
 	t := time.NewTicker(tombstonePeriod)
 	defer t.Stop()
-	f := tombstoneFollow{last: tombstoneSignature(e.ws.Logs)}
+	// No signature yet: the first look carries out what the files hold.
+	// (Taken here, the signature took in a tombstone file synced between
+	// Open's applyTombstones and this start, whose forgets then waited
+	// for the next change of the files.)
+	var f tombstoneFollow
 	for {
 		select {
 		case <-ctx.Done():

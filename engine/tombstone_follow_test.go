@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -56,5 +57,34 @@ func TestFollowTombstonesWarnsOnce(t *testing.T) {
 	}
 	if f.warned != "" || f.last == "" {
 		t.Errorf("after the fix: %+v", f)
+	}
+}
+
+// TestFollowTombstonesFromStart: another machine's forget synced after
+// the daemon opened the index (its tombstones applied) but before it
+// started following them is carried out at the first look. Before, the
+// follower took the files' signature when it started, with that forget in
+// it, and carried it out only at the next change of the files (CI:
+// TestTwoMachinesRandom, a forget synced while a rebuilt daemon started).
+func TestFollowTombstonesFromStart(t *testing.T) {
+	ws := newLayout(t)
+	e := openIngested(t, ws, Options{})
+	defer e.Close()
+	if err := os.WriteFile(filepath.Join(ws.Logs, ".forgotten.desktop"), []byte(`{"session":"b","forgotten_at":"2026-11-29T00:00:00Z"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- e.followTombstones(rctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	waitFor(t, "session b forgotten by the forget synced before the follower started", func() bool {
+		ok, err := e.db.SessionExists(ctx, "b")
+		return err == nil && !ok
+	})
+	if ok, err := e.db.SessionExists(ctx, "a"); err != nil || !ok {
+		t.Errorf("session a: exists %v, %v; want kept", ok, err)
 	}
 }
